@@ -1,0 +1,5 @@
+"""`python -m neurondoctor` runs the same CLI as the `neurondoctor` console script."""
+
+from neurondoctor.cli import main
+
+main()

@@ -1,0 +1,160 @@
+"""Facts: plain typed data the collectors produce and the rules judge (ARCHITECTURE.md §2).
+
+Everything here serialises to JSON with `dataclasses.asdict`; rules are tested by building these in memory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Optional
+
+# Where a site-packages directory sits in an interpreter's import order.
+SITE_ROLE_VENV = "venv"
+SITE_ROLE_USER = "user-site"
+SITE_ROLE_PYTHONPATH = "pythonpath"
+SITE_ROLE_SYSTEM = "system-site"
+SITE_ROLE_OTHER = "path"
+
+
+@dataclass
+class Distribution:
+    """One installed distribution, as its `*.dist-info` / `*.egg-info` says."""
+
+    name: str
+    display_name: str
+    version: str
+    location: str
+    metadata_dir: str
+    kind: str = "dist-info"
+    installer: Optional[str] = None
+    requires: list[str] = field(default_factory=list)
+    direct_url: Optional[str] = None
+    editable: bool = False
+    top_level: list[str] = field(default_factory=list)
+    placeholder: bool = False
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass
+class TorchBuild:
+    """torch's build flavour read from `torch/version.py` as text (never imported)."""
+
+    path: str
+    version: Optional[str] = None
+    cuda: Optional[str] = None
+    hip: Optional[str] = None
+
+    @property
+    def flavour(self) -> str:
+        """`cuda`, `rocm`, `cpu`, or `unknown` when version.py could not be read."""
+        if self.cuda:
+            return "cuda"
+        if self.hip:
+            return "rocm"
+        if self.version is None:
+            return "unknown"
+        if "+cu" in self.version:
+            return "cuda"
+        return "cpu"
+
+
+@dataclass
+class SiteDir:
+    """A directory on the environment's import path, in import order, with what is installed there."""
+
+    path: str
+    role: str
+    readable: bool = True
+    error: Optional[str] = None
+    distributions: list[Distribution] = field(default_factory=list)
+    torch_build: Optional[TorchBuild] = None
+
+
+@dataclass
+class PipConfigSource:
+    """Index settings from one pip configuration file or environment variable."""
+
+    origin: str
+    index_url: Optional[str] = None
+    extra_index_urls: list[str] = field(default_factory=list)
+    find_links: list[str] = field(default_factory=list)
+    constraint: Optional[str] = None
+    error: Optional[str] = None
+
+
+@dataclass
+class PythonEnvironment:
+    """One Python environment as the doctor saw it: statically (`--venv`) or live (`--python`)."""
+
+    path: str
+    mode: str
+    interpreter: str
+    exists: bool = True
+    interpreter_exists: bool = True
+    interpreter_target: Optional[str] = None
+    python_version: Optional[str] = None
+    include_system_site_packages: bool = False
+    pyvenv_cfg: dict[str, str] = field(default_factory=dict)
+    site_dirs: list[SiteDir] = field(default_factory=list)
+    pip_config: list[PipConfigSource] = field(default_factory=list)
+    pythonpath: list[str] = field(default_factory=list)
+    user_site_enabled: bool = False
+    discovered_by: str = "argument"
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def python_major_minor(self) -> Optional[str]:
+        if not self.python_version:
+            return None
+        parts = self.python_version.split(".")
+        return ".".join(parts[:2]) if len(parts) >= 2 else None
+
+    def own_site_dirs(self) -> list[SiteDir]:
+        """The environment's own site-packages (the venv's, or an interpreter's system site-packages)."""
+        own = [site for site in self.site_dirs if site.role in (SITE_ROLE_VENV,)]
+        return own or [site for site in self.site_dirs if site.role == SITE_ROLE_SYSTEM]
+
+    def effective_distributions(self) -> dict[str, Distribution]:
+        """What `import` and `importlib.metadata` see: the first distribution of each name on the path."""
+        seen: dict[str, Distribution] = {}
+        for site in self.site_dirs:
+            for dist in site.distributions:
+                seen.setdefault(dist.name, dist)
+        return seen
+
+    def torch_build(self) -> Optional[TorchBuild]:
+        """The torch that `import torch` would load: the first site dir holding a torch package."""
+        for site in self.site_dirs:
+            if site.torch_build is not None:
+                return site.torch_build
+        return None
+
+
+@dataclass
+class HostFacts:
+    """What the doctor knows about the host; issue-3 collectors fill the rest of the §3 snapshot."""
+
+    root: str
+    instance_type: Optional[str] = None
+    instance_type_source: Optional[str] = None
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def instance_family(self) -> Optional[str]:
+        """`trn1` for `trn1.32xlarge`; trn1n instances run trn1 packages."""
+        if not self.instance_type or "." not in self.instance_type:
+            return None
+        family = self.instance_type.split(".", 1)[0].lower()
+        return "trn1" if family == "trn1n" else family
+
+
+@dataclass
+class Facts:
+    """Everything collected for one `check` run."""
+
+    host: HostFacts
+    environments: list[PythonEnvironment] = field(default_factory=list)
+    environ: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)

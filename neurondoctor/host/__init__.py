@@ -1,0 +1,1 @@
+"""Host collectors: everything read from the tree under `--root` (ARCHITECTURE.md §3)."""

@@ -1,0 +1,32 @@
+"""The EC2 instance type, read from DMI without any network call.
+
+`/sys/devices/virtual/dmi/id/product_name` holds the instance type (`trn1.32xlarge`) when `sys_vendor` is
+`Amazon EC2` (neuron-facts.md §4 "Instance identity": read by Neuron-SDK-Detector; not in the Neuron docs,
+so a value that does not look like an instance type is ignored rather than trusted).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from neurondoctor.host.rootfs import RootFS
+
+DMI_DIR = "/sys/devices/virtual/dmi/id"
+_INSTANCE_TYPE = re.compile(r"^[a-z][a-z0-9-]*\.[a-z0-9-]+$")
+
+
+def parse_instance_type(vendor: Optional[str], product: Optional[str]) -> Optional[str]:
+    """The instance type when the DMI strings say EC2 and name one, else None."""
+    if vendor is None or product is None or "amazon" not in vendor.lower():
+        return None
+    candidate = product.strip().lower()
+    return candidate if _INSTANCE_TYPE.match(candidate) else None
+
+
+def read_instance_type(fs: RootFS) -> tuple[Optional[str], Optional[str]]:
+    """(instance type, the file it came from)."""
+    vendor = fs.try_read_text(f"{DMI_DIR}/sys_vendor", limit=256)
+    product = fs.try_read_text(f"{DMI_DIR}/product_name", limit=256)
+    instance_type = parse_instance_type(vendor, product)
+    return instance_type, (f"{DMI_DIR}/product_name" if instance_type else None)

@@ -1,0 +1,102 @@
+"""Reads files of a Linux tree under `--root` as a chroot would see them (ARCHITECTURE.md §3).
+
+An absolute symlink target such as `/usr/lib/os-release` means `ROOT/usr/lib/os-release`, never the
+file on the machine running the doctor. Reads are bounded in size and never write.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path, PurePosixPath
+from typing import Optional
+
+_MAX_LINK_HOPS = 40
+DEFAULT_READ_LIMIT = 1 << 20
+
+
+class RootFS:
+    """A filesystem tree addressed by absolute in-root paths (`/etc/os-release`)."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root).absolute()
+        self.is_live = str(self.root) == "/"
+
+    def host_path(self, inner: str) -> Path:
+        """The machine path of an in-root path, without resolving links (for listing and `readlink`)."""
+        relative = PurePosixPath("/", inner).relative_to("/")
+        return self.root / relative
+
+    def inner_path(self, machine_path: str | os.PathLike[str]) -> Optional[str]:
+        """The in-root path for a machine path under the root, or None when it lies outside."""
+        absolute = Path(machine_path).absolute()
+        try:
+            relative = absolute.relative_to(self.root)
+        except ValueError:
+            return None
+        return "/" + relative.as_posix() if str(relative) != "." else "/"
+
+    def resolve(self, inner: str) -> Optional[Path]:
+        """Follow symlinks component by component inside the root; None on a loop or an escaping chain."""
+        if self.is_live:
+            return Path(os.path.realpath(inner))
+        pending = list(PurePosixPath("/", inner).parts[1:])
+        resolved: list[str] = []
+        hops = 0
+        while pending:
+            part = pending.pop(0)
+            if part in ("", "."):
+                continue
+            if part == "..":
+                if resolved:
+                    resolved.pop()
+                continue
+            candidate = self.root.joinpath(*resolved, part)
+            if candidate.is_symlink():
+                hops += 1
+                if hops > _MAX_LINK_HOPS:
+                    return None
+                try:
+                    target = os.readlink(candidate)
+                except OSError:
+                    return None
+                target_parts = list(PurePosixPath(target).parts)
+                if target.startswith("/"):
+                    resolved = []
+                    target_parts = target_parts[1:]
+                pending = target_parts + pending
+                continue
+            resolved.append(part)
+        return self.root.joinpath(*resolved)
+
+    def exists(self, inner: str) -> bool:
+        path = self.resolve(inner)
+        return path is not None and path.exists()
+
+    def read_bytes(self, inner: str, limit: int = DEFAULT_READ_LIMIT) -> bytes:
+        """Up to `limit` bytes; raises OSError (FileNotFoundError, PermissionError) like `open`."""
+        path = self.resolve(inner)
+        if path is None:
+            raise OSError(f"{inner}: too many levels of symbolic links")
+        with path.open("rb") as handle:
+            return handle.read(limit)
+
+    def read_text(self, inner: str, limit: int = DEFAULT_READ_LIMIT) -> str:
+        """Text decoded as UTF-8 with replacement, so a stray byte never stops a report."""
+        return self.read_bytes(inner, limit).decode("utf-8", errors="replace")
+
+    def try_read_text(self, inner: str, limit: int = DEFAULT_READ_LIMIT) -> Optional[str]:
+        try:
+            return self.read_text(inner, limit)
+        except OSError:
+            return None
+
+    def glob(self, inner_dir: str, pattern: str) -> list[str]:
+        """In-root paths of the entries of a directory that match a glob pattern, sorted."""
+        directory = self.resolve(inner_dir)
+        if directory is None or not directory.is_dir():
+            return []
+        base = inner_dir.rstrip("/")
+        try:
+            return sorted(f"{base}/{entry.name}" for entry in directory.glob(pattern))
+        except OSError:
+            return []

@@ -1,0 +1,71 @@
+"""Neuron version strings: normalising build suffixes so installed versions compare with manifests.
+
+Installed Neuron versions carry build suffixes that the release manifest does not:
+`2.9.0.2.13.23887+8e870898` (pip), `2.27.34.0-ec8cd5e8b` (deb), `2.19.7.0_530fb3064-1` (rpm),
+`2.15.9.0-dkms` (rpm dkms). neuron-facts.md §1.4 (sdk-policy.rst, update-manual.rst, gh#812).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from packaging.version import InvalidVersion, Version
+
+_SUFFIX = re.compile(r"[+\-_~].*$")
+_DEV = re.compile(r"\.?dev\d*$")
+_NAME_SEPARATORS = re.compile(r"[-_.]+")
+
+
+def normalize_package_name(name: str) -> str:
+    """PEP 503 name: the manifest spells `neuronx_distributed`, pip writes `neuronx-distributed`."""
+    return _NAME_SEPARATORS.sub("-", name).lower().strip()
+
+
+def normalize_neuron_version(raw: str) -> str:
+    """Strip build suffixes after `+`, `-`, `_` or `~` and a trailing `.dev`, keeping the numeric release.
+
+    `2.9.0.2.13.23887+8e870898` -> `2.9.0.2.13.23887`; `2.19.7.0_530fb3064-1` -> `2.19.7.0`;
+    `2.24.5133.0.dev0` -> `2.24.5133.0`. Pre-release tags the manifest itself uses (`2.1.1.2.0.1b0`)
+    are kept, because the manifest compares against them verbatim.
+    """
+    text = raw.strip()
+    if ":" in text.split("-", 1)[0]:  # a Debian epoch, `1:2.27.34.0-ec8cd5e8b`
+        text = text.split(":", 1)[1]
+    text = _SUFFIX.sub("", text)
+    text = _DEV.sub("", text)
+    return text.rstrip(".")
+
+
+def parse_version(raw: str) -> Optional[Version]:
+    """A comparable version, or None for strings such as `na` or `14.09.x` that are not PEP 440."""
+    try:
+        return Version(normalize_neuron_version(raw))
+    except InvalidVersion:
+        return None
+
+
+def release_tuple(raw: str) -> tuple[int, ...]:
+    """The numeric components of a version, for ordering versions `packaging` cannot parse."""
+    return tuple(int(part) for part in re.findall(r"\d+", normalize_neuron_version(raw)))
+
+
+def framework_prefix(extension_version: str) -> Optional[str]:
+    """The third-party version an extension component is built for.
+
+    Extension components use `[X.Y.Z].[A.B.C]` (sdk-policy.rst): torch-neuronx `2.9.0.2.15.32035` is
+    built for torch `2.9.0`; libtorch_neuronx_lite `2.11.0.1.0.1284` for torch `2.11.0`.
+    Returns None when the version has fewer than six components (a PyPI placeholder such as `1.0`).
+    """
+    parts = normalize_neuron_version(extension_version).split(".")
+    if len(parts) < 6 or not all(part.isdigit() for part in parts[:3]):
+        return None
+    return ".".join(parts[:3])
+
+
+def major_minor(version: str) -> Optional[str]:
+    """`2.9` for `2.9.0+cu128`, `2.10` for `2.10.1`; None when there is no `X.Y` to read."""
+    match = re.match(r"^\s*(\d+)\.(\d+)", version)
+    if match is None:
+        return None
+    return f"{match.group(1)}.{match.group(2)}"

@@ -1,0 +1,1 @@
+"""Python environments: static (`--venv`) and live (`--python`) inspection (ARCHITECTURE.md §4)."""

@@ -1,0 +1,111 @@
+"""`--python EXE`: inspect an environment by running its interpreter with a stdlib-only script.
+
+The script (`live_probe.py`) runs as `EXE -I`, so a broken torch, a sitecustomize or PYTHONPATH cannot
+break the inspection itself; it reports the import path the user's own runs get (PYTHONPATH first, then
+the user site ahead of site-packages when enabled) and the parent reads the metadata on it statically.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Optional
+
+from neurondoctor.command_runner import run_command
+from neurondoctor.facts import (
+    SITE_ROLE_OTHER,
+    SITE_ROLE_PYTHONPATH,
+    SITE_ROLE_SYSTEM,
+    SITE_ROLE_USER,
+    SITE_ROLE_VENV,
+    PythonEnvironment,
+)
+from neurondoctor.host.rootfs import RootFS
+from neurondoctor.pyenv.pip_config import read_pip_config
+from neurondoctor.pyenv.site_scan import inspect_site_dir
+from neurondoctor.pyenv.static_venv import home_dirs_for, parse_pyvenv_cfg
+
+LIVE_PROBE_TIMEOUT = 20.0
+_PROBE_SCRIPT = Path(__file__).with_name("live_probe.py")
+
+
+def import_path(report: dict[str, Any]) -> list[tuple[str, str]]:
+    """(directory, role) in the order the user's own `python` would import from, duplicates kept once."""
+    site_packages = [str(entry) for entry in report.get("site_packages", [])]
+    stdlib = {str(entry) for entry in report.get("stdlib", [])}
+    prefix = str(report.get("prefix", ""))
+    in_venv = bool(report.get("in_venv"))
+    ordered: list[tuple[str, str]] = [(entry, SITE_ROLE_PYTHONPATH) for entry in report.get("pythonpath", [])]
+    user_site_added = False
+    for entry in report.get("sys_path", []):
+        entry = str(entry)
+        if entry == str(_PROBE_SCRIPT.parent) or entry in stdlib or entry.endswith(".zip"):
+            continue
+        if "lib-dynload" in entry:
+            continue
+        if entry in site_packages and not user_site_added and report.get("user_site_enabled"):
+            ordered.append((str(report.get("user_site", "")), SITE_ROLE_USER))
+            user_site_added = True
+        if entry in site_packages:
+            role = SITE_ROLE_VENV if in_venv and entry.startswith(prefix) else SITE_ROLE_SYSTEM
+        else:
+            role = SITE_ROLE_OTHER
+        ordered.append((entry, role))
+    unique: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for entry, role in ordered:
+        key = os.path.normpath(entry)
+        if entry and key not in seen:
+            seen.add(key)
+            unique.append((entry, role))
+    return unique
+
+
+def _failed(env: PythonEnvironment, message: str) -> PythonEnvironment:
+    env.problems.append(message)
+    return env
+
+
+def inspect_interpreter(root: RootFS, executable: str, environ: Mapping[str, str],
+                        timeout: float = LIVE_PROBE_TIMEOUT,
+                        discovered_by: str = "argument") -> PythonEnvironment:
+    """Live facts for the environment of one interpreter; a failure to run is itself recorded."""
+    env = PythonEnvironment(path=executable, mode="live", interpreter=executable, discovered_by=discovered_by)
+    if not Path(executable).exists():
+        env.interpreter_exists = False
+        return _failed(env, f"interpreter {executable} does not exist")
+    result = run_command([executable, "-I", str(_PROBE_SCRIPT)], timeout=timeout, env=dict(environ))
+    if not result.ok:
+        env.interpreter_exists = result.error is None
+        return _failed(env, result.describe_failure())
+    try:
+        report = json.loads(result.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return _failed(env, f"`{executable} -I` printed no JSON: {result.stdout[:200]!r}")
+    if not isinstance(report, dict):
+        return _failed(env, f"`{executable} -I` printed unexpected JSON")
+    return _fill_from_report(env, root, report, environ)
+
+
+def _fill_from_report(env: PythonEnvironment, root: RootFS, report: dict[str, Any],
+                      environ: Mapping[str, str]) -> PythonEnvironment:
+    prefix = str(report.get("prefix", ""))
+    env.path = prefix if report.get("in_venv") else str(report.get("executable") or env.interpreter)
+    env.interpreter_target = str(report.get("executable", ""))
+    env.python_version = str(report.get("version", "")) or None
+    env.include_system_site_packages = bool(report.get("include_system_site_packages"))
+    env.user_site_enabled = bool(report.get("user_site_enabled"))
+    env.pythonpath = [str(entry) for entry in report.get("pythonpath", [])]
+    cfg_path = Path(prefix, "pyvenv.cfg")
+    if report.get("in_venv") and cfg_path.is_file():
+        env.pyvenv_cfg = parse_pyvenv_cfg(cfg_path.read_text(encoding="utf-8", errors="replace"))
+    for entry, role in import_path(report):
+        if Path(entry).is_dir():
+            env.site_dirs.append(inspect_site_dir(Path(entry), role))
+    live_fs = RootFS("/")
+    venv_inner: Optional[str] = prefix if report.get("in_venv") else None
+    homes = home_dirs_for(live_fs, venv_inner, environ)
+    env.pip_config = read_pip_config(root if root.is_live else live_fs, homes, live_fs, venv_inner, environ)
+    return env

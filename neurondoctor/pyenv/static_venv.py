@@ -1,0 +1,156 @@
+"""`--venv DIR`: inspect an environment by reading its files only; nothing is started.
+
+Works on a venv whose interpreter is gone (that itself is a finding) and on a venv inside a mounted
+image: when DIR lies under `--root`, its links resolve inside the root (ARCHITECTURE.md §4).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Optional
+
+from neurondoctor.facts import (
+    SITE_ROLE_SYSTEM,
+    SITE_ROLE_USER,
+    SITE_ROLE_VENV,
+    PythonEnvironment,
+    SiteDir,
+)
+from neurondoctor.host.rootfs import RootFS
+from neurondoctor.pyenv.pip_config import read_pip_config
+from neurondoctor.pyenv.site_scan import inspect_site_dir
+
+_PYTHON_DIR = re.compile(r"^python(\d+\.\d+)t?$")
+
+
+def parse_pyvenv_cfg(text: str) -> dict[str, str]:
+    """`key = value` lines; anything else is ignored, as the `venv` module itself does."""
+    values: dict[str, str] = {}
+    for line in text.splitlines():
+        key, separator, value = line.partition("=")
+        if separator and key.strip():
+            values[key.strip().lower()] = value.strip()
+    return values
+
+
+def filesystem_for(root: RootFS, venv_dir: str) -> tuple[RootFS, str]:
+    """The filesystem view and in-view path to read a venv through: the root's when DIR lies under it."""
+    if not root.is_live:
+        inner = root.inner_path(venv_dir)
+        if inner is not None:
+            return root, inner
+    return RootFS("/"), str(Path(venv_dir).absolute())
+
+
+def home_dirs_for(fs: RootFS, inner_dir: Optional[str], environ: Mapping[str, str]) -> list[str]:
+    """Homes (in-view paths) whose user site and pip config apply: the venv owner's, and on a live host $HOME."""
+    homes: list[str] = []
+    match = re.match(r"^(/home/[^/]+|/root)(/|$)", inner_dir or "")
+    if match:
+        homes.append(match.group(1))
+    if fs.is_live and environ.get("HOME"):
+        home = environ["HOME"].rstrip("/") or "/"
+        if home not in homes:
+            homes.append(home)
+    return homes
+
+
+def _python_dirs(fs: RootFS, inner_dir: str) -> list[tuple[str, str]]:
+    """(X.Y, in-view site-packages path) for each `lib*/pythonX.Y/site-packages` that exists."""
+    found: list[tuple[str, str]] = []
+    seen: set[Path] = set()
+    for lib in ("lib", "lib64"):
+        for python_dir in fs.glob(f"{inner_dir}/{lib}", "python*"):
+            match = _PYTHON_DIR.match(python_dir.rsplit("/", 1)[-1])
+            site = f"{python_dir}/site-packages"
+            resolved = fs.resolve(site)
+            if match and resolved is not None and resolved.is_dir() and resolved not in seen:
+                seen.add(resolved)
+                found.append((match.group(1), site))
+    return found
+
+
+def _interpreter(fs: RootFS, inner_dir: str) -> tuple[str, bool, Optional[str]]:
+    """(bin/python path, whether it leads to a real file, where the link chain ends)."""
+    for name in ("python", "python3"):
+        inner = f"{inner_dir}/bin/{name}"
+        link = fs.host_path(inner)
+        if link.is_symlink() or link.exists():
+            target = fs.resolve(inner)
+            exists = target is not None and target.is_file()
+            shown = fs.inner_path(target) if target is not None and not fs.is_live else (
+                str(target) if target is not None else None)
+            return str(link), exists, shown
+    return str(fs.host_path(f"{inner_dir}/bin/python")), False, None
+
+
+def _version(cfg: dict[str, str], python_dirs: list[tuple[str, str]]) -> Optional[str]:
+    for key in ("version_info", "version"):
+        value = cfg.get(key, "")
+        if re.match(r"^\d+\.\d+", value):
+            return value.split()[0]
+    return python_dirs[0][0] if python_dirs else None
+
+
+def _system_site(fs: RootFS, cfg: dict[str, str], major_minor: str) -> Optional[str]:
+    """The base interpreter's site-packages, from `home = /usr/bin` in pyvenv.cfg."""
+    home = cfg.get("home")
+    if not home:
+        return None
+    prefix = home.rstrip("/").rsplit("/", 1)[0] or "/"
+    for lib in ("lib", "lib64"):
+        for leaf in ("site-packages", "dist-packages"):
+            candidate = f"{prefix}/{lib}/python{major_minor}/{leaf}"
+            if fs.exists(candidate):
+                return candidate
+    return None
+
+
+def inspect_venv(root: RootFS, venv_dir: str, environ: Mapping[str, str],
+                 discovered_by: str = "argument") -> PythonEnvironment:
+    """Static facts for one environment directory."""
+    fs, inner = filesystem_for(root, venv_dir)
+    env = PythonEnvironment(path=str(Path(venv_dir).absolute()), mode="static", interpreter="",
+                            discovered_by=discovered_by)
+    if not fs.exists(inner):
+        env.exists = env.interpreter_exists = False
+        env.problems.append("directory does not exist")
+        return env
+    cfg_text = fs.try_read_text(f"{inner}/pyvenv.cfg", limit=64 * 1024)
+    if cfg_text is None:
+        env.problems.append("no readable pyvenv.cfg: not a virtual environment, or it is damaged")
+    env.pyvenv_cfg = parse_pyvenv_cfg(cfg_text or "")
+    env.include_system_site_packages = env.pyvenv_cfg.get("include-system-site-packages", "").lower() == "true"
+    env.interpreter, env.interpreter_exists, env.interpreter_target = _interpreter(fs, inner)
+    python_dirs = _python_dirs(fs, inner)
+    env.python_version = _version(env.pyvenv_cfg, python_dirs)
+    major_minor = env.python_major_minor
+    # User sites and pip configuration are host facts: read from the root, for the homes this venv
+    # tells us about (a venv outside a non-live root names none).
+    homes = home_dirs_for(root, inner, environ) if fs is root or root.is_live else []
+    if env.include_system_site_packages and major_minor:
+        env.user_site_enabled = True
+        for home in homes:
+            resolved = root.resolve(f"{home}/.local/lib/python{major_minor}/site-packages")
+            if resolved is not None and resolved.is_dir():
+                env.site_dirs.append(inspect_site_dir(resolved, SITE_ROLE_USER, follow_links=root.is_live))
+    for _, site in python_dirs:
+        resolved = fs.resolve(site)
+        if resolved is not None:
+            env.site_dirs.append(inspect_site_dir(resolved, SITE_ROLE_VENV, follow_links=fs.is_live))
+    if not python_dirs:
+        env.problems.append("no lib/pythonX.Y/site-packages directory")
+    if env.include_system_site_packages and major_minor:
+        system = _system_site(fs, env.pyvenv_cfg, major_minor)
+        resolved = fs.resolve(system) if system else None
+        if resolved is not None:
+            env.site_dirs.append(inspect_site_dir(resolved, SITE_ROLE_SYSTEM, follow_links=fs.is_live))
+    env.pip_config = read_pip_config(root, homes, fs, inner, environ)
+    return env
+
+
+def site_dir_problems(sites: list[SiteDir]) -> list[str]:
+    """One line per directory on the path that could not be read."""
+    return [f"{site.path}: {site.error}" for site in sites if site.error and site.error != "missing"]

@@ -1,0 +1,222 @@
+"""The release catalog: which releases contain which package versions, built from `manifests/`.
+
+A corrupt or truncated file is recorded as a load problem naming the file and skipped; the rest of the
+catalog still answers, so the report still comes out (ARCHITECTURE.md §5).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from neurondoctor.neuron_version import normalize_neuron_version, normalize_package_name, release_tuple
+from neurondoctor.release_data.schema import (
+    SchemaError,
+    check_compat_document,
+    check_release_document,
+    check_sdk_document,
+)
+
+MANIFEST_DIR_ENV = "NEURONDOCTOR_MANIFESTS"
+
+
+@dataclass(frozen=True)
+class PackageEntry:
+    """One package version as a release lists it."""
+
+    name: str
+    manifest_name: str
+    version: str
+    instances: tuple[str, ...]
+    python: tuple[str, ...]
+    carried_from: Optional[str] = None
+
+    @property
+    def normalized_version(self) -> str:
+        return normalize_neuron_version(self.version)
+
+
+@dataclass(frozen=True)
+class LoadProblem:
+    """A manifest file the doctor could not use, and why (one line)."""
+
+    path: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Neighbours:
+    """The closest known versions below and above an unknown one, each with its releases."""
+
+    lower: Optional[tuple[str, tuple[str, ...]]]
+    higher: Optional[tuple[str, tuple[str, ...]]]
+
+
+@dataclass
+class ReleaseCatalog:
+    """Release data with lookups; every query is pure and cheap once built."""
+
+    source_dir: str
+    sdk: dict[str, Any]
+    compat: dict[str, Any]
+    releases: dict[str, tuple[PackageEntry, ...]]
+    problems: list[LoadProblem] = field(default_factory=list)
+    _index: dict[str, dict[str, list[str]]] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        for release, entries in self.releases.items():
+            for entry in entries:
+                versions = self._index.setdefault(entry.name, {})
+                bucket = versions.setdefault(entry.normalized_version, [])
+                if release not in bucket:
+                    bucket.append(release)
+
+    @property
+    def release_names(self) -> list[str]:
+        """Newest first."""
+        return sorted(self.releases, key=release_tuple, reverse=True)
+
+    @property
+    def latest(self) -> Optional[str]:
+        names = self.release_names
+        return names[0] if names else None
+
+    @property
+    def pip_repository(self) -> str:
+        return str(self.sdk.get("repositories", {}).get("pip", "https://pip.repos.neuron.amazonaws.com"))
+
+    def knows_package(self, name: str) -> bool:
+        return normalize_package_name(name) in self._index
+
+    def neuron_pip_packages(self) -> set[str]:
+        """Normalised names of the Neuron pip packages the manifests list (third-party ones excluded)."""
+        third_party = {normalize_package_name(name) for name in self.compat.get("third_party_packages", [])}
+        pip_names = {
+            normalize_package_name(name)
+            for name, props in self.sdk.get("packages", {}).items()
+            if props.get("type") == "pip"
+        }
+        with_python = {entry.name for entries in self.releases.values() for entry in entries if entry.python}
+        return (pip_names | with_python) - third_party
+
+    def releases_with(self, name: str, version: str) -> list[str]:
+        """Releases (newest first) that list this exact normalised version of the package."""
+        found = self._index.get(normalize_package_name(name), {}).get(normalize_neuron_version(version), [])
+        return sorted(found, key=release_tuple, reverse=True)
+
+    def entries(self, release: str, name: str) -> list[PackageEntry]:
+        wanted = normalize_package_name(name)
+        return [entry for entry in self.releases.get(release, ()) if entry.name == wanted]
+
+    def neighbours(self, name: str, version: str) -> Neighbours:
+        """Nearest known versions of the package below and above `version`."""
+        known = self._index.get(normalize_package_name(name), {})
+        target = release_tuple(version)
+        ordered = sorted(known, key=release_tuple)
+        lower = [candidate for candidate in ordered if release_tuple(candidate) < target]
+        higher = [candidate for candidate in ordered if release_tuple(candidate) > target]
+
+        def described(candidate: Optional[str]) -> Optional[tuple[str, tuple[str, ...]]]:
+            if candidate is None:
+                return None
+            return candidate, tuple(sorted(known[candidate], key=release_tuple, reverse=True))
+
+        return Neighbours(described(lower[-1] if lower else None), described(higher[0] if higher else None))
+
+
+def bundled_manifest_dir() -> Path:
+    """`neurondoctor/_manifests` in an installed wheel; the repository's `manifests/` in a checkout."""
+    package_dir = Path(__file__).resolve().parent.parent
+    installed = package_dir / "_manifests"
+    if installed.is_dir():
+        return installed
+    return package_dir.parent / "manifests"
+
+
+def _read_json(path: Path, check: Callable[[Any], None], problems: list[LoadProblem]) -> Optional[Any]:
+    try:
+        with path.open("rb") as handle:
+            document = json.loads(handle.read().decode("utf-8"))
+        check(document)
+    except FileNotFoundError:
+        problems.append(LoadProblem(str(path), "missing"))
+        return None
+    except (OSError, UnicodeDecodeError) as error:
+        problems.append(LoadProblem(str(path), f"unreadable: {error}"))
+        return None
+    except json.JSONDecodeError as error:
+        problems.append(LoadProblem(str(path), f"corrupt or truncated JSON ({error.msg} at line {error.lineno})"))
+        return None
+    except SchemaError as error:
+        problems.append(LoadProblem(str(path), f"unexpected shape: {error}"))
+        return None
+    return document
+
+
+def _entries_from(document: dict[str, Any]) -> tuple[PackageEntry, ...]:
+    return tuple(
+        PackageEntry(
+            name=normalize_package_name(package["name"]),
+            manifest_name=package["name"],
+            version=package["version"],
+            instances=tuple(package["instances"]),
+            python=tuple(package["python"]),
+        )
+        for package in document["packages"]
+    )
+
+
+def _apply_carryover(releases: dict[str, tuple[PackageEntry, ...]], compat: dict[str, Any]) -> None:
+    """Add the packages a release officially installs from an earlier one (2.32.0 keeps 2.31's torch-neuronx)."""
+    for release, carried in compat.get("carryover", {}).items():
+        if release not in releases:
+            continue
+        added: list[PackageEntry] = []
+        for item in carried:
+            wanted_versions = set(item.get("versions", []))
+            for entry in releases.get(item["from_release"], ()):
+                if entry.name != normalize_package_name(item["name"]):
+                    continue
+                if wanted_versions and entry.normalized_version not in wanted_versions:
+                    continue
+                added.append(PackageEntry(entry.name, entry.manifest_name, entry.version, entry.instances,
+                                          entry.python, carried_from=item["from_release"]))
+        releases[release] = releases[release] + tuple(added)
+
+
+def _check_release(name: str, document: Any) -> None:
+    check_release_document(document, name)
+
+
+def load_release_files(directory: Path, names: Iterable[str],
+                       problems: list[LoadProblem]) -> dict[str, tuple[PackageEntry, ...]]:
+    releases: dict[str, tuple[PackageEntry, ...]] = {}
+    for name in names:
+        path = directory / "releases" / f"{name}.json"
+        document = _read_json(path, functools.partial(_check_release, name), problems)
+        if document is not None:
+            releases[name] = _entries_from(document)
+    return releases
+
+
+def load_catalog(directory: Optional[Path] = None, compat_directory: Optional[Path] = None) -> ReleaseCatalog:
+    """Load `sdk.json`, every listed release and `compat.json`; problems are recorded, never raised.
+
+    `NEURONDOCTOR_MANIFESTS` points at another directory with the same layout (tests, air-gapped mirrors).
+    """
+    override = os.environ.get(MANIFEST_DIR_ENV)
+    base = directory or (Path(override) if override else bundled_manifest_dir())
+    compat_base = compat_directory or base
+    problems: list[LoadProblem] = []
+    sdk = _read_json(base / "sdk.json", check_sdk_document, problems) or {}
+    compat = _read_json(compat_base / "compat.json", check_compat_document, problems) or {}
+    names = sdk.get("releases") or sorted(
+        (path.stem for path in (base / "releases").glob("*.json")), key=release_tuple, reverse=True)
+    releases = load_release_files(base, names, problems)
+    _apply_carryover(releases, compat)
+    return ReleaseCatalog(str(base), sdk, compat, releases, problems)

@@ -1,0 +1,152 @@
+"""Shape checks for release-data documents, so a corrupt file is refused with a message, not a traceback.
+
+Three kinds of document are checked: AWS's `n2-manifest.json` (before conversion, and whenever
+`manifests update` downloads one), and the project's own `sdk.json` and `releases/X.Y.Z.json`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+RELEASE_PATTERN = re.compile(r"^\d+\.\d+\.\d+$")
+
+SDK_SCHEMA = "neurondoctor.sdk/1"
+RELEASE_SCHEMA = "neurondoctor.release/1"
+COMPAT_SCHEMA = "neurondoctor.compat/1"
+
+
+class SchemaError(ValueError):
+    """A document does not have the shape the doctor relies on; the message names where."""
+
+
+def _require(condition: bool, where: str, message: str) -> None:
+    if not condition:
+        raise SchemaError(f"{where}: {message}")
+
+
+def _string_list(value: Any, where: str) -> None:
+    _require(isinstance(value, list), where, "expected a list of strings")
+    for index, item in enumerate(value):
+        _require(isinstance(item, str), f"{where}[{index}]", "expected a string")
+
+
+def _object(value: Any, where: str) -> dict[str, Any]:
+    _require(isinstance(value, dict), where, "expected an object")
+    return value  # type: ignore[no-any-return]
+
+
+def _release_name(value: Any, where: str) -> None:
+    _require(isinstance(value, str) and RELEASE_PATTERN.match(value) is not None, where,
+             f"expected a release like 2.31.1, got {value!r}")
+
+
+def check_n2_manifest(doc: Any) -> None:
+    """AWS's n2-manifest.json: the keys the converter reads (neuron-facts.md §1.5)."""
+    top = _object(doc, "manifest")
+    for key in ("manifest_version", "neuron_releases", "package_properties", "repos_n2"):
+        _require(key in top, "manifest", f"missing key {key!r}")
+    _release_name(top["manifest_version"], "manifest.manifest_version")
+    releases = top["neuron_releases"]
+    _require(isinstance(releases, list) and len(releases) > 0, "manifest.neuron_releases",
+             "expected a non-empty list")
+    for index, release in enumerate(releases):
+        where = f"manifest.neuron_releases[{index}]"
+        entry = _object(release, where)
+        _release_name(entry.get("neuron_version"), f"{where}.neuron_version")
+        packages = entry.get("packages")
+        _require(isinstance(packages, list), f"{where}.packages", "expected a list")
+        for package_index, package in enumerate(packages or []):
+            package_where = f"{where}.packages[{package_index}]"
+            item = _object(package, package_where)
+            for key in ("name", "version"):
+                _require(isinstance(item.get(key), str) and item[key] != "", f"{package_where}.{key}",
+                         "expected a non-empty string")
+            _string_list(item.get("supported_instances", []), f"{package_where}.supported_instances")
+            _string_list(item.get("supported_python_versions", []),
+                         f"{package_where}.supported_python_versions")
+    for index, prop in enumerate(top["package_properties"]):
+        where = f"manifest.package_properties[{index}]"
+        _require(isinstance(_object(prop, where).get("name"), str), f"{where}.name", "expected a string")
+    for index, repo in enumerate(top["repos_n2"]):
+        where = f"manifest.repos_n2[{index}]"
+        item = _object(repo, where)
+        _require(isinstance(item.get("repo_type"), str) and isinstance(item.get("repo_url"), str), where,
+                 "expected repo_type and repo_url strings")
+        _require(str(item["repo_url"]).startswith("https://"), f"{where}.repo_url", "expected an https URL")
+
+
+def check_sdk_document(doc: Any) -> None:
+    """`manifests/sdk.json`: what is known about the SDK as a whole."""
+    top = _object(doc, "sdk")
+    _require(top.get("schema") == SDK_SCHEMA, "sdk.schema", f"expected {SDK_SCHEMA!r}")
+    _release_name(top.get("manifest_version"), "sdk.manifest_version")
+    releases = top.get("releases")
+    _string_list(releases, "sdk.releases")
+    for index, name in enumerate(releases or []):
+        _release_name(name, f"sdk.releases[{index}]")
+    repositories = _object(top.get("repositories"), "sdk.repositories")
+    for kind in ("pip", "apt", "yum"):
+        _require(isinstance(repositories.get(kind), str), f"sdk.repositories.{kind}", "expected a URL")
+    for index, os_entry in enumerate(top.get("operating_systems", [])):
+        _object(os_entry, f"sdk.operating_systems[{index}]")
+    _object(top.get("major_pins"), "sdk.major_pins")
+    packages = _object(top.get("packages"), "sdk.packages")
+    for name, props in packages.items():
+        item = _object(props, f"sdk.packages.{name}")
+        _require(item.get("type") in ("pip", "os", "na"), f"sdk.packages.{name}.type",
+                 "expected pip, os or na")
+
+
+def check_release_document(doc: Any, expected_release: str) -> None:
+    """`manifests/releases/X.Y.Z.json`: one release's packages."""
+    top = _object(doc, "release")
+    _require(top.get("schema") == RELEASE_SCHEMA, "release.schema", f"expected {RELEASE_SCHEMA!r}")
+    _require(top.get("release") == expected_release, "release.release",
+             f"expected {expected_release!r}, got {top.get('release')!r}")
+    packages = top.get("packages")
+    _require(isinstance(packages, list), "release.packages", "expected a list")
+    for index, package in enumerate(packages or []):
+        where = f"release.packages[{index}]"
+        item = _object(package, where)
+        for key in ("name", "version"):
+            _require(isinstance(item.get(key), str) and item[key] != "", f"{where}.{key}",
+                     "expected a non-empty string")
+        _string_list(item.get("instances"), f"{where}.instances")
+        _string_list(item.get("python"), f"{where}.python")
+
+
+def check_compat_document(doc: Any) -> None:
+    """`manifests/compat.json`: the hand-kept facts the AWS manifest does not carry."""
+    top = _object(doc, "compat")
+    _require(top.get("schema") == COMPAT_SCHEMA, "compat.schema", f"expected {COMPAT_SCHEMA!r}")
+    for key in ("carryover", "placeholders", "framework_packages", "anchor_order", "third_party_packages",
+                "torch_frameworks", "conflicts"):
+        _require(key in top, "compat", f"missing key {key!r}")
+    for release, entries in _object(top["carryover"], "compat.carryover").items():
+        _release_name(release, f"compat.carryover.{release}")
+        _require(isinstance(entries, list), f"compat.carryover.{release}", "expected a list")
+        for index, entry in enumerate(entries):
+            item = _object(entry, f"compat.carryover.{release}[{index}]")
+            _require(isinstance(item.get("name"), str), f"compat.carryover.{release}[{index}].name",
+                     "expected a string")
+            _release_name(item.get("from_release"), f"compat.carryover.{release}[{index}].from_release")
+    for index, entry in enumerate(top["placeholders"]):
+        item = _object(entry, f"compat.placeholders[{index}]")
+        _require(isinstance(item.get("name"), str) and isinstance(item.get("version"), str),
+                 f"compat.placeholders[{index}]", "expected name and version strings")
+    for name, props in _object(top["framework_packages"], "compat.framework_packages").items():
+        item = _object(props, f"compat.framework_packages.{name}")
+        _require(item.get("severity") in ("error", "warning"), f"compat.framework_packages.{name}.severity",
+                 "expected error or warning")
+    _string_list(top["third_party_packages"], "compat.third_party_packages")
+    for name, props in _object(top["torch_frameworks"], "compat.torch_frameworks").items():
+        item = _object(props, f"compat.torch_frameworks.{name}")
+        _require(isinstance(item.get("stack"), str), f"compat.torch_frameworks.{name}.stack", "expected a string")
+    _string_list(top["anchor_order"], "compat.anchor_order")
+    for index, entry in enumerate(top["conflicts"]):
+        where = f"compat.conflicts[{index}]"
+        item = _object(entry, where)
+        for key in ("installed", "beside", "remove"):
+            _string_list(item.get(key), f"{where}.{key}")
+        _require(isinstance(item.get("why"), str), f"{where}.why", "expected a string")

@@ -1,0 +1,1 @@
+"""Reporters: the same report rendered for a terminal, as JSON, and as Markdown."""

@@ -1,0 +1,72 @@
+"""What every rule receives: the facts, the release catalog, the options, and derived per-environment views.
+
+The derived views (release detection, the torch stack) are pure functions of the facts, computed once
+and shared, so rules stay small and agree with each other.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from typing import Optional
+
+from neurondoctor.facts import Distribution, Facts, PythonEnvironment
+from neurondoctor.neuron_version import framework_prefix
+from neurondoctor.release_data.catalog import ReleaseCatalog
+from neurondoctor.rules.release_detection import EnvironmentRelease, detect_release
+
+
+@dataclass(frozen=True)
+class TorchStack:
+    """The framework package that pins torch (torch-neuronx or the native lite stack), if any."""
+
+    framework: Optional[Distribution]
+    framework_torch: Optional[str]
+    stack: Optional[str]
+    torch: Optional[Distribution]
+    torch_xla: Optional[Distribution]
+
+
+@dataclass
+class RuleContext:
+    facts: Facts
+    catalog: ReleaseCatalog
+    target_release: Optional[str] = None
+    _releases: dict[int, EnvironmentRelease] = field(default_factory=dict, repr=False)
+
+    def release_of(self, env: PythonEnvironment) -> EnvironmentRelease:
+        key = id(env)
+        if key not in self._releases:
+            self._releases[key] = detect_release(env, self.catalog, self.target_release)
+        return self._releases[key]
+
+    def torch_stack(self, env: PythonEnvironment) -> TorchStack:
+        dists = env.effective_distributions()
+        framework: Optional[Distribution] = None
+        stack: Optional[str] = None
+        for name, props in self.catalog.compat.get("torch_frameworks", {}).items():
+            candidate = dists.get(name)
+            if candidate is not None and not candidate.placeholder and framework_prefix(candidate.version):
+                framework, stack = candidate, str(props.get("stack"))
+                break
+        return TorchStack(
+            framework=framework,
+            framework_torch=framework_prefix(framework.version) if framework else None,
+            stack=stack,
+            torch=dists.get("torch"),
+            torch_xla=dists.get("torch-xla"),
+        )
+
+    def neuron_env(self, env: PythonEnvironment) -> bool:
+        """An environment with any Neuron pip package (placeholders included: they were meant to be Neuron)."""
+        names = self.catalog.neuron_pip_packages()
+        return any(name in names for name in env.effective_distributions())
+
+
+def pip_command(env: PythonEnvironment, *args: str) -> str:
+    """`<this env's interpreter> -m pip …`, quoted for a POSIX shell."""
+    return " ".join([shlex.quote(env.interpreter or "python3"), "-m", "pip", *args])
+
+
+def quoted(text: str) -> str:
+    return shlex.quote(text)

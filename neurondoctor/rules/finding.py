@@ -1,0 +1,40 @@
+"""A finding: one problem, why it matters, the evidence, and the exact commands that fix it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+SEVERITY_ERROR = "error"
+SEVERITY_WARNING = "warning"
+SEVERITY_INFO = "info"
+SEVERITIES = (SEVERITY_ERROR, SEVERITY_WARNING, SEVERITY_INFO)
+
+# The closed list of ARCHITECTURE.md §6; a finding with another category is a bug.
+CATEGORIES = frozenset({
+    "driver-missing", "driver-not-loaded", "dkms-build", "driver-stale", "driver-runtime-mismatch",
+    "runtime-compiler-mismatch", "framework-pin-mismatch", "stock-torch-conflict", "mixed-sdk-release",
+    "unknown-version", "wrong-pip-index", "python-unsupported", "os-unsupported", "instance-unsupported",
+    "shadowing", "broken-venv", "tools-missing", "device-missing", "device-permission", "cores-busy",
+    "env-var-misconfig", "resource", "hardware-error", "unsupported-op", "cpu-fallback", "compile-failure",
+})
+
+
+@dataclass
+class Finding:
+    """Serialised as-is into the JSON report (`findings[]`)."""
+
+    id: str
+    category: str
+    severity: str
+    title: str
+    detail: str = ""
+    evidence: dict[str, Any] = field(default_factory=dict)
+    fix: list[str] = field(default_factory=list)
+    docs: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.category not in CATEGORIES:
+            raise ValueError(f"{self.id}: unknown category {self.category!r}")
+        if self.severity not in SEVERITIES:
+            raise ValueError(f"{self.id}: unknown severity {self.severity!r}")

@@ -1,0 +1,108 @@
+"""wrong-pip-index: PyPI placeholders installed, or pip configured without the Neuron repository.
+
+The real torch-neuronx, neuronx-cc, libneuronxla and transformers-neuronx live on the Neuron pip
+repository; PyPI holds placeholders (`torch-neuronx 1.0`, `transformers-neuronx 0.1`) whose import raises
+`ImportError("WRONG PACKAGE. ...")` (machine-notes.md). The docs configure the Neuron repository as an
+*extra* index (setup/pytorch/manual.rst: `pip config set global.extra-index-url …`).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from neurondoctor.facts import PipConfigSource
+from neurondoctor.neuron_version import release_tuple
+from neurondoctor.rules.context import RuleContext, pip_command, quoted
+from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
+
+CATEGORY = "wrong-pip-index"
+
+
+def _is_neuron_repository(url: str, repository: str) -> bool:
+    host = repository.split("://", 1)[-1].rstrip("/")
+    return host in url
+
+
+def newest_version_for(ctx: RuleContext, name: str, python: Optional[str]) -> Optional[str]:
+    """The newest version of a package the releases list, for this Python when it is known."""
+    for release in ctx.catalog.release_names:
+        for entry in sorted(ctx.catalog.entries(release, name), key=lambda e: release_tuple(e.version),
+                            reverse=True):
+            if python is None or not entry.python or python in entry.python:
+                return entry.version
+    return None
+
+
+def placeholder_packages(ctx: RuleContext) -> list[Finding]:
+    """ND-PIP-001: a PyPI placeholder (`WRONG PACKAGE`) is installed instead of the Neuron package."""
+    findings = []
+    for env in ctx.facts.environments:
+        for dist in env.effective_distributions().values():
+            if not dist.placeholder:
+                continue
+            wanted = newest_version_for(ctx, dist.name, env.python_major_minor)
+            spec = quoted(f"{dist.display_name}=={wanted}") if wanted else dist.display_name
+            findings.append(Finding(
+                id="ND-PIP-001",
+                category=CATEGORY,
+                severity=SEVERITY_ERROR,
+                title=f"{dist.display_name} {dist.version} is PyPI's placeholder, not the Neuron package",
+                detail=(f"`import {dist.top_level[0] if dist.top_level else dist.name}` raises "
+                        "`ImportError: WRONG PACKAGE. Please install the package from Neuron Repository`. "
+                        "pip found it on PyPI because the Neuron repository was not configured."),
+                evidence={"venv": env.path, "package": dist.display_name, "version": dist.version,
+                          "metadata": dist.metadata_dir},
+                fix=[pip_command(env, "uninstall", "-y", dist.display_name),
+                     pip_command(env, "install", spec, "--extra-index-url", ctx.catalog.pip_repository)],
+            ))
+    return findings
+
+
+def _neuron_sources(sources: list[PipConfigSource], repository: str) -> tuple[list[str], list[str]]:
+    """(origins naming the repository as an extra index, origins naming it as *the* index)."""
+    as_extra = [s.origin for s in sources if any(_is_neuron_repository(u, repository) for u in s.extra_index_urls)]
+    as_index = [s.origin for s in sources if s.index_url and _is_neuron_repository(s.index_url, repository)]
+    return as_extra, as_index
+
+
+def _replace_index_command(origin: str, repository: str) -> str:
+    if origin == "environment":
+        return f"unset PIP_INDEX_URL; export PIP_EXTRA_INDEX_URL={repository}"
+    pattern = f"s#^index-url *= *{repository}.*#extra-index-url = {repository}#"
+    return f"sed -i {quoted(pattern)} {quoted(origin)}"
+
+
+def repository_not_configured(ctx: RuleContext) -> list[Finding]:
+    """ND-PIP-002/003: a Neuron environment whose pip cannot reach the Neuron repository, or only it."""
+    repository = ctx.catalog.pip_repository
+    findings = []
+    for env in ctx.facts.environments:
+        if not ctx.neuron_env(env):
+            continue
+        as_extra, as_index = _neuron_sources(env.pip_config, repository)
+        if as_index:
+            findings.append(Finding(
+                id="ND-PIP-003",
+                category=CATEGORY,
+                severity=SEVERITY_WARNING,
+                title="pip uses the Neuron repository as its only index (index-url), replacing PyPI",
+                detail=("torch-xla, transformers and most dependencies are not on the Neuron repository; installs "
+                        "fail to resolve or pick stale copies. The docs add it with extra-index-url."),
+                evidence={"venv": env.path, "configured_in": as_index},
+                fix=[_replace_index_command(origin, repository) for origin in as_index],
+            ))
+        elif not as_extra:
+            findings.append(Finding(
+                id="ND-PIP-002",
+                category=CATEGORY,
+                severity=SEVERITY_WARNING,
+                title="no pip configuration for this environment names the Neuron repository",
+                detail=("The next `pip install -U torch-neuronx` (or a dependency resolution) reaches only PyPI, "
+                        "whose torch-neuronx/neuronx-cc/libneuronxla are `WRONG PACKAGE` placeholders."),
+                evidence={"venv": env.path, "pip_config": [source.origin for source in env.pip_config]},
+                fix=[pip_command(env, "config", "--site", "set", "global.extra-index-url", repository)],
+            ))
+    return findings
+
+
+RULES = (placeholder_packages, repository_not_configured)

@@ -1,0 +1,78 @@
+"""python-unsupported: the interpreter's X.Y is not one the installed release builds its wheels for.
+
+Each manifest entry lists the Python versions of its wheels (n2-manifest `supported_python_versions`);
+e.g. 2.30 dropped Python 3.10 (announcement-python-3-10-eol.rst) and torch-neuronx 2.7 never supported 3.12.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from neurondoctor.facts import PythonEnvironment
+from neurondoctor.neuron_version import normalize_neuron_version
+from neurondoctor.rules.context import RuleContext, quoted
+from neurondoctor.rules.finding import SEVERITY_ERROR, Finding
+
+
+def supported_pythons(ctx: RuleContext, release: str, name: str, version: Optional[str]) -> tuple[str, ...]:
+    """The Python versions the release's entry for this package (this exact version, if given) lists."""
+    wanted = normalize_neuron_version(version) if version else None
+    for entry in ctx.catalog.entries(release, name):
+        if wanted is None or entry.normalized_version == wanted:
+            return entry.python
+    return ()
+
+
+def _rebuild_commands(ctx: RuleContext, env: PythonEnvironment, release: str, python: str) -> list[str]:
+    """A fresh venv on a supported Python with the release's compiler and framework pins."""
+    new_dir = f"{env.path.rstrip('/')}-py{python}"
+    pins = []
+    for name in ("neuronx-cc", "torch-neuronx"):
+        entries = ctx.catalog.entries(release, name)
+        if entries:
+            pins.append(quoted(f"{entries[0].manifest_name}=={entries[0].version}"))
+    commands = [f"python{python} -m venv {quoted(new_dir)}"]
+    if pins:
+        commands.append(f"{quoted(new_dir + '/bin/python')} -m pip install {' '.join(pins)} "
+                        f"--extra-index-url {ctx.catalog.pip_repository}")
+    return commands
+
+
+def unsupported_python(ctx: RuleContext) -> list[Finding]:
+    """ND-PY-001: Neuron packages of this release have no wheels for this Python X.Y."""
+    findings = []
+    for env in ctx.facts.environments:
+        python = env.python_major_minor
+        verdict = ctx.release_of(env)
+        release = verdict.release
+        if python is None or release is None:
+            continue
+        checked: list[tuple[str, Optional[str]]] = [
+            (package.dist.name, package.dist.version) for package in verdict.packages if release in package.releases]
+        if verdict.target is not None:
+            checked.append(("neuronx-cc", None))
+        refused: dict[str, tuple[str, ...]] = {}
+        for name, version in checked:
+            supported = supported_pythons(ctx, release, name, version)
+            if supported and python not in supported:
+                refused[name] = supported
+        if not refused:
+            continue
+        wanted = sorted({version for versions in refused.values() for version in versions})
+        choice = wanted[-1]
+        findings.append(Finding(
+            id="ND-PY-001",
+            category="python-unsupported",
+            severity=SEVERITY_ERROR,
+            title=f"Python {python} is not supported by Neuron {release} "
+                  f"({', '.join(sorted(refused))} support {', '.join(wanted)})",
+            detail=("Neuron ships compiled wheels per Python version; on an unsupported Python, installs fail "
+                    "or pull an older release, and native extensions fail to import."),
+            evidence={"venv": env.path, "python": env.python_version, "release": release,
+                      "supported": {name: list(versions) for name, versions in refused.items()}},
+            fix=_rebuild_commands(ctx, env, release, choice),
+        ))
+    return findings
+
+
+RULES = (unsupported_python,)

@@ -1,0 +1,69 @@
+"""mixed-sdk-release and unknown-version: Neuron packages outside the environment's release, or in none.
+
+Framework packages out of step are `framework-pin-mismatch` (framework_pin_rules); every other Neuron
+package (nki, neuronx-cc-stubs, runtime-discovery, …) from another release is reported here.
+"""
+
+from __future__ import annotations
+
+from neurondoctor.release_data.catalog import Neighbours
+from neurondoctor.rules.context import RuleContext
+from neurondoctor.rules.finding import SEVERITY_WARNING, Finding
+from neurondoctor.rules.framework_pin_rules import describe_releases, realign_command
+
+
+def mixed_release_packages(ctx: RuleContext) -> list[Finding]:
+    """ND-REL-001: a non-framework Neuron package from another release than the environment's."""
+    framework = ctx.catalog.compat.get("framework_packages", {})
+    findings = []
+    for env in ctx.facts.environments:
+        verdict = ctx.release_of(env)
+        for package in verdict.outliers:
+            if package.dist.name in framework:
+                continue
+            findings.append(Finding(
+                id="ND-REL-001",
+                category="mixed-sdk-release",
+                severity=SEVERITY_WARNING,
+                title=(f"{package.dist.display_name} {package.dist.version} is from Neuron "
+                       f"{describe_releases(package.releases)}; the environment is on {verdict.describe()}"),
+                detail="Components from different SDK releases are not tested together.",
+                evidence={"venv": env.path, "package": package.dist.display_name, "version": package.dist.version,
+                          "package_releases": list(package.releases), "environment_releases": verdict.agreed},
+                fix=realign_command(ctx, env, verdict, package),
+            ))
+    return findings
+
+
+def _neighbour_text(neighbours: Neighbours) -> str:
+    parts = []
+    if neighbours.lower:
+        parts.append(f"older: {neighbours.lower[0]} (Neuron {describe_releases(neighbours.lower[1])})")
+    if neighbours.higher:
+        parts.append(f"newer: {neighbours.higher[0]} (Neuron {describe_releases(neighbours.higher[1])})")
+    return "; ".join(parts) or "no known version of this package"
+
+
+def unknown_versions(ctx: RuleContext) -> list[Finding]:
+    """ND-REL-002: a Neuron package version found in no release manifest, with its nearest neighbours."""
+    findings = []
+    for env in ctx.facts.environments:
+        for package in ctx.release_of(env).unknown:
+            neighbours = ctx.catalog.neighbours(package.dist.name, package.dist.version)
+            findings.append(Finding(
+                id="ND-REL-002",
+                category="unknown-version",
+                severity=SEVERITY_WARNING,
+                title=f"{package.dist.display_name} {package.dist.version} is in no known Neuron release",
+                detail=(f"Nearest known versions: {_neighbour_text(neighbours)}. Either the release data is "
+                        f"older than this package (newest known: {ctx.catalog.latest}) or the package came "
+                        "from a pre-release or private build."),
+                evidence={"venv": env.path, "package": package.dist.display_name, "version": package.dist.version,
+                          "nearest_lower": neighbours.lower[0] if neighbours.lower else None,
+                          "nearest_higher": neighbours.higher[0] if neighbours.higher else None},
+                fix=["neurondoctor manifests update"],
+            ))
+    return findings
+
+
+RULES = (mixed_release_packages, unknown_versions)

@@ -1,0 +1,175 @@
+"""stock-torch-conflict: a PyPI/CUDA torch that replaced, or sits beside, the Neuron-pinned one.
+
+torch-neuronx `X.Y.Z.A.B.C` is built for torch `X.Y`; any other torch X.Y makes `import torch_neuronx`
+fail with `undefined symbol` in `_XLAC` (train-ts; gh#875). torch-xla must match torch exactly
+(machine-notes.md: torch-xla 2.9.0 needs torch 2.9.0).
+"""
+
+from __future__ import annotations
+
+from neurondoctor.facts import Distribution, PythonEnvironment, TorchBuild
+from neurondoctor.neuron_version import major_minor
+from neurondoctor.rules.context import RuleContext, TorchStack, pip_command, quoted
+from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
+
+CATEGORY = "stock-torch-conflict"
+NVIDIA_PREFIX = "nvidia-"
+
+
+def nvidia_distributions(env: PythonEnvironment) -> list[Distribution]:
+    return [dist for name, dist in sorted(env.effective_distributions().items()) if name.startswith(NVIDIA_PREFIX)]
+
+
+def torch_version_shown(torch: Distribution, build: TorchBuild | None) -> str:
+    """`2.9.0+cu128` from version.py when the dist-info says only `2.9.0` (PyPI's x86_64 wheel)."""
+    if build is not None and build.version and build.version.split("+")[0] == torch.version.split("+")[0]:
+        return build.version
+    return torch.version
+
+
+def is_cuda_build(torch: Distribution, build: TorchBuild | None) -> bool:
+    if build is not None and build.flavour == "cuda":
+        return True
+    if "+cu" in torch.version:
+        return True
+    return any(req.lower().startswith(NVIDIA_PREFIX) for req in torch.requires)
+
+
+def _reinstall_commands(ctx: RuleContext, env: PythonEnvironment, stack: TorchStack, torch: str) -> list[str]:
+    specs = [quoted(f"torch=={torch}")]
+    if stack.stack == "xla":
+        specs.append(quoted(f"torch-xla=={torch}"))
+    return [pip_command(env, "install", *specs, "--extra-index-url", ctx.catalog.pip_repository)]
+
+
+def _uninstall_nvidia(env: PythonEnvironment, nvidia: list[Distribution]) -> list[str]:
+    if not nvidia:
+        return []
+    return [pip_command(env, "uninstall", "-y", *[dist.display_name for dist in nvidia])]
+
+
+def _cuda_note(nvidia: list[Distribution], cuda: bool) -> str:
+    if not cuda:
+        return ""
+    return f" It is a CUDA build with {len(nvidia)} nvidia-* package(s), unused on Neuron."
+
+
+def torch_version_mismatch(ctx: RuleContext) -> list[Finding]:
+    """ND-TORCH-001: torch X.Y differs from the X.Y the Neuron framework package is built for."""
+    findings = []
+    for env in ctx.facts.environments:
+        stack = ctx.torch_stack(env)
+        if stack.framework is None or stack.torch is None or stack.framework_torch is None:
+            continue
+        if major_minor(stack.torch.version) == major_minor(stack.framework_torch):
+            continue
+        build = env.torch_build()
+        shown = torch_version_shown(stack.torch, build)
+        nvidia = nvidia_distributions(env)
+        cuda = is_cuda_build(stack.torch, build)
+        framework = stack.framework
+        findings.append(Finding(
+            id="ND-TORCH-001",
+            category=CATEGORY,
+            severity=SEVERITY_ERROR,
+            title=f"torch {shown} replaced the torch {major_minor(stack.framework_torch)} that "
+                  f"{framework.display_name} {framework.version} is built for",
+            detail=(f"{framework.display_name} {framework.version} is built for torch {stack.framework_torch}; "
+                    f"this environment has torch {shown}.{_cuda_note(nvidia, cuda)} "
+                    "`import torch_neuronx` fails with `undefined symbol` in _XLAC. A later "
+                    "`pip install` of a package that wants a newer torch usually does this."),
+            evidence={"venv": env.path, "torch": shown, framework.name: framework.version,
+                      "torch_location": stack.torch.location, "nvidia_packages": len(nvidia)},
+            fix=_reinstall_commands(ctx, env, stack, stack.framework_torch) + _uninstall_nvidia(env, nvidia),
+            docs=["https://awsdocs-neuron.readthedocs-hosted.com/en/latest/archive/nxd-training/"
+                  "training-troubleshooting.html"],
+        ))
+    return findings
+
+
+def cuda_torch_in_neuron_env(ctx: RuleContext) -> list[Finding]:
+    """ND-TORCH-002: the right torch X.Y, but PyPI's CUDA build with GBs of nvidia-* packages."""
+    findings = []
+    for env in ctx.facts.environments:
+        stack = ctx.torch_stack(env)
+        if stack.framework is None or stack.torch is None or stack.framework_torch is None:
+            continue
+        if major_minor(stack.torch.version) != major_minor(stack.framework_torch):
+            continue  # ND-TORCH-001 reports it, CUDA included
+        build = env.torch_build()
+        nvidia = nvidia_distributions(env)
+        if not is_cuda_build(stack.torch, build) and not nvidia:
+            continue
+        shown = torch_version_shown(stack.torch, build)
+        cpu_spec = quoted(f"torch=={stack.torch.version.split('+')[0]}+cpu")
+        findings.append(Finding(
+            id="ND-TORCH-002",
+            category=CATEGORY,
+            severity=SEVERITY_WARNING,
+            title=(f"torch {shown} is a CUDA build from PyPI ({len(nvidia)} nvidia-* packages) in a Neuron "
+                   "environment" if is_cuda_build(stack.torch, build)
+                   else f"{len(nvidia)} nvidia-* packages left in a Neuron environment"),
+            detail=("torch-neuronx runs with it, but the CUDA libraries are unused on Trainium/Inferentia, "
+                    "take gigabytes, and show that torch was resolved from PyPI rather than pinned with the "
+                    "Neuron packages: the next upgrade can replace it with another X.Y. "
+                    + str(ctx.catalog.compat.get("cuda_torch_source", ""))),
+            evidence={"venv": env.path, "torch": shown, "cuda": build.cuda if build else None,
+                      "nvidia_packages": [dist.display_name for dist in nvidia]},
+            fix=[pip_command(env, "install", "--force-reinstall", "--no-deps", cpu_spec, "--index-url",
+                             str(ctx.catalog.compat.get("torch_cpu_index"))), *_uninstall_nvidia(env, nvidia)],
+        ))
+    return findings
+
+
+def torch_xla_mismatch(ctx: RuleContext) -> list[Finding]:
+    """ND-TORCH-003: torch-xla X.Y differs from torch X.Y (torch-xla is built for one exact torch)."""
+    findings = []
+    for env in ctx.facts.environments:
+        stack = ctx.torch_stack(env)
+        if stack.torch is None or stack.torch_xla is None:
+            continue
+        if major_minor(stack.torch.version) == major_minor(stack.torch_xla.version):
+            continue
+        wanted = stack.framework_torch or stack.torch.version.split("+")[0]
+        specs = [quoted(f"torch=={wanted}"), quoted(f"torch-xla=={wanted}")]
+        findings.append(Finding(
+            id="ND-TORCH-003",
+            category=CATEGORY,
+            severity=SEVERITY_ERROR,
+            title=f"torch-xla {stack.torch_xla.version} does not match torch {stack.torch.version}",
+            detail=("torch-xla is compiled against one torch release; with another X.Y `import torch_xla` "
+                    "fails with `undefined symbol` in _XLAC."),
+            evidence={"venv": env.path, "torch": stack.torch.version, "torch-xla": stack.torch_xla.version},
+            fix=[pip_command(env, "install", *specs, "--extra-index-url", ctx.catalog.pip_repository)],
+        ))
+    return findings
+
+
+def duplicate_torch(ctx: RuleContext) -> list[Finding]:
+    """ND-TORCH-004: two torch dist-infos in one site-packages (an interrupted or mixed replace)."""
+    findings = []
+    for env in ctx.facts.environments:
+        for site in env.site_dirs:
+            torches = [dist for dist in site.distributions if dist.name == "torch"]
+            if len(torches) < 2:
+                continue
+            stack = ctx.torch_stack(env)
+            wanted = stack.framework_torch or torches[0].version.split("+")[0]
+            stale = [dist for dist in torches if dist.version.split("+")[0] != wanted] or torches[1:]
+            findings.append(Finding(
+                id="ND-TORCH-004",
+                category=CATEGORY,
+                severity=SEVERITY_ERROR,
+                title=f"{len(torches)} torch installs recorded in {site.path}: "
+                      + ", ".join(dist.version for dist in torches),
+                detail=("Two torch dist-infos in one directory mean one install overwrote the other's files "
+                        "without removing its record: `import torch` loads a mixture of both."),
+                evidence={"venv": env.path, "dist_infos": [dist.metadata_dir for dist in torches]},
+                fix=[f"rm -rf {quoted(dist.metadata_dir)}" for dist in stale]
+                + [pip_command(env, "install", "--force-reinstall", "--no-deps", quoted(f"torch=={wanted}"),
+                               "--extra-index-url", ctx.catalog.pip_repository)],
+            ))
+    return findings
+
+
+RULES = (torch_version_mismatch, cuda_torch_in_neuron_env, torch_xla_mismatch, duplicate_torch)

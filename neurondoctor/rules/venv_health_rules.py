@@ -1,0 +1,86 @@
+"""broken-venv: the environment's interpreter is gone, it would not run, or its metadata is damaged."""
+
+from __future__ import annotations
+
+from neurondoctor.facts import PythonEnvironment
+from neurondoctor.rules.context import RuleContext, quoted
+from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
+
+CATEGORY = "broken-venv"
+
+
+def _recreate_commands(env: PythonEnvironment) -> list[str]:
+    python = env.python_major_minor or "3"
+    return [f"python{python} -m venv --upgrade {quoted(env.path)}"]
+
+
+def missing_interpreter(ctx: RuleContext) -> list[Finding]:
+    """ND-VENV-001: bin/python leads nowhere (the base Python was removed or upgraded away)."""
+    findings = []
+    for env in ctx.facts.environments:
+        if env.interpreter_exists:
+            continue
+        exists = env.exists
+        findings.append(Finding(
+            id="ND-VENV-001",
+            category=CATEGORY,
+            severity=SEVERITY_ERROR,
+            title=(f"the interpreter of {env.path} is gone" if exists else f"{env.path} does not exist"),
+            detail=((f"{env.interpreter or 'bin/python'} points to {env.interpreter_target or 'nothing'}, which "
+                     f"does not exist: the environment's Python {env.python_version or ''} was removed or "
+                     "upgraded. Its packages are still listed below, but nothing in it can run. Install "
+                     f"Python {env.python_major_minor or ''} again, then repoint the environment.")
+                    if exists else "Check the path given with --venv."),
+            evidence={"venv": env.path, "interpreter": env.interpreter, "target": env.interpreter_target,
+                      "home": env.pyvenv_cfg.get("home")},
+            fix=_recreate_commands(env) if exists else [],
+        ))
+    return findings
+
+
+def interpreter_failed(ctx: RuleContext) -> list[Finding]:
+    """ND-VENV-002: the interpreter exists but the live inspection could not run it."""
+    findings = []
+    for env in ctx.facts.environments:
+        if env.mode != "live" or not env.interpreter_exists or env.site_dirs or not env.problems:
+            continue
+        findings.append(Finding(
+            id="ND-VENV-002",
+            category=CATEGORY,
+            severity=SEVERITY_ERROR,
+            title=f"{env.interpreter} did not run a standard-library script",
+            detail="; ".join(env.problems),
+            evidence={"interpreter": env.interpreter, "problems": env.problems},
+            fix=[f"{quoted(env.interpreter)} -I -c 'import sys; print(sys.version)'"],
+        ))
+    return findings
+
+
+def damaged_metadata(ctx: RuleContext) -> list[Finding]:
+    """ND-VENV-003: unreadable site-packages, a missing pyvenv.cfg, or dist-infos pip cannot parse."""
+    findings = []
+    for env in ctx.facts.environments:
+        if not env.exists:
+            continue
+        problems = [problem for problem in env.problems if env.mode == "static"]
+        problems += [f"{site.path}: {site.error}" for site in env.site_dirs
+                     if site.error and site.error != "missing"]
+        damaged = [dist for site in env.site_dirs for dist in site.distributions if dist.problems]
+        problems += [f"{dist.metadata_dir}: {'; '.join(dist.problems)}" for dist in damaged]
+        if not problems:
+            continue
+        findings.append(Finding(
+            id="ND-VENV-003",
+            category=CATEGORY,
+            severity=SEVERITY_WARNING,
+            title=f"{len(problems)} damaged or unreadable item(s) in {env.path}",
+            detail="What could not be read is left out of the other checks, so they may miss problems there.",
+            evidence={"venv": env.path, "problems": problems[:20]},
+            fix=[f"{quoted(env.interpreter)} -m pip install --force-reinstall --no-deps "
+                 + " ".join(quoted(f"{dist.display_name}=={dist.version}") for dist in damaged)]
+            if damaged and env.interpreter_exists else [],
+        ))
+    return findings
+
+
+RULES = (missing_interpreter, interpreter_failed, damaged_metadata)
