@@ -70,3 +70,8 @@ def pip_command(env: PythonEnvironment, *args: str) -> str:
 
 def quoted(text: str) -> str:
     return shlex.quote(text)
+
+
+def pin(name: str, version: str) -> str:
+    """`'torch==2.9.0'`: always quoted, as the docs write requirement specifiers for a shell."""
+    return "'" + f"{name}=={version}".replace("'", "") + "'"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from neurondoctor.facts import PythonEnvironment
 from neurondoctor.neuron_version import normalize_package_name
-from neurondoctor.rules.context import RuleContext, pip_command, quoted
+from neurondoctor.rules.context import RuleContext, pin, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, Finding
 from neurondoctor.rules.release_detection import EnvironmentRelease, PackageReleases
 
@@ -38,7 +38,7 @@ def realign_command(ctx: RuleContext, env: PythonEnvironment, verdict: Environme
     wanted = version_in_release(ctx, release, package.dist.name, package.dist.version)
     if wanted is None:
         return [pip_command(env, "uninstall", "-y", package.dist.display_name)]
-    return [pip_command(env, "install", quoted(f"{package.dist.display_name}=={wanted}"),
+    return [pip_command(env, "install", pin(package.dist.display_name, wanted),
                         "--extra-index-url", ctx.catalog.pip_repository)]
 
 
@@ -116,7 +116,7 @@ def missing_framework_partners(ctx: RuleContext) -> list[Finding]:
             missing.append("torch-xla")
         if not missing:
             continue
-        specs = [quoted(f"{name}=={stack.framework_torch}") for name in missing]
+        specs = [pin(name, stack.framework_torch) for name in missing]
         findings.append(Finding(
             id="ND-PIN-003",
             category=CATEGORY,

@@ -12,7 +12,7 @@ from typing import Optional
 
 from neurondoctor.facts import PipConfigSource
 from neurondoctor.neuron_version import release_tuple
-from neurondoctor.rules.context import RuleContext, pip_command, quoted
+from neurondoctor.rules.context import RuleContext, pin, pip_command, quoted
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 
 CATEGORY = "wrong-pip-index"
@@ -41,7 +41,7 @@ def placeholder_packages(ctx: RuleContext) -> list[Finding]:
             if not dist.placeholder:
                 continue
             wanted = newest_version_for(ctx, dist.name, env.python_major_minor)
-            spec = quoted(f"{dist.display_name}=={wanted}") if wanted else dist.display_name
+            spec = pin(dist.display_name, wanted) if wanted else dist.display_name
             findings.append(Finding(
                 id="ND-PIP-001",
                 category=CATEGORY,

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Optional
 
 from neurondoctor.facts import PythonEnvironment
-from neurondoctor.neuron_version import normalize_neuron_version
-from neurondoctor.rules.context import RuleContext, quoted
+from neurondoctor.neuron_version import normalize_neuron_version, release_tuple
+from neurondoctor.rules.context import RuleContext, pin, quoted
 from neurondoctor.rules.finding import SEVERITY_ERROR, Finding
 
 
@@ -30,12 +30,18 @@ def _rebuild_commands(ctx: RuleContext, env: PythonEnvironment, release: str, py
     for name in ("neuronx-cc", "torch-neuronx"):
         entries = ctx.catalog.entries(release, name)
         if entries:
-            pins.append(quoted(f"{entries[0].manifest_name}=={entries[0].version}"))
+            pins.append(pin(entries[0].manifest_name, entries[0].version))
     commands = [f"python{python} -m venv {quoted(new_dir)}"]
     if pins:
         commands.append(f"{quoted(new_dir + '/bin/python')} -m pip install {' '.join(pins)} "
                         f"--extra-index-url {ctx.catalog.pip_repository}")
     return commands
+
+
+def closest_supported(python: str, supported: list[str]) -> str:
+    """The next supported Python above this one (the smallest move), else the newest supported."""
+    above = [version for version in supported if release_tuple(version) > release_tuple(python)]
+    return above[0] if above else supported[-1]
 
 
 def unsupported_python(ctx: RuleContext) -> list[Finding]:
@@ -58,8 +64,8 @@ def unsupported_python(ctx: RuleContext) -> list[Finding]:
                 refused[name] = supported
         if not refused:
             continue
-        wanted = sorted({version for versions in refused.values() for version in versions})
-        choice = wanted[-1]
+        wanted = sorted({version for versions in refused.values() for version in versions}, key=release_tuple)
+        choice = closest_supported(python, wanted)
         findings.append(Finding(
             id="ND-PY-001",
             category="python-unsupported",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from neurondoctor.facts import SITE_ROLE_PYTHONPATH, SITE_ROLE_USER, Distribution, PythonEnvironment, SiteDir
 from neurondoctor.neuron_version import release_tuple
-from neurondoctor.rules.context import RuleContext, pip_command, quoted
+from neurondoctor.rules.context import RuleContext, pin, pip_command, quoted
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 
 TORCH_FAMILY = frozenset({"torch", "torch-xla", "torchvision", "torchaudio"})
@@ -99,7 +99,7 @@ def _reinstall_one(env: PythonEnvironment, dists: list[Distribution]) -> list[st
     newest = max(dists, key=lambda dist: release_tuple(dist.version))
     return [f"rm -rf {' '.join(quoted(dist.metadata_dir) for dist in dists)}",
             pip_command(env, "install", "--force-reinstall", "--no-deps",
-                        quoted(f"{newest.display_name}=={newest.version}"))]
+                        pin(newest.display_name, newest.version))]
 
 
 RULES = (shadowing_copies, duplicate_records)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from neurondoctor.facts import Distribution, PythonEnvironment, TorchBuild
 from neurondoctor.neuron_version import major_minor
-from neurondoctor.rules.context import RuleContext, TorchStack, pip_command, quoted
+from neurondoctor.rules.context import RuleContext, TorchStack, pin, pip_command, quoted
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 
 CATEGORY = "stock-torch-conflict"
@@ -36,9 +36,9 @@ def is_cuda_build(torch: Distribution, build: TorchBuild | None) -> bool:
 
 
 def _reinstall_commands(ctx: RuleContext, env: PythonEnvironment, stack: TorchStack, torch: str) -> list[str]:
-    specs = [quoted(f"torch=={torch}")]
+    specs = [pin("torch", torch)]
     if stack.stack == "xla":
-        specs.append(quoted(f"torch-xla=={torch}"))
+        specs.append(pin("torch-xla", torch))
     return [pip_command(env, "install", *specs, "--extra-index-url", ctx.catalog.pip_repository)]
 
 
@@ -101,7 +101,7 @@ def cuda_torch_in_neuron_env(ctx: RuleContext) -> list[Finding]:
         if not is_cuda_build(stack.torch, build) and not nvidia:
             continue
         shown = torch_version_shown(stack.torch, build)
-        cpu_spec = quoted(f"torch=={stack.torch.version.split('+')[0]}+cpu")
+        cpu_spec = pin("torch", stack.torch.version.split("+")[0] + "+cpu")
         findings.append(Finding(
             id="ND-TORCH-002",
             category=CATEGORY,
@@ -131,7 +131,7 @@ def torch_xla_mismatch(ctx: RuleContext) -> list[Finding]:
         if major_minor(stack.torch.version) == major_minor(stack.torch_xla.version):
             continue
         wanted = stack.framework_torch or stack.torch.version.split("+")[0]
-        specs = [quoted(f"torch=={wanted}"), quoted(f"torch-xla=={wanted}")]
+        specs = [pin("torch", wanted), pin("torch-xla", wanted)]
         findings.append(Finding(
             id="ND-TORCH-003",
             category=CATEGORY,
@@ -166,7 +166,7 @@ def duplicate_torch(ctx: RuleContext) -> list[Finding]:
                         "without removing its record: `import torch` loads a mixture of both."),
                 evidence={"venv": env.path, "dist_infos": [dist.metadata_dir for dist in torches]},
                 fix=[f"rm -rf {quoted(dist.metadata_dir)}" for dist in stale]
-                + [pip_command(env, "install", "--force-reinstall", "--no-deps", quoted(f"torch=={wanted}"),
+                + [pip_command(env, "install", "--force-reinstall", "--no-deps", pin("torch", wanted),
                                "--extra-index-url", ctx.catalog.pip_repository)],
             ))
     return findings

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from neurondoctor.facts import PythonEnvironment
-from neurondoctor.rules.context import RuleContext, quoted
+from neurondoctor.rules.context import RuleContext, pin, quoted
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 
 CATEGORY = "broken-venv"
@@ -77,7 +77,7 @@ def damaged_metadata(ctx: RuleContext) -> list[Finding]:
             detail="What could not be read is left out of the other checks, so they may miss problems there.",
             evidence={"venv": env.path, "problems": problems[:20]},
             fix=[f"{quoted(env.interpreter)} -m pip install --force-reinstall --no-deps "
-                 + " ".join(quoted(f"{dist.display_name}=={dist.version}") for dist in damaged)]
+                 + " ".join(pin(dist.display_name, dist.version) for dist in damaged)]
             if damaged and env.interpreter_exists else [],
         ))
     return findings

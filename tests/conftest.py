@@ -1,0 +1,86 @@
+"""Shared fixtures: the release catalog, a factory of real venvs, fixture host roots, and the CLI runner."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, Optional
+
+import pytest
+
+from neurondoctor.release_data.catalog import ReleaseCatalog, load_catalog
+from tests.wheelhouse import VenvFactory
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def catalog() -> ReleaseCatalog:
+    loaded = load_catalog()
+    assert loaded.problems == []
+    return loaded
+
+
+@pytest.fixture(scope="session")
+def venvs(tmp_path_factory: pytest.TempPathFactory) -> VenvFactory:
+    return VenvFactory(base=tmp_path_factory.mktemp("venvs"), wheel_dir=tmp_path_factory.mktemp("wheels"))
+
+
+def make_host_root(root: Path, instance_type: Optional[str] = "trn1.2xlarge",
+                   pip_conf: Optional[str] = None) -> Path:
+    """A host tree at the real paths: DMI identity and, optionally, `/etc/pip.conf`."""
+    dmi = root / "sys/devices/virtual/dmi/id"
+    dmi.mkdir(parents=True, exist_ok=True)
+    if instance_type:
+        (dmi / "sys_vendor").write_text("Amazon EC2\n")
+        (dmi / "product_name").write_text(f"{instance_type}\n")
+    (root / "etc").mkdir(exist_ok=True)
+    if pip_conf is not None:
+        (root / "etc/pip.conf").write_text(pip_conf)
+    return root
+
+
+@pytest.fixture
+def host_root(tmp_path: Path) -> Path:
+    return make_host_root(tmp_path / "root")
+
+
+def cli_env(extra: Optional[dict[str, str]] = None) -> dict[str, str]:
+    """The test process's environment without an active venv (so discovery is not steered by it)."""
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONPATH")}
+    env.update(extra or {})
+    return env
+
+
+def run_cli(args: Sequence[str], env: Optional[dict[str, str]] = None, prefix: Sequence[str] = (),
+            timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """`python -m neurondoctor ARGS` as a user runs it, in a subprocess."""
+    return subprocess.run([*prefix, sys.executable, "-m", "neurondoctor", *args], capture_output=True, text=True,
+                          env=env or cli_env(), timeout=timeout, cwd=str(REPO))
+
+
+def check_json(args: Sequence[str], env: Optional[dict[str, str]] = None,
+               prefix: Sequence[str] = ()) -> tuple[int, dict[str, Any], str]:
+    """Run `check --json ARGS`; stdout must be exactly one JSON document."""
+    result = run_cli(["check", "--json", *args], env=env, prefix=prefix)
+    document = json.loads(result.stdout)
+    return result.returncode, document, result.stderr
+
+
+def findings_by_id(document: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for finding in document["findings"]:
+        grouped.setdefault(finding["id"], []).append(finding)
+    return grouped
+
+
+@pytest.fixture
+def clean_environ(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    for variable in ("VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONPATH"):
+        monkeypatch.delenv(variable, raising=False)
+    yield

@@ -1,0 +1,79 @@
+"""Test environments built from small specs: the Neuron packages of a release, and ways to break them.
+
+Versions are written out from neuron-facts.md §1.3 and §2 (the release table and the official pins), not
+read from the manifests under test, so a loader bug cannot make a broken fixture look healthy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from tests.wheelhouse import PLACEHOLDER_INIT, WheelSpec, torch_files
+
+NEURON_REPO = "https://pip.repos.neuron.amazonaws.com"
+
+
+@dataclass(frozen=True)
+class ReleaseStack:
+    torch_neuronx: str
+    neuronx_cc: str
+    libneuronxla: str
+    torch: str
+    torch_xla: str
+
+
+# neuron-facts.md §1.3; 2.32.0 is the official install: 2.32 compiler + 2.31 torch-neuronx (§2).
+HEALTHY_STACKS = {
+    "2.26.1": ReleaseStack("2.8.0.2.10.16998", "2.21.33363.0+82129205", "2.2.12677.0", "2.8.0", "2.8.1"),
+    "2.28.1": ReleaseStack("2.9.0.2.12.22436", "2.23.6484.0", "2.2.15515.0", "2.9.0", "2.9.0"),
+    "2.29.1": ReleaseStack("2.9.0.2.13.26312", "2.24.8799.0", "2.2.16408.0", "2.9.0", "2.9.0"),
+    "2.30.0": ReleaseStack("2.9.0.2.14.27725", "2.25.3371.0", "2.2.16974.0", "2.9.0", "2.9.0"),
+    "2.31.1": ReleaseStack("2.9.0.2.15.32035", "2.26.6360.0+bd4c5f4b", "2.2.17544.0", "2.9.0", "2.9.0"),
+    "2.32.0": ReleaseStack("2.9.0.2.15.32035", "2.27.5334.0", "2.2.17544.0", "2.9.0", "2.9.0"),
+}
+
+
+def torch_wheel(version: str, version_py: Optional[str] = None, cuda: Optional[str] = None,
+                requires: tuple[str, ...] = ()) -> WheelSpec:
+    shown = version_py or (version if "+" in version else f"{version}+cpu")
+    return WheelSpec("torch", version, requires=requires, files=torch_files(shown, cuda))
+
+
+def simple_wheel(name: str, version: str, requires: tuple[str, ...] = ()) -> WheelSpec:
+    module = name.replace("-", "_")
+    return WheelSpec(name, version, requires=requires,
+                     files=((f"{module}/__init__.py", f'__version__ = "{version}"\n'),))
+
+
+def stack_wheels(stack: ReleaseStack, torch: Optional[WheelSpec] = None) -> list[WheelSpec]:
+    """The packages `pip install neuronx-cc==… torch-neuronx==…` leaves, torch as the CPU build."""
+    torch_xy = ".".join(stack.torch.split(".")[:2])
+    return [
+        simple_wheel("torch-neuronx", stack.torch_neuronx,
+                     (f"torch=={torch_xy}.*", f"torch-xla=={torch_xy}.*", "libneuronxla<3.0,>=2.2",
+                      "protobuf>=3.20")),
+        simple_wheel("neuronx-cc", stack.neuronx_cc, ("protobuf>3",)),
+        simple_wheel("libneuronxla", stack.libneuronxla),
+        torch or torch_wheel(stack.torch),
+        simple_wheel("torch-xla", stack.torch_xla, (f"torch=={stack.torch}",)),
+        simple_wheel("numpy", "1.26.4"),
+    ]
+
+
+NVIDIA_PACKAGES = ("nvidia-cublas-cu12", "nvidia-cuda-runtime-cu12", "nvidia-cudnn-cu12", "nvidia-nccl-cu12")
+
+
+def cuda_torch_wheels(version: str) -> list[WheelSpec]:
+    """PyPI's x86_64 torch: dist version `X.Y.Z`, version.py `X.Y.Z+cu128`, `cuda = '12.8'`, nvidia-* deps."""
+    requires = tuple(f"{name}==12.8.0; platform_system == \"Linux\"" for name in NVIDIA_PACKAGES)
+    torch = torch_wheel(version, version_py=f"{version}+cu128", cuda="12.8", requires=requires)
+    return [torch] + [simple_wheel(name, "12.8.0") for name in NVIDIA_PACKAGES]
+
+
+def placeholder_wheel(name: str, version: str) -> WheelSpec:
+    """PyPI's placeholder as published: one `raise ImportError("WRONG PACKAGE …")` line."""
+    module = name.replace("-", "_")
+    return WheelSpec(name, version, files=((f"{module}/__init__.py", PLACEHOLDER_INIT),),
+                     description="WRONG PACKAGE. Please install the package from Neuron Repository - "
+                                 "pip.repos.neuron.amazonaws.com")
