@@ -84,3 +84,26 @@ def clean_environ(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     for variable in ("VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONPATH"):
         monkeypatch.delenv(variable, raising=False)
     yield
+
+
+def local_torch_wheel_dir(version: str = "2.13.0") -> Optional[Path]:
+    """The directory holding this machine's CPU torch wheel (machine-notes.md), if any."""
+    candidates = [*os.environ.get("PIP_FIND_LINKS", "").split(), "/opt/wheels"]
+    for directory in filter(None, candidates):
+        if any(Path(directory).glob(f"torch-{version}*cp{sys.version_info[0]}{sys.version_info[1]}*.whl")):
+            return Path(directory)
+    return None
+
+
+@pytest.fixture(scope="session")
+def torch_cpu_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A venv with the real torch 2.13.0 CPU wheel installed by pip (about 16 s, 900 MB)."""
+    wheels = local_torch_wheel_dir()
+    if wheels is None:
+        pytest.skip("needs the local torch 2.13.0 CPU wheel (see machine-notes.md)")
+    venv = tmp_path_factory.mktemp("torch") / "torch-2.13-cpu"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "--quiet",
+                    "--disable-pip-version-check", "--find-links", str(wheels), "torch==2.13.0"],
+                   check=True, capture_output=True, timeout=900)
+    return venv

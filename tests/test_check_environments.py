@@ -54,7 +54,8 @@ def test_cuda_torch_with_matching_version_is_a_warning(venvs: VenvFactory, host_
     assert (finding["category"], finding["severity"]) == ("stock-torch-conflict", "warning")
     assert finding["evidence"]["torch"] == "2.9.0+cu128"
     assert len(finding["evidence"]["nvidia_packages"]) == 4
-    assert finding["fix"][0].startswith(f"{venv_python(venv)} -m pip install --force-reinstall --no-deps 'torch==2.9.0+cpu'")
+    reinstall = f"{venv_python(venv)} -m pip install --force-reinstall --no-deps 'torch==2.9.0+cpu' --index-url "
+    assert finding["fix"][0].startswith(reinstall)
     assert finding["fix"][1].startswith(f"{venv_python(venv)} -m pip uninstall -y nvidia-")
     assert code == 0
     strict_code, _, _ = check_json(["--root", str(host_root), "--venv", str(venv), "--strict"])

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -61,7 +62,8 @@ def build_wheel(spec: WheelSpec, out_dir: Path) -> Path:
     top_levels = sorted({path.split("/", 1)[0] for path in files if "/" in path})
     members = {path: text.encode() for path, text in files.items()}
     members[f"{info}/METADATA"] = metadata_text.encode()
-    members[f"{info}/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: bdist_wheel (0.43.0)\nRoot-Is-Purelib: true\nTag: py3-none-any\n\n"
+    members[f"{info}/WHEEL"] = (b"Wheel-Version: 1.0\nGenerator: bdist_wheel (0.43.0)\nRoot-Is-Purelib: true\n"
+                                b"Tag: py3-none-any\n\n")
     members[f"{info}/top_level.txt"] = ("\n".join(top_levels) + "\n").encode()
     record = [_record_line(path, data) for path, data in members.items()] + [f"{info}/RECORD,,"]
     members[f"{info}/RECORD"] = ("\n".join(record) + "\n").encode()
@@ -120,3 +122,24 @@ def venv_python(venv: Path) -> Path:
 def write_pip_conf(venv: Path, extra_index: str = "https://pip.repos.neuron.amazonaws.com") -> None:
     """What `python -m pip config --site set global.extra-index-url …` writes."""
     (venv / "pip.conf").write_text(f"[global]\nextra-index-url = {extra_index}\n", encoding="utf-8")
+
+
+def install_image_interpreter(root: Path, version: str) -> str:
+    """Put `usr/bin/pythonX.Y` into a host tree, as an AMI has it; returns its in-root path."""
+    interpreter = root / "usr" / "bin" / f"python{version}"
+    interpreter.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(Path(sys.executable).resolve(), interpreter)
+    interpreter.chmod(0o755)
+    return f"/usr/bin/python{version}"
+
+
+def repoint_to_image_interpreter(venv: Path, inner_interpreter: str) -> None:
+    """What `pythonX.Y -m venv` leaves inside the image: absolute links to the image's interpreter."""
+    for link in (venv / "bin").iterdir():
+        if link.is_symlink() and link.name.startswith("python"):
+            link.unlink()
+            link.symlink_to(inner_interpreter)
+    cfg = venv / "pyvenv.cfg"
+    lines = [f"home = {Path(inner_interpreter).parent}" if line.startswith("home") else line
+             for line in cfg.read_text().splitlines()]
+    cfg.write_text("\n".join(lines) + "\n")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Optional
 
@@ -18,13 +19,15 @@ from neurondoctor.neuron_version import normalize_package_name
 METADATA_LIMIT = 1 << 20
 PLACEHOLDER_MARKER = b"WRONG PACKAGE"
 _SMALL_FILE = 8192
+# top_level.txt names importable modules; anything else (a path, a NUL byte) is not followed.
+_MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
 
 
 def _read_bytes(path: Path, limit: int) -> Optional[bytes]:
     try:
         with path.open("rb") as handle:
             return handle.read(limit)
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL byte in a name read from metadata
         return None
 
 
@@ -125,10 +128,12 @@ def read_distribution(site: Path, entry_name: str) -> Optional[Distribution]:
         problems.append(f"{metadata_file.name} has no Name/Version header; using the directory name")
     installer_text = _read_small_text(meta_path / "INSTALLER") if kind == "dist-info" else None
     top_text = _read_small_text(meta_path / "top_level.txt") if meta_path.is_dir() else None
-    top_level = [line.strip() for line in (top_text or "").splitlines() if line.strip()]
+    top_level = [line.strip() for line in (top_text or "").splitlines() if _MODULE_NAME.match(line.strip())]
     url, editable = _direct_url(meta_path) if kind == "dist-info" else (None, False)
     placeholder = bool(data is not None and len(data) < _SMALL_FILE and PLACEHOLDER_MARKER in data)
-    placeholder = placeholder or _placeholder_code(site, top_level or [normalize_package_name(display_name)])
+    module_guess = normalize_package_name(display_name).replace("-", "_")
+    placeholder = placeholder or _placeholder_code(
+        site, top_level or ([module_guess] if _MODULE_NAME.match(module_guess) else []))
     return Distribution(
         name=normalize_package_name(display_name),
         display_name=display_name,

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The project's one test command (README, .ci/run): makes .venv if needed, installs the project with its
+# test extras, then lints (ruff), type-checks (mypy --strict) and runs the tests (pytest). Extra
+# arguments go to pytest, e.g. `bash scripts/test.sh -k manifests`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+    "$PYTHON" -m venv .venv
+fi
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+.venv/bin/ruff check neurondoctor scripts tests
+.venv/bin/mypy
+exec .venv/bin/python -m pytest "$@"

@@ -1,0 +1,34 @@
+"""`neurondoctor manifests list|show`."""
+
+from __future__ import annotations
+
+import re
+
+from tests.conftest import run_cli
+
+
+def test_manifests_list_shows_every_release() -> None:
+    result = run_cli(["manifests", "list"])
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    rows = [line for line in lines if re.match(r"^\d+\.\d+\.\d+ ", line)]
+    assert len(rows) == 51
+    newest = rows[0].split()
+    assert newest[:6] == ["2.32.0", "2.30.2.0", "2.34.10.0", "2.34.10.0", "2.32.28.0", "2.27.5334.0"]
+    assert "2.9.0.2.15.32035*" in rows[0]
+    assert "51 releases" in result.stdout
+
+
+def test_manifests_show_one_release() -> None:
+    result = run_cli(["manifests", "show", "2.31.1"])
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("Neuron 2.31.1: 30 packages")
+    torch_neuronx = next(line for line in result.stdout.splitlines() if line.startswith("torch-neuronx "))
+    assert torch_neuronx.split()[:2] == ["torch-neuronx", "2.9.0.2.15.32035"]
+    assert "3.11, 3.12, 3.13" in torch_neuronx
+
+
+def test_manifests_show_unknown_release() -> None:
+    result = run_cli(["manifests", "show", "2.99.0"])
+    assert result.returncode == 2
+    assert result.stderr.strip().startswith("error: 2.99.0: not a known Neuron release")

@@ -1,0 +1,105 @@
+"""Terminal, Markdown and JSON renderings of one report; exit codes; select/skip; a crashing rule."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from neurondoctor.check_run import CheckOptions, run_check
+from neurondoctor.release_data.catalog import ReleaseCatalog
+from neurondoctor.report.markdown import render_markdown
+from neurondoctor.report.model import SCHEMA
+from neurondoctor.report.terminal import render_terminal
+from neurondoctor.rules import registry
+from tests.conftest import run_cli
+from tests.neuron_envs import HEALTHY_STACKS, cuda_torch_wheels, stack_wheels
+from tests.wheelhouse import VenvFactory, venv_python, write_pip_conf
+
+
+@pytest.fixture(scope="module")
+def broken_venv(venvs: VenvFactory) -> Path:
+    venv = venvs.create("reporters-broken")
+    cuda = cuda_torch_wheels("2.10.0")
+    venvs.install(venv, stack_wheels(HEALTHY_STACKS["2.31.1"], torch=cuda[0]) + cuda[1:])
+    write_pip_conf(venv)
+    return venv
+
+
+def test_terminal_report_leads_with_the_verdict_and_the_fix(broken_venv: Path, host_root: Path) -> None:
+    result = run_cli(["check", "--root", str(host_root), "--venv", str(broken_venv)])
+    assert result.returncode == 1
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("neurondoctor 0.1.0 · trn1.2xlarge · root ")
+    assert any(line.startswith(f"Python   {broken_venv} (") and "torch 2.10.0+cu128 (cuda)" in line
+               for line in lines)
+    stack_line = next(line for line in lines if "PyTorch stack" in line)
+    assert stack_line.startswith("[✗] PyTorch stack") and "replaced the torch 2.9" in stack_line
+    fix_line = next(line for line in lines if "Fix:" in line)
+    assert f"{venv_python(broken_venv)} -m pip install 'torch==2.9.0' 'torch-xla==2.9.0'" in fix_line
+    assert lines[-1].startswith("2 errors.")
+    assert next(line for line in lines if "Python environment" in line).startswith("[✓]")
+
+
+def test_verbose_adds_facts_and_timings(broken_venv: Path, host_root: Path) -> None:
+    result = run_cli(["check", "-v", "--root", str(host_root), "--venv", str(broken_venv)])
+    assert "Facts" in result.stdout and " ms]" in result.stdout
+    assert "venv: " in result.stdout and "distributions" in result.stdout
+
+
+def test_markdown_report_for_a_ticket(broken_venv: Path, host_root: Path) -> None:
+    result = run_cli(["check", "--format", "markdown", "--root", str(host_root), "--venv", str(broken_venv)])
+    assert result.stdout.startswith("## neurondoctor 0.1.0 report")
+    assert "| PyTorch stack | ERROR |" in result.stdout
+    assert "**ERROR ND-TORCH-001** (stock-torch-conflict)" in result.stdout
+    assert "```sh\n" in result.stdout
+    assert result.returncode == 1
+
+
+def test_json_document_shape(broken_venv: Path, host_root: Path, catalog: ReleaseCatalog) -> None:
+    report = run_check(CheckOptions(root=str(host_root), venvs=[str(broken_venv)], environ={}), catalog=catalog)
+    document = json.loads(json.dumps(report.to_json()))
+    assert document["schema"] == SCHEMA
+    assert set(document) >= {"tool", "generated_at", "root", "release", "checks", "findings", "facts", "summary"}
+    for finding in document["findings"]:
+        assert set(finding) == {"id", "category", "severity", "title", "detail", "evidence", "fix", "docs"}
+    assert document["summary"] == {"errors": 2, "warnings": 0, "info": 0}
+    assert {check["id"]: check["status"] for check in document["checks"]}["pytorch-stack"] == "error"
+    assert document["facts"]["host"]["instance_type"] == "trn1.2xlarge"
+    assert document["facts"]["environments"][0]["site_dirs"][0]["distributions"]
+
+
+def test_select_and_skip(broken_venv: Path, host_root: Path, catalog: ReleaseCatalog) -> None:
+    only_xla = run_check(CheckOptions(root=str(host_root), venvs=[str(broken_venv)], select=["ND-TORCH-003"],
+                                      environ={}), catalog=catalog)
+    assert [finding.id for finding in only_xla.findings] == ["ND-TORCH-003"]
+    assert [check.id for check in only_xla.checks] == ["pytorch-stack"]
+    skipped = run_check(CheckOptions(root=str(host_root), venvs=[str(broken_venv)], skip=["stock-torch-conflict"],
+                                     environ={}), catalog=catalog)
+    assert skipped.findings == [] and skipped.exit_code() == 0
+
+
+def test_a_crashing_rule_shows_as_crashed_and_the_others_report(broken_venv: Path, host_root: Path,
+                                                                 catalog: ReleaseCatalog,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    def explode(ctx: object) -> list[object]:
+        raise RuntimeError("boom")
+
+    crashing = registry.Check("pip-index", "Package index", (explode,), ("ND-PIP-",))
+    monkeypatch.setattr(registry, "CHECKS", (*registry.CHECKS[:3], crashing))
+    report = run_check(CheckOptions(root=str(host_root), venvs=[str(broken_venv)], environ={}), catalog=catalog)
+    statuses = {check.id: check.status for check in report.checks}
+    assert statuses["pip-index"] == "crashed" and statuses["pytorch-stack"] == "error"
+    stream = io.StringIO()
+    render_terminal(report, stream)
+    assert "[☠] Package index" in stream.getvalue() and "explode crashed: RuntimeError: boom" in stream.getvalue()
+    assert "## neurondoctor" in render_markdown(report)
+
+
+def test_non_neuron_machine_gets_a_short_report(tmp_path: Path) -> None:
+    result = run_cli(["check", "--root", str(tmp_path)])
+    assert result.returncode == 0
+    assert "no Python environment found" in result.stdout
+    assert len(result.stdout.splitlines()) < 12
