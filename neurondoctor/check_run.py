@@ -10,7 +10,6 @@ import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import Optional
 
 from neurondoctor import __version__
@@ -18,7 +17,6 @@ from neurondoctor.facts import Facts, HostFacts, PythonEnvironment
 from neurondoctor.host.instance_identity import read_instance_type
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.pyenv.discovery import discover_environments
-from neurondoctor.pyenv.live_interpreter import inspect_interpreter
 from neurondoctor.pyenv.static_venv import inspect_venv
 from neurondoctor.release_data.catalog import ReleaseCatalog, load_catalog
 from neurondoctor.report.model import (
@@ -81,6 +79,8 @@ def collect_environments(fs: RootFS, options: CheckOptions, timings: dict[str, f
         started = time.perf_counter()
         try:
             if live:
+                from neurondoctor.pyenv.live_interpreter import inspect_interpreter
+
                 environments.append(inspect_interpreter(fs, path, options.environ, discovered_by=reason))
             else:
                 environments.append(inspect_venv(fs, path, options.environ, discovered_by=reason))
@@ -162,7 +162,7 @@ def run_check(options: CheckOptions, catalog: Optional[ReleaseCatalog] = None) -
             internal.append(f"summarising {env.path} crashed: {type(error).__name__}: {error}")
     return Report(
         tool_version=__version__,
-        generated_at=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        generated_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         root=str(fs.root),
         facts=facts,
         environments=summaries,

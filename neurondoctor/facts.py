@@ -5,8 +5,8 @@ Everything here serialises to JSON with `dataclasses.asdict`; rules are tested b
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any, Optional
+from dataclasses import dataclass, field
+from typing import Optional
 
 # Where a site-packages directory sits in an interpreter's import order.
 SITE_ROLE_VENV = "venv"
@@ -155,6 +155,3 @@ class Facts:
     host: HostFacts
     environments: list[PythonEnvironment] = field(default_factory=list)
     environ: dict[str, str] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)

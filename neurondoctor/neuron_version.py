@@ -10,8 +10,6 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from packaging.version import InvalidVersion, Version
-
 _SUFFIX = re.compile(r"[+\-_~].*$")
 _DEV = re.compile(r"\.?dev\d*$")
 _NAME_SEPARATORS = re.compile(r"[-_.]+")
@@ -35,14 +33,6 @@ def normalize_neuron_version(raw: str) -> str:
     text = _SUFFIX.sub("", text)
     text = _DEV.sub("", text)
     return text.rstrip(".")
-
-
-def parse_version(raw: str) -> Optional[Version]:
-    """A comparable version, or None for strings such as `na` or `14.09.x` that are not PEP 440."""
-    try:
-        return Version(normalize_neuron_version(raw))
-    except InvalidVersion:
-        return None
 
 
 def release_tuple(raw: str) -> tuple[int, ...]:

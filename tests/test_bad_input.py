@@ -96,7 +96,7 @@ def test_unknown_format_and_selector_are_usage_errors() -> None:
     from tests.conftest import run_cli
 
     bad_format = run_cli(["check", "--format", "yaml"])
-    assert bad_format.returncode == 2 and "--format 'yaml'" in bad_format.stderr
+    assert bad_format.returncode == 2 and "--format: invalid choice: 'yaml'" in bad_format.stderr
     bad_select = run_cli(["check", "--select", "nonsense"])
     assert bad_select.returncode == 2 and "not a check" in bad_select.stderr
     bad_root = run_cli(["check", "--root", "/does/not/exist"])

@@ -11,7 +11,7 @@ import pytest
 from neurondoctor.check_run import CheckOptions, run_check
 from neurondoctor.release_data.catalog import ReleaseCatalog
 from neurondoctor.report.markdown import render_markdown
-from neurondoctor.report.model import SCHEMA
+from neurondoctor.report.model import SCHEMA, render_json
 from neurondoctor.report.terminal import render_terminal
 from neurondoctor.rules import registry
 from tests.conftest import run_cli
@@ -60,7 +60,7 @@ def test_markdown_report_for_a_ticket(broken_venv: Path, host_root: Path) -> Non
 
 def test_json_document_shape(broken_venv: Path, host_root: Path, catalog: ReleaseCatalog) -> None:
     report = run_check(CheckOptions(root=str(host_root), venvs=[str(broken_venv)], environ={}), catalog=catalog)
-    document = json.loads(json.dumps(report.to_json()))
+    document = json.loads(render_json(report))
     assert document["schema"] == SCHEMA
     assert set(document) >= {"tool", "generated_at", "root", "release", "checks", "findings", "facts", "summary"}
     for finding in document["findings"]:

@@ -7,7 +7,6 @@ laptop or CI machine still gets its Python line.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -52,5 +51,7 @@ def discover_environments(fs: RootFS, environ: Mapping[str, str]) -> list[Discov
     ]
     if found or not fs.is_live:
         return found
+    import shutil  # only on a live host with nothing else to inspect
+
     python = shutil.which("python3", path=environ.get("PATH"))
     return [DiscoveredEnvironment(python, True, "python3 on PATH")] if python else []

@@ -23,15 +23,15 @@ _SMALL_FILE = 8192
 _MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
 
 
-def _read_bytes(path: Path, limit: int) -> Optional[bytes]:
+def _read_bytes(path: str | Path, limit: int) -> Optional[bytes]:
     try:
-        with path.open("rb") as handle:
+        with open(path, "rb") as handle:
             return handle.read(limit)
     except (OSError, ValueError):  # ValueError: a NUL byte in a name read from metadata
         return None
 
 
-def _read_small_text(path: Path) -> Optional[str]:
+def _read_small_text(path: str | Path) -> Optional[str]:
     data = _read_bytes(path, 64 * 1024)
     return None if data is None else data.decode("utf-8", errors="replace")
 
@@ -77,8 +77,8 @@ def _name_version_from_dirname(entry_name: str) -> tuple[str, str]:
     return name, version.split("-")[0]
 
 
-def _direct_url(meta_dir: Path) -> tuple[Optional[str], bool]:
-    text = _read_small_text(meta_dir / "direct_url.json")
+def _direct_url(path: str) -> tuple[Optional[str], bool]:
+    text = _read_small_text(path)
     if text is None:
         return None, False
     try:
@@ -93,53 +93,67 @@ def _direct_url(meta_dir: Path) -> tuple[Optional[str], bool]:
     return (str(url) if url is not None else None), editable
 
 
-def _placeholder_code(site: Path, top_level: list[str]) -> bool:
+def _placeholder_code(site: str, top_level: list[str]) -> bool:
     """PyPI's placeholder packages are one line: `raise ImportError("WRONG PACKAGE. ...")`."""
     for name in top_level[:3]:
-        data = _read_bytes(site / name / "__init__.py", 512)
+        data = _read_bytes(os.path.join(site, name, "__init__.py"), 512)
         if data is not None and PLACEHOLDER_MARKER in data:
             return True
     return False
 
 
+def _listing(path: str) -> Optional[set[str]]:
+    """File names in a metadata directory (one syscall instead of a failed open per absent file)."""
+    try:
+        return set(os.listdir(path))
+    except OSError:
+        return None
+
+
 def read_distribution(site: Path, entry_name: str) -> Optional[Distribution]:
     """The distribution recorded by `site/entry_name`, or None when the entry is not metadata at all."""
-    meta_path = site / entry_name
+    site_text = str(site)
+    meta_path = os.path.join(site_text, entry_name)
+    files = _listing(meta_path)
     if entry_name.endswith(".dist-info"):
-        kind, metadata_file = "dist-info", meta_path / "METADATA"
+        kind, metadata_name = "dist-info", "METADATA"
     elif entry_name.endswith(".egg-info"):
-        kind = "egg-info"
-        metadata_file = meta_path / "PKG-INFO" if meta_path.is_dir() else meta_path
+        kind, metadata_name = "egg-info", "PKG-INFO"
     else:
         return None
+    is_directory = files is not None or kind == "dist-info"  # an egg-info may be a single PKG-INFO file
+    metadata_file = os.path.join(meta_path, metadata_name) if is_directory else meta_path
     fallback_name, fallback_version = _name_version_from_dirname(entry_name)
     problems: list[str] = []
     headers: dict[str, str] = {}
     requires: list[str] = []
-    data = _read_bytes(metadata_file, METADATA_LIMIT)
+    data = _read_bytes(metadata_file, METADATA_LIMIT) if files is None or metadata_name in files else None
     if data is None:
-        problems.append(f"{metadata_file.name} missing or unreadable")
+        problems.append(f"{metadata_name} missing or unreadable")
     else:
         headers, requires, header_problems = parse_metadata_headers(data)
         problems.extend(header_problems)
     display_name = headers.get("name") or fallback_name
     version = headers.get("version") or fallback_version
-    if "name" not in headers or "version" not in headers:
-        problems.append(f"{metadata_file.name} has no Name/Version header; using the directory name")
-    installer_text = _read_small_text(meta_path / "INSTALLER") if kind == "dist-info" else None
-    top_text = _read_small_text(meta_path / "top_level.txt") if meta_path.is_dir() else None
+    if data is not None and ("name" not in headers or "version" not in headers):
+        problems.append(f"{metadata_name} has no Name/Version header; using the directory name")
+    present = files or set()
+    installer_text = _read_small_text(os.path.join(meta_path, "INSTALLER")) if "INSTALLER" in present else None
+    top_text = _read_small_text(os.path.join(meta_path, "top_level.txt")) if "top_level.txt" in present else None
     top_level = [line.strip() for line in (top_text or "").splitlines() if _MODULE_NAME.match(line.strip())]
-    url, editable = _direct_url(meta_path) if kind == "dist-info" else (None, False)
-    placeholder = bool(data is not None and len(data) < _SMALL_FILE and PLACEHOLDER_MARKER in data)
-    module_guess = normalize_package_name(display_name).replace("-", "_")
-    placeholder = placeholder or _placeholder_code(
-        site, top_level or ([module_guess] if _MODULE_NAME.match(module_guess) else []))
+    url, editable = (_direct_url(os.path.join(meta_path, "direct_url.json")) if "direct_url.json" in present
+                     else (None, False))
+    placeholder = False
+    if data is not None and len(data) < _SMALL_FILE:  # placeholders are tiny; real packages rarely are
+        module_guess = normalize_package_name(display_name).replace("-", "_")
+        placeholder = PLACEHOLDER_MARKER in data or _placeholder_code(
+            site_text, top_level or ([module_guess] if _MODULE_NAME.match(module_guess) else []))
     return Distribution(
         name=normalize_package_name(display_name),
         display_name=display_name,
         version=version,
-        location=str(site),
-        metadata_dir=str(meta_path),
+        location=site_text,
+        metadata_dir=meta_path,
         kind=kind,
         installer=(installer_text or "").strip() or None,
         requires=requires,

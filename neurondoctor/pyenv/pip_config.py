@@ -7,7 +7,6 @@ Credentials in URLs are redacted as they are read.
 
 from __future__ import annotations
 
-import configparser
 from collections.abc import Mapping
 from typing import Optional
 
@@ -24,6 +23,8 @@ def _split_urls(value: str) -> list[str]:
 
 def parse_pip_config(origin: str, text: str) -> PipConfigSource:
     """Index settings from one pip.conf text; a syntax error is recorded on the source."""
+    import configparser  # only when a pip.conf exists: it costs more than the rest of the scan
+
     source = PipConfigSource(origin=origin)
     parser = configparser.RawConfigParser(strict=False)
     try:

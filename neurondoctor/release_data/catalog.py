@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, NamedTuple, Optional
 
 from neurondoctor.neuron_version import normalize_neuron_version, normalize_package_name, release_tuple
 from neurondoctor.release_data.schema import (
@@ -25,20 +25,16 @@ from neurondoctor.release_data.schema import (
 MANIFEST_DIR_ENV = "NEURONDOCTOR_MANIFESTS"
 
 
-@dataclass(frozen=True)
-class PackageEntry:
-    """One package version as a release lists it."""
+class PackageEntry(NamedTuple):
+    """One package version as a release lists it (a tuple: about 2,000 are built on every run)."""
 
     name: str
     manifest_name: str
     version: str
+    normalized_version: str
     instances: tuple[str, ...]
     python: tuple[str, ...]
     carried_from: Optional[str] = None
-
-    @property
-    def normalized_version(self) -> str:
-        return normalize_neuron_version(self.version)
 
 
 @dataclass(frozen=True)
@@ -160,13 +156,9 @@ def _read_json(path: Path, check: Callable[[Any], None], problems: list[LoadProb
 
 def _entries_from(document: dict[str, Any]) -> tuple[PackageEntry, ...]:
     return tuple(
-        PackageEntry(
-            name=normalize_package_name(package["name"]),
-            manifest_name=package["name"],
-            version=package["version"],
-            instances=tuple(package["instances"]),
-            python=tuple(package["python"]),
-        )
+        PackageEntry(normalize_package_name(package["name"]), package["name"], package["version"],
+                     normalize_neuron_version(package["version"]), tuple(package["instances"]),
+                     tuple(package["python"]))
         for package in document["packages"]
     )
 
@@ -184,8 +176,7 @@ def _apply_carryover(releases: dict[str, tuple[PackageEntry, ...]], compat: dict
                     continue
                 if wanted_versions and entry.normalized_version not in wanted_versions:
                     continue
-                added.append(PackageEntry(entry.name, entry.manifest_name, entry.version, entry.instances,
-                                          entry.python, carried_from=item["from_release"]))
+                added.append(entry._replace(carried_from=item["from_release"]))
         releases[release] = releases[release] + tuple(added)
 
 

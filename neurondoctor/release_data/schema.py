@@ -98,6 +98,14 @@ def check_sdk_document(doc: Any) -> None:
                  "expected pip, os or na")
 
 
+def _well_formed_package(item: Any) -> bool:
+    """The common case in one expression; only a failure walks the slow path that names the field."""
+    return (type(item) is dict and type(item.get("name")) is str and item["name"] != ""
+            and type(item.get("version")) is str and item["version"] != ""
+            and type(item.get("instances")) is list and all(type(value) is str for value in item["instances"])
+            and type(item.get("python")) is list and all(type(value) is str for value in item["python"]))
+
+
 def check_release_document(doc: Any, expected_release: str) -> None:
     """`manifests/releases/X.Y.Z.json`: one release's packages."""
     top = _object(doc, "release")
@@ -106,6 +114,8 @@ def check_release_document(doc: Any, expected_release: str) -> None:
              f"expected {expected_release!r}, got {top.get('release')!r}")
     packages = top.get("packages")
     _require(isinstance(packages, list), "release.packages", "expected a list")
+    if all(_well_formed_package(package) for package in packages or []):
+        return
     for index, package in enumerate(packages or []):
         where = f"release.packages[{index}]"
         item = _object(package, where)

@@ -6,6 +6,7 @@ Exit codes (ARCHITECTURE.md §7): 0 no errors (warnings allowed), 1 errors (with
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field
 from typing import Any, Optional
 
@@ -104,6 +105,7 @@ class Report:
         return EXIT_OK
 
     def to_json(self) -> dict[str, Any]:
+        """The document with dataclass objects left in place; `render_json` serialises it without copying."""
         return {
             "schema": SCHEMA,
             "tool": {"name": "neurondoctor", "version": self.tool_version},
@@ -117,14 +119,26 @@ class Report:
                 "details": {env.path: {"releases": env.releases, "consistent": env.consistent,
                                        "anchor": env.anchor} for env in self.environments},
             },
-            "environments": [asdict(env) for env in self.environments],
+            "environments": self.environments,
             "checks": [check.to_json() for check in self.checks],
-            "findings": [asdict(finding) for finding in self.findings],
+            "findings": self.findings,
             "errors": [asdict(problem) for problem in self.input_problems]
             + [{"source": "neurondoctor", "message": message} for message in self.internal_problems],
-            "facts": self.facts.to_json(),
+            "facts": self.facts,
             "timings_ms": {"total": round(self.duration_ms, 2),
                            **{key: round(value, 2) for key, value in self.collector_timings_ms.items()}},
             "summary": {"errors": self.count(SEVERITY_ERROR), "warnings": self.count(SEVERITY_WARNING),
                         "info": self.count(SEVERITY_INFO)},
         }
+
+
+def _encode(value: object) -> Any:
+    """Dataclass facts and findings serialise as their fields (no deep copy, unlike `dataclasses.asdict`)."""
+    if hasattr(value, "__dataclass_fields__"):
+        return vars(value)
+    return str(value)
+
+
+def render_json(report: Report) -> str:
+    """The `--json` document: one line, exactly one JSON value."""
+    return json.dumps(report.to_json(), default=_encode)

@@ -6,7 +6,7 @@ and shared, so rules stay small and agree with each other.
 
 from __future__ import annotations
 
-import shlex
+import re
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -65,11 +65,17 @@ class RuleContext:
 
 def pip_command(env: PythonEnvironment, *args: str) -> str:
     """`<this env's interpreter> -m pip …`, quoted for a POSIX shell."""
-    return " ".join([shlex.quote(env.interpreter or "python3"), "-m", "pip", *args])
+    return " ".join([quoted(env.interpreter or "python3"), "-m", "pip", *args])
+
+
+_SHELL_SAFE = re.compile(r"^[\w@%+=:,./-]+$")
 
 
 def quoted(text: str) -> str:
-    return shlex.quote(text)
+    """POSIX shell quoting as `shlex.quote` does it (shlex is not imported on the check path)."""
+    if text and _SHELL_SAFE.match(text):
+        return text
+    return "'" + text.replace("'", "'\"'\"'") + "'"
 
 
 def pin(name: str, version: str) -> str:

@@ -1,0 +1,81 @@
+"""The typer application: every command but the `check` fast path (ARCHITECTURE.md §7).
+
+Heavy modules are imported inside the commands that need them.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+import typer
+
+from neurondoctor import __version__
+
+if TYPE_CHECKING:
+    from neurondoctor.release_data.catalog import ReleaseCatalog
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
+                  help="Checks that the layers of an AWS Neuron host agree, and says the exact fix.")
+manifests_app = typer.Typer(no_args_is_help=True, help="The bundled Neuron release data.")
+app.add_typer(manifests_app, name="manifests")
+
+
+def _fail_usage(message: str) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(2)
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"neurondoctor {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def main_options(
+    version: bool = typer.Option(False, "--version", callback=_version_callback, is_eager=True,
+                                 help="Print the version and exit."),
+) -> None:
+    """neurondoctor: keeps Trainium and Inferentia hosts healthy."""
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True,
+                               "help_option_names": []}, add_help_option=False)
+def check(ctx: typer.Context) -> None:
+    """Check the Neuron stack on this host and its Python environments (`check --help` for options)."""
+    from neurondoctor.check_command import run
+
+    raise typer.Exit(run(ctx.args))
+
+
+@manifests_app.command("list")
+def manifests_list() -> None:
+    """List the known Neuron releases with their driver, runtime, compiler and torch-neuronx versions."""
+    from neurondoctor.release_data.catalog import load_catalog
+    from neurondoctor.release_data.release_table import render_release_list
+
+    catalog = load_catalog()
+    sys.stdout.write(render_release_list(catalog))
+    _report_load_problems(catalog)
+
+
+@manifests_app.command("show")
+def manifests_show(release: str = typer.Argument(..., help="A release such as 2.31.1.")) -> None:
+    """Show every package of one release with its instances and Python versions."""
+    from neurondoctor.release_data.catalog import load_catalog
+    from neurondoctor.release_data.release_table import render_release
+
+    catalog = load_catalog()
+    if release not in catalog.releases:
+        _fail_usage(f"{release}: not a known Neuron release (newest known: {catalog.latest})")
+    sys.stdout.write(render_release(catalog, release))
+    _report_load_problems(catalog)
+
+
+def _report_load_problems(catalog: ReleaseCatalog) -> None:
+    problems = catalog.problems
+    for problem in problems:
+        typer.echo(f"error: {problem.path}: {problem.message}", err=True)
+    if problems:
+        raise typer.Exit(2)

@@ -1,0 +1,85 @@
+"""Benchmark: `neurondoctor check --venv V --json` against `V/bin/python -m torch.utils.collect_env`.
+
+Both run on the same venv: real torch 2.13.0 (CPU wheel) plus small distributions up to about 300, the
+size of a working ML environment. Prints the median wall time of each over N runs and their ratio.
+Target (issue 2): check at least 10x faster than collect_env.
+
+Usage: python scripts/bench_check.py [--runs 7] [--venv DIR (reuse)] [--distributions 300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from tests.conftest import local_torch_wheel_dir  # noqa: E402
+from tests.wheelhouse import VenvFactory, WheelSpec  # noqa: E402
+
+
+def build_venv(directory: Path, distributions: int) -> Path:
+    """A venv with pip (collect_env lists packages with it), torch 2.13.0 CPU and filler distributions."""
+    wheels = local_torch_wheel_dir()
+    if wheels is None:
+        raise SystemExit("needs the local torch 2.13.0 CPU wheel (see machine-notes.md)")
+    venv = directory / "bench-venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    python = venv / "bin" / "python"
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                    "--find-links", str(wheels), "torch==2.13.0"], check=True, timeout=900)
+    existing = sum(1 for _ in next(venv.glob("lib/python*/site-packages")).glob("*.dist-info"))
+    filler = [WheelSpec(f"bench-filler-{index:03d}", "1.0.0", requires=("numpy>=1.20",))
+              for index in range(max(0, distributions - existing))]
+    factory = VenvFactory(base=directory, wheel_dir=directory / "wheels")
+    factory.install(venv, filler)
+    return venv
+
+
+def median_seconds(command: list[str], runs: int, env: dict[str, str]) -> tuple[float, int]:
+    times = []
+    code = 0
+    for _ in range(runs):
+        started = time.perf_counter()
+        result = subprocess.run(command, capture_output=True, env=env, timeout=300)
+        times.append(time.perf_counter() - started)
+        code = result.returncode
+    return statistics.median(times), code
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--venv", type=Path, help="reuse this venv instead of building one")
+    parser.add_argument("--distributions", type=int, default=300)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="nd-bench-") as scratch:
+        venv = args.venv or build_venv(Path(scratch), args.distributions)
+        site = next(venv.glob("lib/python*/site-packages"))
+        count = sum(1 for _ in site.glob("*.dist-info"))
+        # Installed tools run from byte-compiled modules (pip compiles on install); a machine-wide
+        # PYTHONDONTWRITEBYTECODE would make both sides recompile their sources on every run.
+        env = {key: value for key, value in os.environ.items()
+               if key not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE")}
+        check_cmd = [sys.executable, "-m", "neurondoctor", "check", "--venv", str(venv), "--json"]
+        collect_cmd = [str(venv / "bin" / "python"), "-m", "torch.utils.collect_env"]
+        subprocess.run(check_cmd, capture_output=True, env=env, timeout=300)  # warm the page cache
+        subprocess.run(collect_cmd, capture_output=True, env=env, timeout=300)
+        check_s, check_code = median_seconds(check_cmd, args.runs, env)
+        collect_s, _ = median_seconds(collect_cmd, args.runs, env)
+    print(f"venv: {count} distributions, torch 2.13.0 CPU; {args.runs} runs each (median wall time)")
+    print(f"neurondoctor check --venv V --json : {check_s * 1000:8.1f} ms (exit {check_code})")
+    print(f"python -m torch.utils.collect_env  : {collect_s * 1000:8.1f} ms")
+    print(f"ratio collect_env / check          : {collect_s / check_s:8.1f}x (target >= 10x)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
