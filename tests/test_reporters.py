@@ -39,7 +39,7 @@ def test_terminal_report_leads_with_the_verdict_and_the_fix(broken_venv: Path, h
     assert stack_line.startswith("[✗] PyTorch stack") and "replaced the torch 2.9" in stack_line
     fix_line = next(line for line in lines if "Fix:" in line)
     assert f"{venv_python(broken_venv)} -m pip install 'torch==2.9.0' 'torch-xla==2.9.0'" in fix_line
-    assert lines[-1].startswith("2 errors.")
+    assert lines[-1].startswith("1 error.")
     assert next(line for line in lines if "Python environment" in line).startswith("[✓]")
 
 
@@ -65,17 +65,20 @@ def test_json_document_shape(broken_venv: Path, host_root: Path, catalog: Releas
     assert set(document) >= {"tool", "generated_at", "root", "release", "checks", "findings", "facts", "summary"}
     for finding in document["findings"]:
         assert set(finding) == {"id", "category", "severity", "title", "detail", "evidence", "fix", "docs"}
-    assert document["summary"] == {"errors": 2, "warnings": 0, "info": 0}
+    assert document["summary"] == {"errors": 1, "warnings": 0, "info": 0}
     assert {check["id"]: check["status"] for check in document["checks"]}["pytorch-stack"] == "error"
     assert document["facts"]["host"]["instance_type"] == "trn1.2xlarge"
     assert document["facts"]["environments"][0]["site_dirs"][0]["distributions"]
 
 
 def test_select_and_skip(broken_venv: Path, host_root: Path, catalog: ReleaseCatalog) -> None:
-    only_xla = run_check(CheckOptions(root=str(host_root), venvs=[str(broken_venv)], select=["ND-TORCH-003"],
-                                      environ={}), catalog=catalog)
-    assert [finding.id for finding in only_xla.findings] == ["ND-TORCH-003"]
-    assert [check.id for check in only_xla.checks] == ["pytorch-stack"]
+    only_torch = run_check(CheckOptions(root=str(host_root), venvs=[str(broken_venv)], select=["ND-TORCH-001"],
+                                        environ={}), catalog=catalog)
+    assert [finding.id for finding in only_torch.findings] == ["ND-TORCH-001"]
+    assert [check.id for check in only_torch.checks] == ["pytorch-stack"]
+    only_pins = run_check(CheckOptions(root=str(host_root), venvs=[str(broken_venv)], select=["pip-index"],
+                                       environ={}), catalog=catalog)
+    assert only_pins.findings == [] and [check.id for check in only_pins.checks] == ["pip-index"]
     skipped = run_check(CheckOptions(root=str(host_root), venvs=[str(broken_venv)], skip=["stock-torch-conflict"],
                                      environ={}), catalog=catalog)
     assert skipped.findings == [] and skipped.exit_code() == 0

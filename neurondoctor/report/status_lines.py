@@ -20,7 +20,7 @@ def environment_line(env: EnvironmentSummary, latest: str | None) -> str:
             parts.append("Neuron packages from no known release")
         elif env.consistent:
             newer = f" (newest: {latest})" if latest and latest != env.release else ""
-            parts.append(f"Neuron {_release_span(env)} packages{newer}")
+            parts.append(f"Neuron {env.release} packages{newer}")
         else:
             parts.append(f"Neuron packages mixed across releases (mostly {env.release})")
     else:
@@ -30,12 +30,6 @@ def environment_line(env: EnvironmentSummary, latest: str | None) -> str:
         parts.insert(0 if not env.neuron_packages else 1, f"torch {env.torch}{flavour}")
     python = f" ({env.python})" if env.python else ""
     return f"{env.path}{python}: " + ", ".join(parts)
-
-
-def _release_span(env: EnvironmentSummary) -> str:
-    if len(env.releases) > 1:
-        return f"{env.releases[-1]}–{env.releases[0]}"
-    return env.release or ""
 
 
 def _healthy_line(report: Report, check: CheckResult) -> str:

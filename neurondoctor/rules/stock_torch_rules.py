@@ -122,7 +122,7 @@ def cuda_torch_in_neuron_env(ctx: RuleContext) -> list[Finding]:
 
 
 def torch_xla_mismatch(ctx: RuleContext) -> list[Finding]:
-    """ND-TORCH-003: torch-xla X.Y differs from torch X.Y (torch-xla is built for one exact torch)."""
+    """ND-TORCH-003: torch-xla X.Y differs from a torch that is itself the right one (or has no framework)."""
     findings = []
     for env in ctx.facts.environments:
         stack = ctx.torch_stack(env)
@@ -130,6 +130,8 @@ def torch_xla_mismatch(ctx: RuleContext) -> list[Finding]:
             continue
         if major_minor(stack.torch.version) == major_minor(stack.torch_xla.version):
             continue
+        if stack.framework_torch and major_minor(stack.torch.version) != major_minor(stack.framework_torch):
+            continue  # ND-TORCH-001 reinstalls torch and torch-xla together
         wanted = stack.framework_torch or stack.torch.version.split("+")[0]
         specs = [pin("torch", wanted), pin("torch-xla", wanted)]
         findings.append(Finding(
