@@ -6,7 +6,7 @@ Heavy modules are imported inside the commands that need them.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
@@ -71,6 +71,30 @@ def manifests_show(release: str = typer.Argument(..., help="A release such as 2.
         _fail_usage(f"{release}: not a known Neuron release (newest known: {catalog.latest})")
     sys.stdout.write(render_release(catalog, release))
     _report_load_problems(catalog)
+
+
+@manifests_app.command("update")
+def manifests_update(
+    url: Optional[str] = typer.Option(None, "--url", help="Where to fetch n2-manifest.json (default: AWS's)."),
+    timeout: float = typer.Option(20.0, "--timeout", help="Seconds before the download is abandoned."),
+) -> None:
+    """Fetch a newer AWS release manifest, validate it, and use it from now on (the bundled data is the floor)."""
+    import os
+
+    from neurondoctor.release_data.catalog import bundled_manifest_dir, cache_manifest_dir, load_catalog
+    from neurondoctor.release_data.manifest_update import UpdateError, fetch_manifest, install_manifest
+
+    bundled = load_catalog(bundled_manifest_dir())
+    source = url or str(bundled.compat.get("manifest_source_url", ""))
+    try:
+        data = fetch_manifest(source, timeout=timeout)
+        result = install_manifest(data, source, cache_manifest_dir(os.environ),
+                                  floor_version=str(bundled.sdk.get("manifest_version", "")) or None)
+    except UpdateError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(2) from error
+    before = f" (was {result.replaced})" if result.replaced else ""
+    typer.echo(f"release data {result.manifest_version}{before}: {result.releases} releases in {result.directory}")
 
 
 def _report_load_problems(catalog: ReleaseCatalog) -> None:

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import Optional
 
-FORMATS = ("text", "json", "markdown")
+FORMATS = ("text", "json", "markdown", "nhc", "npd")
 EXIT_USAGE = 2
 
 
@@ -30,7 +30,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="inspect this interpreter's environment live (repeatable)")
     parser.add_argument("--release", metavar="X.Y.Z", help="judge the environments against this Neuron release")
     parser.add_argument("--format", dest="output_format", default="text", choices=FORMATS,
-                        help="text (default), json or markdown")
+                        help="text (default), json, markdown (for a ticket), nhc (Slurm/NHC lines), "
+                             "npd (node-problem-detector one-liner)")
     parser.add_argument("--json", dest="as_json", action="store_true",
                         help="same as --format json: exactly one JSON document on stdout")
     parser.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
@@ -78,6 +79,10 @@ def run(argv: Sequence[str], environ: Optional[dict[str, str]] = None) -> int:
         from neurondoctor.report.markdown import render_markdown
 
         sys.stdout.write(render_markdown(report))
+    elif output_format in ("nhc", "npd"):
+        from neurondoctor.report.node_health import render_nhc, render_npd
+
+        sys.stdout.write(render_nhc(report) if output_format == "nhc" else render_npd(report))
     else:
         from neurondoctor.report.terminal import render_terminal
 

@@ -18,6 +18,13 @@ from tests.wheelhouse import VenvFactory
 REPO = Path(__file__).resolve().parent.parent
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Keep a developer's own `manifests update` copy out of the tests: every run gets an empty cache."""
+    import tempfile
+
+    os.environ["NEURONDOCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="nd-test-cache-")
+
+
 @pytest.fixture(scope="session")
 def catalog() -> ReleaseCatalog:
     loaded = load_catalog()

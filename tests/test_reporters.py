@@ -106,3 +106,20 @@ def test_non_neuron_machine_gets_a_short_report(tmp_path: Path) -> None:
     assert result.returncode == 0
     assert "no Python environment found" in result.stdout
     assert len(result.stdout.splitlines()) < 12
+
+
+def test_node_health_formats(broken_venv: Path, host_root: Path, venvs: VenvFactory) -> None:
+    npd = run_cli(["check", "--format", "npd", "--root", str(host_root), "--venv", str(broken_venv)])
+    assert npd.returncode == 1
+    assert npd.stdout.startswith("ND-TORCH-001 torch 2.10.0+cu128 replaced")
+    assert len(npd.stdout.strip()) <= 80 and npd.stdout.count("\n") == 1
+    nhc = run_cli(["check", "--format", "nhc", "--root", str(host_root), "--venv", str(broken_venv)])
+    assert nhc.returncode == 1
+    assert nhc.stdout.splitlines()[0].startswith("ERROR: neurondoctor: ND-TORCH-001 ")
+    healthy = venvs.create("node-health-ok")
+    venvs.install(healthy, stack_wheels(HEALTHY_STACKS["2.30.0"]))
+    write_pip_conf(healthy)
+    ok = run_cli(["check", "--format", "npd", "--root", str(host_root), "--venv", str(healthy)])
+    assert (ok.returncode, ok.stdout) == (0, "Neuron stack OK (0 warnings)\n")
+    ok_nhc = run_cli(["check", "--format", "nhc", "--root", str(host_root), "--venv", str(healthy)])
+    assert ok_nhc.stdout == "OK: neurondoctor: 4 checks passed\n"

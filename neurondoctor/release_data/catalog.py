@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, NamedTuple, Optional
@@ -23,6 +23,7 @@ from neurondoctor.release_data.schema import (
 )
 
 MANIFEST_DIR_ENV = "NEURONDOCTOR_MANIFESTS"
+CACHE_DIR_ENV = "NEURONDOCTOR_CACHE_DIR"
 
 
 class PackageEntry(NamedTuple):
@@ -125,6 +126,15 @@ class ReleaseCatalog:
         return Neighbours(described(lower[-1] if lower else None), described(higher[0] if higher else None))
 
 
+def cache_manifest_dir(environ: Mapping[str, str]) -> Path:
+    """Where `manifests update` keeps a newer manifest: `$NEURONDOCTOR_CACHE_DIR/manifests`, else
+    `$XDG_CACHE_HOME/neurondoctor/manifests`, else `~/.cache/neurondoctor/manifests`."""
+    if environ.get(CACHE_DIR_ENV):
+        return Path(environ[CACHE_DIR_ENV]) / "manifests"
+    base = environ.get("XDG_CACHE_HOME") or os.path.join(environ.get("HOME") or os.path.expanduser("~"), ".cache")
+    return Path(base) / "neurondoctor" / "manifests"
+
+
 def bundled_manifest_dir() -> Path:
     """`neurondoctor/_manifests` in an installed wheel; the repository's `manifests/` in a checkout."""
     package_dir = Path(__file__).resolve().parent.parent
@@ -195,12 +205,35 @@ def load_release_files(directory: Path, names: Iterable[str],
     return releases
 
 
-def load_catalog(directory: Optional[Path] = None, compat_directory: Optional[Path] = None) -> ReleaseCatalog:
+def _updated_catalog(environ: Mapping[str, str], bundled: Path) -> Optional[ReleaseCatalog]:
+    """The copy `manifests update` stored, when it loads cleanly and is not older than the bundled data."""
+    cache = cache_manifest_dir(environ)
+    if not (cache / "sdk.json").is_file():
+        return None
+    candidate = load_catalog(cache, compat_directory=bundled, environ={})
+    if candidate.problems:
+        return None
+    floor: list[LoadProblem] = []
+    bundled_sdk = _read_json(bundled / "sdk.json", check_sdk_document, floor) or {}
+    if release_tuple(str(candidate.sdk.get("manifest_version"))) < release_tuple(
+            str(bundled_sdk.get("manifest_version", "0"))):
+        return None
+    return candidate
+
+
+def load_catalog(directory: Optional[Path] = None, compat_directory: Optional[Path] = None,
+                 environ: Optional[Mapping[str, str]] = None) -> ReleaseCatalog:
     """Load `sdk.json`, every listed release and `compat.json`; problems are recorded, never raised.
 
-    `NEURONDOCTOR_MANIFESTS` points at another directory with the same layout (tests, air-gapped mirrors).
+    Without a directory: `NEURONDOCTOR_MANIFESTS` (another copy with the same layout: tests, air-gapped
+    mirrors), else a newer copy from `manifests update`, else the bundled data.
     """
-    override = os.environ.get(MANIFEST_DIR_ENV)
+    environ = os.environ if environ is None else environ
+    override = environ.get(MANIFEST_DIR_ENV)
+    if directory is None and not override:
+        updated = _updated_catalog(environ, bundled_manifest_dir())
+        if updated is not None:
+            return updated
     base = directory or (Path(override) if override else bundled_manifest_dir())
     compat_base = compat_directory or base
     problems: list[LoadProblem] = []
