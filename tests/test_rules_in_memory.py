@@ -1,0 +1,113 @@
+"""Rules judged on facts built in memory: no disk, no venv (ARCHITECTURE.md §2)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from neurondoctor.facts import (
+    SITE_ROLE_VENV,
+    Distribution,
+    Facts,
+    HostFacts,
+    PipConfigSource,
+    PythonEnvironment,
+    SiteDir,
+    TorchBuild,
+)
+from neurondoctor.release_data.catalog import ReleaseCatalog
+from neurondoctor.rules.context import RuleContext
+from neurondoctor.rules.finding import Finding
+from neurondoctor.rules.registry import CHECKS
+
+REPO_URL = "https://pip.repos.neuron.amazonaws.com"
+
+
+def dist(name: str, version: str, placeholder: bool = False) -> Distribution:
+    return Distribution(name=name, display_name=name, version=version, location="/v/site",
+                        metadata_dir=f"/v/site/{name}-{version}.dist-info", installer="pip", placeholder=placeholder)
+
+
+def environment(*dists: Distribution, python: str = "3.11.7", torch_version: Optional[str] = None,
+                index_url: Optional[str] = None) -> PythonEnvironment:
+    build = TorchBuild(path="/v/site/torch/version.py", version=torch_version) if torch_version else None
+    config = PipConfigSource(origin="/v/pip.conf", index_url=index_url,
+                             extra_index_urls=[] if index_url else [REPO_URL])
+    return PythonEnvironment(path="/v", mode="static", interpreter="/v/bin/python", python_version=python,
+                             site_dirs=[SiteDir("/v/site", SITE_ROLE_VENV, distributions=list(dists),
+                                                torch_build=build)],
+                             pip_config=[config])
+
+
+def findings(catalog: ReleaseCatalog, env: PythonEnvironment, instance: Optional[str] = None,
+             target: Optional[str] = None) -> dict[str, list[Finding]]:
+    ctx = RuleContext(Facts(HostFacts(root="/", instance_type=instance), [env]), catalog, target_release=target)
+    found: dict[str, list[Finding]] = {}
+    for check in CHECKS:
+        for rule in check.rules:
+            for finding in rule(ctx):
+                found.setdefault(finding.id, []).append(finding)
+    return found
+
+
+def test_native_stack_is_judged_by_its_own_pin(catalog: ReleaseCatalog) -> None:
+    lite = dist("libtorch-neuronx-lite", "2.11.0.1.0.1284")
+    healthy = environment(lite, dist("neuronx-cc", "2.27.5334.0"), dist("torch", "2.11.0"),
+                          torch_version="2.11.0+cpu")
+    assert findings(catalog, healthy, instance="trn2.48xlarge") == {}
+    stray = environment(lite, dist("neuronx-cc", "2.27.5334.0"), dist("torch", "2.9.0"), torch_version="2.9.0+cpu")
+    found = findings(catalog, stray, instance="trn2.48xlarge")
+    assert list(found) == ["ND-TORCH-001"]
+    assert found["ND-TORCH-001"][0].fix == [
+        f"/v/bin/python -m pip install 'torch==2.11.0' --extra-index-url {REPO_URL}"]
+
+
+def test_native_stack_on_trn1_is_instance_unsupported(catalog: ReleaseCatalog) -> None:
+    env = environment(dist("libtorch-neuronx-lite", "2.11.0.1.0.1284"), dist("torch", "2.11.0"),
+                      torch_version="2.11.0+cpu")
+    found = findings(catalog, env, instance="trn1.32xlarge")
+    assert list(found) == ["ND-INST-001"]
+    assert findings(catalog, env, instance=None) == {}
+
+
+def test_placeholder_found_by_its_code_not_its_version(catalog: ReleaseCatalog) -> None:
+    env = environment(dist("libneuronxla", "1.0", placeholder=True), dist("neuronx-cc", "2.26.6360.0"))
+    found = findings(catalog, env)
+    assert "ND-PIP-001" in found and "ND-REL-002" not in found
+
+
+def test_neuron_repository_as_the_only_index(catalog: ReleaseCatalog) -> None:
+    env = environment(dist("neuronx-cc", "2.26.6360.0"), index_url=REPO_URL + "/")
+    found = findings(catalog, env)
+    assert list(found) == ["ND-PIP-003"]
+    assert found["ND-PIP-003"][0].fix == [
+        f"sed -i 's#^index-url *= *{REPO_URL}.*#extra-index-url = {REPO_URL}#' /v/pip.conf"]
+
+
+def test_target_release_flags_every_package_outside_it(catalog: ReleaseCatalog) -> None:
+    env = environment(dist("torch-neuronx", "2.9.0.2.14.27725"), dist("neuronx-cc", "2.25.3371.0"),
+                      dist("torch", "2.9.0"), dist("torch-xla", "2.9.0"), dist("nki", "0.4.0"),
+                      torch_version="2.9.0+cpu")
+    assert findings(catalog, env) == {}
+    found = findings(catalog, env, target="2.31.1")
+    assert {f.evidence["package"] for f in found["ND-PIN-001"]} == {"torch-neuronx", "neuronx-cc"}
+    assert [f.evidence["package"] for f in found["ND-REL-001"]] == ["nki"]
+    assert found["ND-REL-001"][0].fix == [
+        f"/v/bin/python -m pip install 'nki==0.5.0' --extra-index-url {REPO_URL}"]
+
+
+def test_python_unsupported_by_one_package_only(catalog: ReleaseCatalog) -> None:
+    # 2.28.1: torch-neuronx 2.7 has no Python 3.12 wheels while 2.8/2.9 do (n2-manifest; neuron-facts §3.3).
+    env = environment(dist("torch-neuronx", "2.7.0.2.12.22436"), dist("neuronx-cc", "2.23.6484.0"),
+                      dist("torch", "2.7.0"), dist("torch-xla", "2.7.0"), python="3.12.1", torch_version="2.7.0+cpu")
+    found = findings(catalog, env)
+    assert list(found) == ["ND-PY-001"]
+    assert "torch-neuronx support 3.10, 3.11" in found["ND-PY-001"][0].title
+
+
+def test_two_torch_records_in_one_directory(catalog: ReleaseCatalog) -> None:
+    env = environment(dist("torch-neuronx", "2.9.0.2.15.32035"), dist("neuronx-cc", "2.26.6360.0"),
+                      dist("torch", "2.9.0"), dist("torch", "2.10.0"), dist("torch-xla", "2.9.0"),
+                      torch_version="2.9.0+cpu")
+    found = findings(catalog, env)
+    assert list(found) == ["ND-TORCH-004"]
+    assert found["ND-TORCH-004"][0].fix[0] == "rm -rf /v/site/torch-2.10.0.dist-info"
