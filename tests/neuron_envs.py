@@ -7,9 +7,10 @@ read from the manifests under test, so a loader bug cannot make a broken fixture
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Optional
 
-from tests.wheelhouse import PLACEHOLDER_INIT, WheelSpec, torch_files
+from tests.wheelhouse import PLACEHOLDER_INIT, VenvFactory, WheelSpec, torch_files, write_pip_conf
 
 NEURON_REPO = "https://pip.repos.neuron.amazonaws.com"
 
@@ -77,3 +78,15 @@ def placeholder_wheel(name: str, version: str) -> WheelSpec:
     return WheelSpec(name, version, files=((f"{module}/__init__.py", PLACEHOLDER_INIT),),
                      description="WRONG PACKAGE. Please install the package from Neuron Repository - "
                                  "pip.repos.neuron.amazonaws.com")
+
+
+def stack_venv(venvs: VenvFactory, name: str, release: str, replace: tuple[WheelSpec, ...] = (),
+               extra: tuple[WheelSpec, ...] = (), pip_conf: bool = True) -> Path:
+    """A venv with a release's stack, some of its packages swapped for `replace` (same name), plus `extra`."""
+    swapped = {spec.name for spec in replace}
+    wheels = [spec for spec in stack_wheels(HEALTHY_STACKS[release]) if spec.name not in swapped]
+    venv = venvs.create(name)
+    venvs.install(venv, [*wheels, *replace, *extra])
+    if pip_conf:
+        write_pip_conf(venv)
+    return venv

@@ -16,6 +16,7 @@ from tests.neuron_envs import (
     cuda_torch_wheels,
     placeholder_wheel,
     simple_wheel,
+    stack_venv,
     stack_wheels,
     torch_wheel,
 )
@@ -42,11 +43,8 @@ def test_healthy_environment_per_release(venvs: VenvFactory, host_root: Path, re
 
 
 def test_cuda_torch_with_matching_version_is_a_warning(venvs: VenvFactory, host_root: Path) -> None:
-    stack = HEALTHY_STACKS["2.31.1"]
-    venv = venvs.create("cuda-2.9")
     cuda = cuda_torch_wheels("2.9.0")
-    venvs.install(venv, stack_wheels(stack, torch=cuda[0]) + cuda[1:])
-    write_pip_conf(venv)
+    venv = stack_venv(venvs, "cuda-2.9", "2.31.1", replace=(cuda[0],), extra=tuple(cuda[1:]))
     code, report, _ = check_json(["--root", str(host_root), "--venv", str(venv)])
     found = findings_by_id(report)
     assert list(found) == ["ND-TORCH-002"]
@@ -63,11 +61,8 @@ def test_cuda_torch_with_matching_version_is_a_warning(venvs: VenvFactory, host_
 
 
 def test_torch_210_cuda_over_torch_neuronx_29(venvs: VenvFactory, host_root: Path) -> None:
-    stack = HEALTHY_STACKS["2.31.1"]
-    venv = venvs.create("torch-2.10")
     cuda = cuda_torch_wheels("2.10.0")
-    venvs.install(venv, stack_wheels(stack, torch=cuda[0]) + cuda[1:])
-    write_pip_conf(venv)
+    venv = stack_venv(venvs, "torch-2.10", "2.31.1", replace=(cuda[0],), extra=tuple(cuda[1:]))
     code, report, _ = check_json(["--root", str(host_root), "--venv", str(venv)])
     found = findings_by_id(report)
     assert sorted(found) == ["ND-TORCH-001"]  # torch-xla is reinstalled by the same fix, not reported twice
@@ -83,11 +78,7 @@ def test_torch_210_cuda_over_torch_neuronx_29(venvs: VenvFactory, host_root: Pat
 
 
 def test_libneuronxla_from_a_newer_release(venvs: VenvFactory, host_root: Path) -> None:
-    stack = HEALTHY_STACKS["2.29.1"]
-    venv = venvs.create("loose-libneuronxla")
-    wheels = [wheel for wheel in stack_wheels(stack) if wheel.name != "libneuronxla"]
-    venvs.install(venv, [*wheels, simple_wheel("libneuronxla", "2.2.16974.0")])
-    write_pip_conf(venv)
+    venv = stack_venv(venvs, "loose-libneuronxla", "2.29.1", replace=(simple_wheel("libneuronxla", "2.2.16974.0"),))
     code, report, _ = check_json(["--root", str(host_root), "--venv", str(venv)])
     found = findings_by_id(report)
     assert list(found) == ["ND-PIN-001"]
@@ -101,10 +92,8 @@ def test_libneuronxla_from_a_newer_release(venvs: VenvFactory, host_root: Path) 
 
 
 def test_pypi_placeholder_torch_neuronx(venvs: VenvFactory, host_root: Path) -> None:
-    stack = HEALTHY_STACKS["2.31.1"]
-    venv = venvs.create("placeholder")
-    wheels = [wheel for wheel in stack_wheels(stack) if wheel.name != "torch-neuronx"]
-    venvs.install(venv, [*wheels, placeholder_wheel("torch-neuronx", "1.0")])
+    venv = stack_venv(venvs, "placeholder", "2.31.1", replace=(placeholder_wheel("torch-neuronx", "1.0"),),
+                      pip_conf=False)
     code, report, _ = check_json(["--root", str(host_root), "--venv", str(venv)])
     found = findings_by_id(report)
     placeholder = found["ND-PIP-001"][0]
@@ -204,11 +193,7 @@ def test_live_inspection_sees_pythonpath_shadowing(venvs: VenvFactory, tmp_path:
 
 
 def test_unknown_version_gets_nearest_neighbours(venvs: VenvFactory, host_root: Path) -> None:
-    venv = venvs.create("unknown")
-    stack = HEALTHY_STACKS["2.31.1"]
-    wheels = [wheel for wheel in stack_wheels(stack) if wheel.name != "neuronx-cc"]
-    venvs.install(venv, [*wheels, simple_wheel("neuronx-cc", "2.26.7000.0")])
-    write_pip_conf(venv)
+    venv = stack_venv(venvs, "unknown", "2.31.1", replace=(simple_wheel("neuronx-cc", "2.26.7000.0"),))
     _, report, _ = check_json(["--root", str(host_root), "--venv", str(venv)])
     finding = findings_by_id(report)["ND-REL-002"][0]
     assert (finding["category"], finding["severity"]) == ("unknown-version", "warning")
@@ -250,11 +235,7 @@ def test_release_option_judges_against_that_release(venvs: VenvFactory, host_roo
 
 
 def test_torch_xla_from_another_release_than_torch(venvs: VenvFactory, host_root: Path) -> None:
-    venv = venvs.create("xla-2.8")
-    stack = HEALTHY_STACKS["2.31.1"]
-    wheels = [wheel for wheel in stack_wheels(stack) if wheel.name != "torch-xla"]
-    venvs.install(venv, [*wheels, simple_wheel("torch-xla", "2.8.1")])
-    write_pip_conf(venv)
+    venv = stack_venv(venvs, "xla-2.8", "2.31.1", replace=(simple_wheel("torch-xla", "2.8.1"),))
     code, report, _ = check_json(["--root", str(host_root), "--venv", str(venv)])
     found = findings_by_id(report)
     assert list(found) == ["ND-TORCH-003"]

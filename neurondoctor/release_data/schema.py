@@ -41,6 +41,15 @@ def _release_name(value: Any, where: str) -> None:
              f"expected a release like 2.31.1, got {value!r}")
 
 
+def _check_package(package: Any, where: str, instances_key: str, python_key: str, lists_optional: bool) -> None:
+    """One package entry: non-empty name and version, and lists of strings for instances and Pythons."""
+    item = _object(package, where)
+    for key in ("name", "version"):
+        _require(isinstance(item.get(key), str) and item[key] != "", f"{where}.{key}", "expected a non-empty string")
+    for key in (instances_key, python_key):
+        _string_list(item.get(key, []) if lists_optional else item.get(key), f"{where}.{key}")
+
+
 def check_n2_manifest(doc: Any) -> None:
     """AWS's n2-manifest.json: the keys the converter reads (neuron-facts.md §1.5)."""
     top = _object(doc, "manifest")
@@ -57,14 +66,8 @@ def check_n2_manifest(doc: Any) -> None:
         packages = entry.get("packages")
         _require(isinstance(packages, list), f"{where}.packages", "expected a list")
         for package_index, package in enumerate(packages or []):
-            package_where = f"{where}.packages[{package_index}]"
-            item = _object(package, package_where)
-            for key in ("name", "version"):
-                _require(isinstance(item.get(key), str) and item[key] != "", f"{package_where}.{key}",
-                         "expected a non-empty string")
-            _string_list(item.get("supported_instances", []), f"{package_where}.supported_instances")
-            _string_list(item.get("supported_python_versions", []),
-                         f"{package_where}.supported_python_versions")
+            _check_package(package, f"{where}.packages[{package_index}]", "supported_instances",
+                           "supported_python_versions", lists_optional=True)
     for index, prop in enumerate(top["package_properties"]):
         where = f"manifest.package_properties[{index}]"
         _require(isinstance(_object(prop, where).get("name"), str), f"{where}.name", "expected a string")
@@ -117,13 +120,7 @@ def check_release_document(doc: Any, expected_release: str) -> None:
     if all(_well_formed_package(package) for package in packages or []):
         return
     for index, package in enumerate(packages or []):
-        where = f"release.packages[{index}]"
-        item = _object(package, where)
-        for key in ("name", "version"):
-            _require(isinstance(item.get(key), str) and item[key] != "", f"{where}.{key}",
-                     "expected a non-empty string")
-        _string_list(item.get("instances"), f"{where}.instances")
-        _string_list(item.get("python"), f"{where}.python")
+        _check_package(package, f"release.packages[{index}]", "instances", "python", lists_optional=False)
 
 
 def check_compat_document(doc: Any) -> None:

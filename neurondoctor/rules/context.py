@@ -7,6 +7,7 @@ and shared, so rules stay small and agree with each other.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -56,6 +57,13 @@ class RuleContext:
             torch=dists.get("torch"),
             torch_xla=dists.get("torch-xla"),
         )
+
+    def framework_stacks(self) -> Iterator[tuple[PythonEnvironment, TorchStack, Distribution, Distribution, str]]:
+        """(env, stack, framework, torch, framework's torch version) for environments with both installed."""
+        for env in self.facts.environments:
+            stack = self.torch_stack(env)
+            if stack.framework is not None and stack.torch is not None and stack.framework_torch is not None:
+                yield env, stack, stack.framework, stack.torch, stack.framework_torch
 
     def neuron_env(self, env: PythonEnvironment) -> bool:
         """An environment with any Neuron pip package (placeholders included: they were meant to be Neuron)."""

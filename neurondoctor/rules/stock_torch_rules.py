@@ -57,30 +57,26 @@ def _cuda_note(nvidia: list[Distribution], cuda: bool) -> str:
 def torch_version_mismatch(ctx: RuleContext) -> list[Finding]:
     """ND-TORCH-001: torch X.Y differs from the X.Y the Neuron framework package is built for."""
     findings = []
-    for env in ctx.facts.environments:
-        stack = ctx.torch_stack(env)
-        if stack.framework is None or stack.torch is None or stack.framework_torch is None:
-            continue
-        if major_minor(stack.torch.version) == major_minor(stack.framework_torch):
+    for env, stack, framework, torch, framework_torch in ctx.framework_stacks():
+        if major_minor(torch.version) == major_minor(framework_torch):
             continue
         build = env.torch_build()
-        shown = torch_version_shown(stack.torch, build)
+        shown = torch_version_shown(torch, build)
         nvidia = nvidia_distributions(env)
-        cuda = is_cuda_build(stack.torch, build)
-        framework = stack.framework
+        cuda = is_cuda_build(torch, build)
         findings.append(Finding(
             id="ND-TORCH-001",
             category=CATEGORY,
             severity=SEVERITY_ERROR,
-            title=f"torch {shown} replaced the torch {major_minor(stack.framework_torch)} that "
+            title=f"torch {shown} replaced the torch {major_minor(framework_torch)} that "
                   f"{framework.display_name} {framework.version} is built for",
-            detail=(f"{framework.display_name} {framework.version} is built for torch {stack.framework_torch}; "
+            detail=(f"{framework.display_name} {framework.version} is built for torch {framework_torch}; "
                     f"this environment has torch {shown}.{_cuda_note(nvidia, cuda)} "
                     "`import torch_neuronx` fails with `undefined symbol` in _XLAC. A later "
                     "`pip install` of a package that wants a newer torch usually does this."),
             evidence={"venv": env.path, "torch": shown, framework.name: framework.version,
-                      "torch_location": stack.torch.location, "nvidia_packages": len(nvidia)},
-            fix=_reinstall_commands(ctx, env, stack, stack.framework_torch) + _uninstall_nvidia(env, nvidia),
+                      "torch_location": torch.location, "nvidia_packages": len(nvidia)},
+            fix=_reinstall_commands(ctx, env, stack, framework_torch) + _uninstall_nvidia(env, nvidia),
             docs=["https://awsdocs-neuron.readthedocs-hosted.com/en/latest/archive/nxd-training/"
                   "training-troubleshooting.html"],
         ))
@@ -90,24 +86,21 @@ def torch_version_mismatch(ctx: RuleContext) -> list[Finding]:
 def cuda_torch_in_neuron_env(ctx: RuleContext) -> list[Finding]:
     """ND-TORCH-002: the right torch X.Y, but PyPI's CUDA build with GBs of nvidia-* packages."""
     findings = []
-    for env in ctx.facts.environments:
-        stack = ctx.torch_stack(env)
-        if stack.framework is None or stack.torch is None or stack.framework_torch is None:
-            continue
-        if major_minor(stack.torch.version) != major_minor(stack.framework_torch):
+    for env, _, _, torch, framework_torch in ctx.framework_stacks():
+        if major_minor(torch.version) != major_minor(framework_torch):
             continue  # ND-TORCH-001 reports it, CUDA included
         build = env.torch_build()
         nvidia = nvidia_distributions(env)
-        if not is_cuda_build(stack.torch, build) and not nvidia:
+        if not is_cuda_build(torch, build) and not nvidia:
             continue
-        shown = torch_version_shown(stack.torch, build)
-        cpu_spec = pin("torch", stack.torch.version.split("+")[0] + "+cpu")
+        shown = torch_version_shown(torch, build)
+        cpu_spec = pin("torch", torch.version.split("+")[0] + "+cpu")
         findings.append(Finding(
             id="ND-TORCH-002",
             category=CATEGORY,
             severity=SEVERITY_WARNING,
             title=(f"torch {shown} is a CUDA build from PyPI ({len(nvidia)} nvidia-* packages) in a Neuron "
-                   "environment" if is_cuda_build(stack.torch, build)
+                   "environment" if is_cuda_build(torch, build)
                    else f"{len(nvidia)} nvidia-* packages left in a Neuron environment"),
             detail=("torch-neuronx runs with it, but the CUDA libraries are unused on Trainium/Inferentia, "
                     "take gigabytes, and show that torch was resolved from PyPI rather than pinned with the "
