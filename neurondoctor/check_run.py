@@ -14,6 +14,7 @@ from typing import Optional
 
 from neurondoctor import __version__
 from neurondoctor.facts import Facts, HostFacts, PythonEnvironment
+from neurondoctor.host.collect_host import collect_host_snapshot
 from neurondoctor.host.instance_identity import read_instance_type
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.pyenv.discovery import discover_environments
@@ -24,6 +25,7 @@ from neurondoctor.report.model import (
     STATUS_ERROR,
     STATUS_INFO,
     STATUS_OK,
+    STATUS_SKIPPED,
     STATUS_WARNING,
     CheckResult,
     EnvironmentSummary,
@@ -62,9 +64,10 @@ def _timed(timings: dict[str, float], key: str, started: float) -> None:
     timings[key] = (time.perf_counter() - started) * 1000
 
 
-def collect_host(fs: RootFS) -> HostFacts:
+def collect_host(fs: RootFS, environ: Mapping[str, str], timings: dict[str, float]) -> HostFacts:
     host = HostFacts(root=str(fs.root))
     host.instance_type, host.instance_type_source = read_instance_type(fs)
+    host.snapshot = collect_host_snapshot(fs, environ, host.problems, timings)
     return host
 
 
@@ -97,6 +100,13 @@ def run_checks(ctx: RuleContext, checks: Sequence[Check], select: Sequence[str],
         started = time.perf_counter()
         findings: list[Finding] = []
         error: Optional[str] = None
+        try:
+            applies = check.applies(ctx)
+        except Exception as crash:  # a broken predicate is a crashed check, not a lost report
+            applies, error = False, f"{check.id} crashed deciding whether it applies: {crash}"
+        if not applies and error is None:
+            results.append(CheckResult(check.id, check.title, STATUS_SKIPPED, 0.0))
+            continue
         for rule in check.rules:
             try:
                 findings.extend(rule(ctx))
@@ -148,7 +158,7 @@ def run_check(options: CheckOptions, catalog: Optional[ReleaseCatalog] = None) -
     _timed(timings, "manifests", step)
     fs = RootFS(options.root)
     step = time.perf_counter()
-    host = collect_host(fs)
+    host = collect_host(fs, options.environ, timings)
     _timed(timings, "host", step)
     environments = collect_environments(fs, options, timings, internal)
     facts = Facts(host=host, environments=environments, environ=relevant_environ(options.environ))
@@ -173,4 +183,7 @@ def run_check(options: CheckOptions, catalog: Optional[ReleaseCatalog] = None) -
         collector_timings_ms=timings,
         duration_ms=(time.perf_counter() - started) * 1000,
         target_release=options.release,
+        host_release=ctx.host_release().release,
+        host_release_versions=ctx.host_release().versions,
+        host_release_consistent=not (ctx.host_release().outliers or ctx.host_release().unknown),
     )

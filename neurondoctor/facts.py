@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
+from neurondoctor.host.host_facts import HostSnapshot
+
 # Where a site-packages directory sits in an interpreter's import order.
 SITE_ROLE_VENV = "venv"
 SITE_ROLE_USER = "user-site"
@@ -132,11 +134,12 @@ class PythonEnvironment:
 
 @dataclass
 class HostFacts:
-    """What the doctor knows about the host; issue-3 collectors fill the rest of the §3 snapshot."""
+    """What the doctor knows about the host: its identity and the §3 snapshot below Python."""
 
     root: str
     instance_type: Optional[str] = None
     instance_type_source: Optional[str] = None
+    snapshot: HostSnapshot = field(default_factory=HostSnapshot)
     problems: list[str] = field(default_factory=list)
 
     @property

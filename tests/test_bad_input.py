@@ -40,8 +40,9 @@ def test_truncated_manifest_names_the_file_and_the_report_goes_on(venvs: VenvFac
     assert "Traceback" not in stderr
     assert report["errors"][0]["source"] == str(broken)
     assert report["release"]["environments"][str(venv)] == "2.31.1"
-    assert {check["id"] for check in report["checks"]} == {"python-env", "neuron-release", "pytorch-stack",
-                                                          "pip-index"}
+    assert {check["id"] for check in report["checks"]} == {
+        "hardware", "driver", "runtime", "devices", "host-env", "python-env", "neuron-release", "pytorch-stack",
+        "pip-index"}
 
 
 def test_garbage_metadata_is_a_finding_not_a_traceback(venvs: VenvFactory, host_root: Path) -> None:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from neurondoctor.report.model import Report
-from neurondoctor.report.status_lines import SEVERITY_ORDER, area_line, environment_line, verdict_line
+from neurondoctor.report.status_lines import SEVERITY_ORDER, area_line, environment_line, host_line, verdict_line
 
-_STATUS_WORD = {"ok": "OK", "info": "OK", "warning": "WARNING", "error": "ERROR", "crashed": "CRASHED"}
+_STATUS_WORD = {"ok": "OK", "info": "OK", "warning": "WARNING", "error": "ERROR", "crashed": "CRASHED",
+                "skipped": "n/a"}
 
 
 def _cell(text: str) -> str:
@@ -23,6 +24,11 @@ def render_markdown(report: Report) -> str:
     ]
     if report.target_release:
         lines.append(f"- target release: {report.target_release}")
+    host = host_line(report)
+    if host:
+        lines.append(f"- Host: {host}")
+    lines.append(f"- OS: {report.facts.host.snapshot.os.pretty_name or 'unknown'}, kernel "
+                 f"{report.facts.host.snapshot.kernel or 'unknown'}")
     for env in report.environments:
         lines.append(f"- Python: `{environment_line(env, report.latest_release)}`")
     for problem in report.input_problems:

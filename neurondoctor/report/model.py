@@ -20,6 +20,7 @@ STATUS_WARNING = "warning"
 STATUS_ERROR = "error"
 STATUS_CRASHED = "crashed"
 STATUS_INFO = "info"
+STATUS_SKIPPED = "skipped"
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -86,6 +87,9 @@ class Report:
     collector_timings_ms: dict[str, float] = field(default_factory=dict)
     duration_ms: float = 0.0
     target_release: Optional[str] = None
+    host_release: Optional[str] = None
+    host_release_versions: dict[str, str] = field(default_factory=dict)
+    host_release_consistent: bool = True
 
     @property
     def findings(self) -> list[Finding]:
@@ -112,12 +116,14 @@ class Report:
             "generated_at": self.generated_at,
             "root": self.root,
             "release": {
-                "host": None,
+                "host": self.host_release,
                 "environments": {env.path: env.release for env in self.environments},
                 "latest_known": self.latest_release,
                 "target": self.target_release,
                 "details": {env.path: {"releases": env.releases, "consistent": env.consistent,
                                        "anchor": env.anchor} for env in self.environments},
+                "host_packages": self.host_release_versions,
+                "host_consistent": self.host_release_consistent,
             },
             "environments": self.environments,
             "checks": [check.to_json() for check in self.checks],

@@ -16,10 +16,17 @@ from neurondoctor.report.model import (
     STATUS_ERROR,
     STATUS_INFO,
     STATUS_OK,
+    STATUS_SKIPPED,
     STATUS_WARNING,
     Report,
 )
-from neurondoctor.report.status_lines import SEVERITY_ORDER, area_line, environment_line, verdict_line
+from neurondoctor.report.status_lines import (
+    SEVERITY_ORDER,
+    area_line,
+    environment_line,
+    host_line,
+    verdict_line,
+)
 from neurondoctor.rules.finding import Finding
 
 BOXES = {
@@ -28,6 +35,7 @@ BOXES = {
     STATUS_WARNING: "[yellow][!][/yellow]",
     STATUS_ERROR: "[red][✗][/red]",
     STATUS_CRASHED: "[magenta][☠][/magenta]",
+    STATUS_SKIPPED: "[dim][–][/dim]",
 }
 MARKS = {"error": "[red]✗[/red]", "warning": "[yellow]![/yellow]", "info": "[blue]•[/blue]"}
 AREA_WIDTH = 20
@@ -76,12 +84,17 @@ def render_terminal(report: Report, stream: TextIO, verbose: bool = False, color
     for message in report.internal_problems:
         console.print(f"[red]internal error:[/red] {escape(message)}")
     console.print()
+    host = host_line(report)
+    if host:
+        console.print(f"Host     {escape(host)}")
     for env in report.environments:
         console.print(f"Python   {escape(environment_line(env, report.latest_release))}")
     if report.target_release:
         console.print(f"Target   Neuron {escape(report.target_release)} (--release)")
     console.print()
     for check in report.checks:
+        if check.status == STATUS_SKIPPED and check.id != "hardware" and not verbose:
+            continue  # a machine without Neuron gets one hardware line, not a wall of n/a
         timing = f" [dim][{check.duration_ms:.0f} ms][/dim]" if verbose else ""
         console.print(f"{BOXES[check.status]} {check.title:<{AREA_WIDTH}} {escape(area_line(report, check))}{timing}")
         for finding in sorted(check.findings, key=lambda item: SEVERITY_ORDER[item.severity]):

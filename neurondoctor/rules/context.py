@@ -14,6 +14,7 @@ from typing import Optional
 from neurondoctor.facts import Distribution, Facts, PythonEnvironment
 from neurondoctor.neuron_version import framework_prefix
 from neurondoctor.release_data.catalog import ReleaseCatalog
+from neurondoctor.rules.host_release import HostRelease, detect_host_release
 from neurondoctor.rules.release_detection import EnvironmentRelease, detect_release
 
 
@@ -34,6 +35,29 @@ class RuleContext:
     catalog: ReleaseCatalog
     target_release: Optional[str] = None
     _releases: dict[int, EnvironmentRelease] = field(default_factory=dict, repr=False)
+    _host_release: Optional[HostRelease] = field(default=None, repr=False)
+
+    def host_release(self) -> HostRelease:
+        if self._host_release is None:
+            self._host_release = detect_host_release(self.facts.host.snapshot, self.catalog)
+        return self._host_release
+
+    def instance_profile(self) -> dict[str, object]:
+        """Devices, cores and EFA expectation for this instance type (compat.json `instances`), or {}."""
+        profile = self.catalog.compat.get("instances", {}).get(self.facts.host.instance_type or "", {})
+        return profile if isinstance(profile, dict) else {}
+
+    def total_cores(self) -> Optional[int]:
+        """NeuronCores on this host: the driver's sysfs counts, else neuron-ls, else the instance table."""
+        snapshot = self.facts.host.snapshot
+        counted = [device.core_count for device in snapshot.sysfs_devices if device.core_count]
+        if counted:
+            return sum(counted)
+        listed = [device.core_count for device in snapshot.neuron_ls if device.core_count]
+        if listed:
+            return sum(listed)
+        cores = self.instance_profile().get("cores")
+        return cores if isinstance(cores, int) else None
 
     def release_of(self, env: PythonEnvironment) -> EnvironmentRelease:
         key = id(env)

@@ -11,11 +11,17 @@ from dataclasses import dataclass
 from typing import Callable
 
 from neurondoctor.rules import (
+    device_rules,
+    driver_rules,
+    env_var_rules,
     framework_pin_rules,
     instance_rules,
+    os_rules,
     pip_index_rules,
     python_support_rules,
     release_rules,
+    resource_rules,
+    runtime_rules,
     shadowing_rules,
     stock_torch_rules,
     venv_health_rules,
@@ -26,22 +32,42 @@ from neurondoctor.rules.finding import CATEGORIES, Finding
 Rule = Callable[[RuleContext], list[Finding]]
 
 
+def neuron_host(ctx: RuleContext) -> bool:
+    """Host areas apply where there is Neuron hardware, a Neuron OS package, or a Trn/Inf instance type."""
+    snapshot = ctx.facts.host.snapshot
+    family = ctx.facts.host.instance_family or ""
+    return (driver_rules.neuron_hardware(snapshot) or any(name.startswith("aws-neuron") for name in snapshot.packages)
+            or "neuron" in snapshot.modules or family.startswith(("trn", "inf")))
+
+
+def _always(ctx: RuleContext) -> bool:
+    return True
+
+
 @dataclass(frozen=True)
 class Check:
-    """One report area: its stable id, its title on the status line, its rules and finding-id prefixes."""
+    """One report area: its stable id, its title on the status line, its rules and finding-id prefixes, and
+    whether it applies to this host (host areas are skipped on a machine without Neuron)."""
 
     id: str
     title: str
     rules: tuple[Rule, ...]
     finding_prefixes: tuple[str, ...]
+    applies: Callable[[RuleContext], bool] = _always
 
 
 CHECKS: tuple[Check, ...] = (
+    Check("hardware", "Neuron hardware", device_rules.HARDWARE_RULES, ("ND-HW-",), neuron_host),
+    Check("driver", "Driver", driver_rules.RULES, ("ND-DRV-", "ND-DKMS-"), neuron_host),
+    Check("runtime", "Runtime & tools", runtime_rules.RULES, ("ND-RT-",), neuron_host),
+    Check("devices", "Devices & cores", device_rules.RULES, ("ND-DEV-",), neuron_host),
+    Check("host-env", "Environment", env_var_rules.RULES + resource_rules.RULES + os_rules.RULES,
+          ("ND-ENV-", "ND-RES-", "ND-OS-")),
     Check("python-env", "Python environment",
           venv_health_rules.RULES + python_support_rules.RULES + shadowing_rules.RULES,
           ("ND-VENV-", "ND-PY-", "ND-SHADOW-")),
     Check("neuron-release", "Neuron release",
-          release_rules.RULES + instance_rules.RULES, ("ND-REL-", "ND-INST-")),
+          release_rules.RULES + runtime_rules.RELEASE_RULES + instance_rules.RULES, ("ND-REL-", "ND-INST-")),
     Check("pytorch-stack", "PyTorch stack",
           stock_torch_rules.RULES + framework_pin_rules.RULES, ("ND-TORCH-", "ND-PIN-")),
     Check("pip-index", "Package index", pip_index_rules.RULES, ("ND-PIP-",)),

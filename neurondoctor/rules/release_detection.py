@@ -82,18 +82,29 @@ def detect_release(env: PythonEnvironment, catalog: ReleaseCatalog,
                    key=lambda package: (_anchor_rank(package.dist.name, order), package.dist.name))
     if not known and target is None:
         return verdict
+    agreed, outlier_indexes = narrow_releases([package.releases for package in known], target)
+    verdict.anchor = known[0] if target is None else None
+    verdict.outliers = [known[index] for index in outlier_indexes]
+    verdict.agreed = agreed
+    return verdict
+
+
+def narrow_releases(candidates: list[tuple[str, ...]], target: Optional[str] = None) -> tuple[list[str], list[int]]:
+    """(agreed releases newest first, indexes of the outliers): the first candidate (or the target) starts
+    the set, each later one narrows it when they share a release and is an outlier when they share none."""
     if target is not None:
         agreed = {target}
+        start = 0
+    elif candidates:
+        agreed = set(candidates[0])
+        start = 1
     else:
-        verdict.anchor = known[0]
-        agreed = set(known[0].releases)
-    for package in known:
-        if package is verdict.anchor:
-            continue
-        shared = agreed & set(package.releases)
+        return [], []
+    outliers = []
+    for index in range(start, len(candidates)):
+        shared = agreed & set(candidates[index])
         if shared:
             agreed = shared
         else:
-            verdict.outliers.append(package)
-    verdict.agreed = sorted(agreed, key=release_tuple, reverse=True)
-    return verdict
+            outliers.append(index)
+    return sorted(agreed, key=release_tuple, reverse=True), outliers

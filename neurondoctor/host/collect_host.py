@@ -1,0 +1,132 @@
+"""Collects the host snapshot: every §3 collector, each guarded and timed; commands only on a live host.
+
+A collector that fails leaves its part empty and records one line in `HostFacts.problems`; a command that
+is missing or hangs becomes a `CommandFact`, never a hang (every command has a timeout).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Mapping
+from typing import Callable
+
+from neurondoctor.command_runner import run_command
+from neurondoctor.host import (
+    compile_cache,
+    device_holders,
+    dkms_state,
+    kernel_modules,
+    neuron_devices,
+    neuron_ls,
+    os_packages,
+    os_release,
+    pci_devices,
+    runtime_files,
+)
+from neurondoctor.host.host_facts import CommandFact, HostSnapshot
+from neurondoctor.host.rootfs import RootFS
+
+
+def _guarded(name: str, action: Callable[[], None], problems: list[str], timings: dict[str, float]) -> None:
+    started = time.perf_counter()
+    try:
+        action()
+    except Exception as error:  # one broken collector must not cost the report
+        problems.append(f"collector {name} failed: {type(error).__name__}: {error}")
+    timings[f"host:{name}"] = (time.perf_counter() - started) * 1000
+
+
+def _command_path(environ: Mapping[str, str]) -> str:
+    """PATH plus /opt/aws/neuron/bin, where the tools live even when PATH lacks it (gh#447)."""
+    return os.pathsep.join([environ.get("PATH", "/usr/bin:/bin"), *neuron_ls.NEURON_LS_PATHS])
+
+
+def command_timeout(environ: Mapping[str, str], default: float) -> float:
+    """`NEURONDOCTOR_COMMAND_TIMEOUT` (seconds) overrides the per-command timeout, e.g. for a Slurm prolog."""
+    try:
+        return float(environ.get("NEURONDOCTOR_COMMAND_TIMEOUT", default))
+    except ValueError:
+        return default
+
+
+def _run_neuron_ls(snapshot: HostSnapshot, environ: Mapping[str, str]) -> None:
+    """Runs whenever neuron-ls is installed; its absence is only worth recording when Neuron hardware is here."""
+    executable = shutil.which("neuron-ls", path=_command_path(environ))
+    if executable is None:
+        if snapshot.pci or snapshot.device_nodes:
+            snapshot.commands.append(CommandFact(["neuron-ls", "-j"], False, 0.0,
+                                                 "not found on PATH or in /opt/aws/neuron/bin"))
+        return
+    result = run_command([executable, "-j"], timeout=command_timeout(environ, neuron_ls.NEURON_LS_TIMEOUT),
+                         env=dict(environ))
+    snapshot.commands.append(CommandFact([executable, "-j"], result.ok, round(result.duration_s, 3),
+                                         None if result.ok else result.describe_failure()))
+    if result.ok:
+        snapshot.neuron_ls = neuron_ls.parse_neuron_ls_json(result.stdout)
+
+
+def _run_rpm(snapshot: HostSnapshot, fs: RootFS, environ: Mapping[str, str]) -> None:
+    argv = os_packages.rpm_command(fs)
+    if shutil.which("rpm") is None:
+        snapshot.commands.append(CommandFact(argv, False, 0.0, "rpm is not installed on this machine"))
+        return
+    result = run_command(argv, timeout=command_timeout(environ, os_packages.RPM_TIMEOUT))
+    snapshot.commands.append(CommandFact(argv, result.ok, round(result.duration_s, 3),
+                                         None if result.ok else result.describe_failure()))
+    snapshot.packages = os_packages.packages_from_rpm(result)
+    snapshot.package_source = "rpm"
+
+
+def collect_host_snapshot(fs: RootFS, environ: Mapping[str, str], problems: list[str],
+                          timings: dict[str, float]) -> HostSnapshot:
+    snapshot = HostSnapshot()
+
+    def system() -> None:
+        snapshot.os = os_release.read_os_release(fs)
+        snapshot.kernel = os_release.read_kernel_release(fs)
+        snapshot.container = os_release.is_container(fs)
+
+    def hardware() -> None:
+        snapshot.pci, snapshot.efa_present = pci_devices.read_pci_functions(fs)
+        snapshot.device_nodes = neuron_devices.read_device_nodes(fs)
+        snapshot.sysfs_devices = neuron_devices.read_sysfs_devices(fs)
+
+    def driver() -> None:
+        snapshot.modules = kernel_modules.read_modules(fs)
+        snapshot.loaded_driver_version = kernel_modules.read_loaded_driver_version(fs)
+        snapshot.dkms = dkms_state.read_dkms_state(fs, snapshot.kernel)
+
+    def packages() -> None:
+        snapshot.packages, has_dpkg = os_packages.read_dpkg_packages(fs)
+        if has_dpkg:
+            snapshot.package_source = "dpkg"
+        elif os_packages.rpm_database_present(fs):
+            _run_rpm(snapshot, fs, environ)
+
+    def runtime() -> None:
+        snapshot.runtime_libraries, snapshot.collectives_libraries, snapshot.tools = (
+            runtime_files.read_runtime_files(fs))
+        snapshot.neuron_repo_files = runtime_files.read_neuron_repo_files(fs)
+
+    def processes() -> None:
+        if snapshot.device_nodes or fs.is_live:
+            snapshot.holders = device_holders.read_device_holders(fs)
+
+    def resources() -> None:
+        snapshot.compile_cache = compile_cache.read_compile_cache(fs, environ)
+        if fs.is_live:
+            import resource
+
+            snapshot.memlock_limit = resource.getrlimit(resource.RLIMIT_MEMLOCK)[0]
+            snapshot.uid = os.geteuid()
+            snapshot.groups = sorted({os.getegid(), *os.getgroups()})
+
+    for name, action in (("system", system), ("hardware", hardware), ("driver", driver),
+                         ("packages", packages), ("runtime", runtime), ("processes", processes),
+                         ("resources", resources)):
+        _guarded(name, action, problems, timings)
+    if fs.is_live:
+        _guarded("neuron-ls", lambda: _run_neuron_ls(snapshot, environ), problems, timings)
+    return snapshot

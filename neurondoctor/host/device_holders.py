@@ -1,0 +1,57 @@
+"""Processes holding `/dev/neuron*`: `proc/<pid>/fd/*` links read as link text (never followed), with the
+command and its age, so a leftover Jupyter kernel can be named (nrt-ts: `NeuronCore(s) not available`)."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Optional
+
+from neurondoctor.host.host_facts import DeviceHolder
+from neurondoctor.host.rootfs import RootFS
+
+_DEVICE = re.compile(r"^/dev/neuron\d+$")
+
+
+def _age_seconds(fs: RootFS, pid: str) -> Optional[float]:
+    """Seconds since the process started: `stat` field 22 (clock ticks after boot) against `proc/uptime`."""
+    stat_text = fs.try_read_text(f"/proc/{pid}/stat", limit=4096)
+    uptime_text = fs.try_read_text("/proc/uptime", limit=128)
+    if not stat_text or not uptime_text:
+        return None
+    try:
+        fields = stat_text.rsplit(")", 1)[1].split()
+        started = int(fields[19]) / os.sysconf("SC_CLK_TCK")
+        return max(0.0, float(uptime_text.split()[0]) - started)
+    except (IndexError, ValueError, OSError):
+        return None
+
+
+def read_device_holders(fs: RootFS) -> list[DeviceHolder]:
+    holders = []
+    proc = fs.host_path("/proc")
+    try:
+        pids = [name for name in os.listdir(proc) if name.isdigit()]
+    except OSError:
+        return []
+    for pid in sorted(pids, key=int):
+        try:
+            fds = os.listdir(proc / pid / "fd")
+        except OSError:
+            continue
+        devices = set()
+        for fd in fds:
+            try:
+                target = os.readlink(proc / pid / "fd" / fd)
+            except OSError:
+                continue
+            if _DEVICE.match(target):
+                devices.add(target)
+        if not devices:
+            continue
+        command = (fs.try_read_text(f"/proc/{pid}/comm", limit=256) or "?").strip()
+        cmdline = (fs.try_read_text(f"/proc/{pid}/cmdline", limit=4096) or "").replace("\0", " ").strip()
+        holders.append(DeviceHolder(int(pid), command, cmdline[:300],
+                                    sorted(devices, key=lambda d: int(d[len("/dev/neuron"):])),
+                                    _age_seconds(fs, pid)))
+    return holders

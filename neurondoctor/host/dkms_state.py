@@ -1,0 +1,42 @@
+"""DKMS state of the Neuron driver for one kernel (neuron-facts.md §4 DKMS; drv:dkms.conf).
+
+DKMS name `aws-neuronx` (the deprecated package registered `aws-neuron`, gh#661); built modules land in
+`var/lib/dkms/aws-neuronx/<ver>/<kernel>/<arch>/module/neuron.ko*` and are installed to
+`lib/modules/<kernel>/updates/dkms/neuron.ko*`; headers are `lib/modules/<kernel>/build`; the build log is
+`var/lib/dkms/aws-neuronx/<ver>/build/make.log` (gh#843).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from neurondoctor.host.host_facts import DkmsState
+from neurondoctor.host.rootfs import RootFS
+
+DKMS_DIR = "/var/lib/dkms/aws-neuronx"
+LEGACY_DKMS_DIR = "/var/lib/dkms/aws-neuron"
+MAKE_LOG_TAIL = 15
+
+
+def read_dkms_state(fs: RootFS, kernel: Optional[str]) -> DkmsState:
+    state = DkmsState()
+    versions = [path.rsplit("/", 1)[-1] for path in fs.glob(DKMS_DIR, "*") if path.rsplit("/", 1)[-1][:1].isdigit()]
+    state.registered_versions = sorted(versions)
+    state.legacy_registered = bool(fs.glob(LEGACY_DKMS_DIR, "*"))
+    if kernel:
+        for version in state.registered_versions:
+            if any(fs.glob(f"{DKMS_DIR}/{version}/{kernel}/{arch}/module", "neuron.ko*")
+                   for arch in ("x86_64", "aarch64")):
+                state.built_for_kernel.append(version)
+        installed = fs.glob(f"/lib/modules/{kernel}/updates/dkms", "neuron.ko*") or fs.glob(
+            f"/lib/modules/{kernel}/extra", "neuron.ko*")
+        state.installed_module = installed[0] if installed else None
+        state.headers_present = fs.exists(f"/lib/modules/{kernel}/build")
+    for version in reversed(state.registered_versions):
+        log = f"{DKMS_DIR}/{version}/build/make.log"
+        text = fs.try_read_text(log, limit=1 << 20)
+        if text is not None:
+            state.make_log = log
+            state.make_log_tail = text.splitlines()[-MAKE_LOG_TAIL:]
+            break
+    return state

@@ -1,0 +1,152 @@
+"""Typed facts about the host below Python (ARCHITECTURE.md §3): OS, kernel, PCI, driver, DKMS, packages,
+runtime files, device nodes, processes holding devices, compile cache, and `neuron-ls` on a live host."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+
+@dataclass
+class OsRelease:
+    id: Optional[str] = None
+    version_id: Optional[str] = None
+    pretty_name: Optional[str] = None
+    codename: Optional[str] = None
+    id_like: list[str] = field(default_factory=list)
+
+    @property
+    def package_manager(self) -> str:
+        """`apt` on Debian/Ubuntu, `dnf` on Amazon Linux 2023 / RHEL / Rocky, `yum` on Amazon Linux 2."""
+        family = {self.id or "", *self.id_like}
+        if family & {"debian", "ubuntu"}:
+            return "apt"
+        if self.id == "amzn" and (self.version_id or "").startswith("2") and self.version_id != "2023":
+            return "yum"
+        if family & {"rhel", "fedora", "centos", "amzn", "rocky"}:
+            return "dnf"
+        return "apt"
+
+
+@dataclass
+class PciFunction:
+    """A Neuron device on the PCI bus (vendor 0x1d0f), seen even when no driver is loaded."""
+
+    address: str
+    device_id: str
+    family: str
+
+
+@dataclass
+class DeviceNode:
+    path: str
+    is_char_device: bool
+    mode: int
+    uid: int
+    gid: int
+
+
+@dataclass
+class SysfsDevice:
+    """`/sys/class/neuron_device/neuronN`: what the loaded driver says about one device."""
+
+    name: str
+    core_count: Optional[int] = None
+    arch_type: Optional[str] = None
+    device_name: Optional[str] = None
+    instance_type: Optional[str] = None
+    ecc_uncorrected: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class KernelModule:
+    name: str
+    size: int
+    used_by: int
+    users: list[str] = field(default_factory=list)
+
+
+@dataclass
+class OsPackage:
+    name: str
+    version: str
+    source: str
+
+
+@dataclass
+class DkmsState:
+    """DKMS state of the Neuron module for the running kernel."""
+
+    registered_versions: list[str] = field(default_factory=list)
+    built_for_kernel: list[str] = field(default_factory=list)
+    installed_module: Optional[str] = None
+    headers_present: bool = False
+    make_log: Optional[str] = None
+    make_log_tail: list[str] = field(default_factory=list)
+    legacy_registered: bool = False
+
+
+@dataclass
+class DeviceHolder:
+    pid: int
+    command: str
+    cmdline: str
+    devices: list[str] = field(default_factory=list)
+    age_seconds: Optional[float] = None
+
+
+@dataclass
+class CompileCache:
+    path: str
+    source: str
+    remote: bool = False
+    free_bytes: Optional[int] = None
+    total_bytes: Optional[int] = None
+
+
+@dataclass
+class CommandFact:
+    """A command the doctor ran on a live host, and what came of it."""
+
+    argv: list[str]
+    ok: bool
+    duration_s: float
+    failure: Optional[str] = None
+
+
+@dataclass
+class NeuronLsDevice:
+    index: int
+    core_count: Optional[int] = None
+    core_ids: list[int] = field(default_factory=list)
+    processes: list[dict[str, object]] = field(default_factory=list)
+    logical_neuroncore_config: Optional[int] = None
+
+
+@dataclass
+class HostSnapshot:
+    """Everything below Python; every list is empty (not missing) on a machine without Neuron."""
+
+    os: OsRelease = field(default_factory=OsRelease)
+    kernel: Optional[str] = None
+    container: bool = False
+    pci: list[PciFunction] = field(default_factory=list)
+    efa_present: bool = False
+    device_nodes: list[DeviceNode] = field(default_factory=list)
+    sysfs_devices: list[SysfsDevice] = field(default_factory=list)
+    modules: dict[str, KernelModule] = field(default_factory=dict)
+    loaded_driver_version: Optional[str] = None
+    packages: dict[str, OsPackage] = field(default_factory=dict)
+    package_source: Optional[str] = None
+    dkms: DkmsState = field(default_factory=DkmsState)
+    runtime_libraries: list[str] = field(default_factory=list)
+    collectives_libraries: list[str] = field(default_factory=list)
+    tools: list[str] = field(default_factory=list)
+    neuron_repo_files: list[str] = field(default_factory=list)
+    holders: list[DeviceHolder] = field(default_factory=list)
+    compile_cache: Optional[CompileCache] = None
+    memlock_limit: Optional[int] = None
+    uid: Optional[int] = None
+    groups: list[int] = field(default_factory=list)
+    neuron_ls: list[NeuronLsDevice] = field(default_factory=list)
+    commands: list[CommandFact] = field(default_factory=list)

@@ -1,0 +1,33 @@
+"""Loaded kernel modules (`proc/modules`) and the loaded Neuron driver's version (`sys/module/neuron/version`).
+
+`proc/modules` lines: `name size refcount users state address` (lsmod's source; nrt-ts shows
+`neuron 237568 0`, the third column being the used-by count).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from neurondoctor.host.host_facts import KernelModule
+from neurondoctor.host.rootfs import RootFS
+
+
+def parse_proc_modules(text: str) -> dict[str, KernelModule]:
+    modules: dict[str, KernelModule] = {}
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) < 3 or not fields[1].isdigit() or not fields[2].lstrip("-").isdigit():
+            continue
+        listed = fields[3] if len(fields) > 3 else "-"
+        users = [user for user in listed.strip(",").split(",") if user not in ("-", "")]
+        modules[fields[0]] = KernelModule(fields[0], int(fields[1]), int(fields[2]), users)
+    return modules
+
+
+def read_modules(fs: RootFS) -> dict[str, KernelModule]:
+    return parse_proc_modules(fs.try_read_text("/proc/modules", limit=1 << 20) or "")
+
+
+def read_loaded_driver_version(fs: RootFS) -> Optional[str]:
+    text = fs.try_read_text("/sys/module/neuron/version", limit=256)
+    return text.strip() or None if text is not None else None

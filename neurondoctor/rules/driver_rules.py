@@ -1,0 +1,173 @@
+"""The kernel driver: missing, not loaded, stale (loaded version ≠ package), legacy package, not built.
+
+Sources: nrt-ts (`Unable to determine Neuron Driver version`, rmmod/modprobe after the holders stop; `modinfo`
+shows the new version while the old module is still loaded), gh#661 (legacy `aws-neuron-dkms`), gh#843 and
+whats-new 2.28.1 (kernel 6.18 needs aws-neuronx-dkms 2.26.10.0).
+"""
+
+from __future__ import annotations
+
+from neurondoctor.host.host_facts import HostSnapshot
+from neurondoctor.neuron_version import normalize_neuron_version, release_tuple
+from neurondoctor.rules.context import RuleContext
+from neurondoctor.rules.finding import SEVERITY_ERROR, Finding
+from neurondoctor.rules.host_fixes import (
+    headers_command,
+    host_target_release,
+    install_command,
+    release_version,
+    remove_command,
+    repository_commands,
+)
+
+DKMS_PACKAGE = "aws-neuronx-dkms"
+LEGACY_DKMS_PACKAGE = "aws-neuron-dkms"
+
+
+def neuron_hardware(snapshot: HostSnapshot) -> bool:
+    return bool(snapshot.pci or snapshot.device_nodes or snapshot.sysfs_devices)
+
+
+def _stop_holders(snapshot: HostSnapshot) -> list[str]:
+    return [f"sudo kill {holder.pid}  # {holder.command}" for holder in snapshot.holders]
+
+
+def driver_missing(ctx: RuleContext) -> list[Finding]:
+    """ND-DRV-001: Neuron hardware (or Neuron runtime packages) but no driver package and no module."""
+    snapshot = ctx.facts.host.snapshot
+    has_runtime = any(name.startswith("aws-neuronx-") for name in snapshot.packages)
+    if DKMS_PACKAGE in snapshot.packages or "neuron" in snapshot.modules:
+        return []
+    if not neuron_hardware(snapshot) and not has_runtime:
+        return []
+    release = host_target_release(ctx)
+    version = release_version(ctx, release, DKMS_PACKAGE)
+    return [Finding(
+        id="ND-DRV-001",
+        category="driver-missing",
+        severity=SEVERITY_ERROR,
+        title=f"no Neuron driver installed ({len(snapshot.pci)} Neuron device(s) on PCI)",
+        detail=("Without aws-neuronx-dkms every runtime call fails with `NRT:nrt_init Unable to determine Neuron "
+                "Driver version. Please check aws-neuron-dkms package is installed.`"),
+        evidence={"pci_functions": [function.address for function in snapshot.pci],
+                  "packages": sorted(snapshot.packages), "release": release},
+        fix=[*repository_commands(ctx, snapshot), headers_command(snapshot),
+             install_command(snapshot, [(DKMS_PACKAGE, version)])],
+    )]
+
+
+def legacy_driver_package(ctx: RuleContext) -> list[Finding]:
+    """ND-DKMS-004: the deprecated aws-neuron-dkms, which conflicts with aws-neuronx-dkms (gh#661)."""
+    snapshot = ctx.facts.host.snapshot
+    if LEGACY_DKMS_PACKAGE not in snapshot.packages and not snapshot.dkms.legacy_registered:
+        return []
+    release = host_target_release(ctx)
+    legacy = snapshot.packages.get(LEGACY_DKMS_PACKAGE)
+    return [Finding(
+        id="ND-DKMS-004",
+        category="dkms-build",
+        severity=SEVERITY_ERROR,
+        title="the deprecated aws-neuron-dkms driver package is installed",
+        detail="It builds the same `neuron` module as aws-neuronx-dkms and conflicts with it (gh#661).",
+        evidence={"package": legacy.version if legacy else None,
+                  "dkms_registered": snapshot.dkms.legacy_registered},
+        fix=[remove_command(snapshot, [LEGACY_DKMS_PACKAGE]),
+             install_command(snapshot, [(DKMS_PACKAGE, release_version(ctx, release, DKMS_PACKAGE))])],
+    )]
+
+
+def _kernel_minimum(ctx: RuleContext, kernel: str) -> tuple[str, str] | None:
+    """(minimum dkms version, source) when this kernel needs a newer driver than some releases ship."""
+    for rule in ctx.catalog.compat.get("kernel_driver_minimums", []):
+        if release_tuple(kernel)[:2] >= release_tuple(rule["kernel_at_least"]):
+            return str(rule["dkms_at_least"]), str(rule["source"])
+    return None
+
+
+def module_not_built(ctx: RuleContext) -> list[Finding]:
+    """ND-DKMS-001/002/003: the package is installed but no module exists for the running kernel."""
+    snapshot = ctx.facts.host.snapshot
+    package = snapshot.packages.get(DKMS_PACKAGE)
+    kernel = snapshot.kernel
+    if package is None or kernel is None or "neuron" in snapshot.modules:
+        return []
+    if snapshot.dkms.installed_module or snapshot.dkms.built_for_kernel:
+        return []
+    version = normalize_neuron_version(package.version)
+    evidence = {"kernel": kernel, "aws-neuronx-dkms": version, "headers": snapshot.dkms.headers_present,
+                "make_log": snapshot.dkms.make_log, "make_log_tail": snapshot.dkms.make_log_tail}
+    minimum = _kernel_minimum(ctx, kernel)
+    if minimum and release_tuple(version) < release_tuple(minimum[0]):
+        newest = release_version(ctx, ctx.catalog.latest, DKMS_PACKAGE)
+        return [Finding(
+            id="ND-DKMS-003", category="dkms-build", severity=SEVERITY_ERROR,
+            title=f"kernel {kernel} is newer than aws-neuronx-dkms {version} can build for (needs ≥ {minimum[0]})",
+            detail=("DKMS fails with `Error! Bad return status for module build on kernel` and the driver is "
+                    f"not loaded after the kernel upgrade ({minimum[1]}). Upgrade the driver, or boot the "
+                    "previous kernel."),
+            evidence=evidence,
+            fix=[install_command(snapshot, [(DKMS_PACKAGE, newest)]), "sudo modprobe neuron"],
+        )]
+    if not snapshot.dkms.headers_present:
+        return [Finding(
+            id="ND-DKMS-002", category="dkms-build", severity=SEVERITY_ERROR,
+            title=f"no kernel headers for the running kernel {kernel}: the driver was not built for it",
+            detail=("`Module build for kernel … was skipped since the kernel headers for this kernel does not seem "
+                    "to be installed.` A kernel upgrade without its headers leaves the host without a driver."),
+            evidence=evidence,
+            fix=[headers_command(snapshot), f"sudo dkms autoinstall -k {kernel}", "sudo modprobe neuron"],
+        )]
+    return [Finding(
+        id="ND-DKMS-001", category="dkms-build", severity=SEVERITY_ERROR,
+        title=f"aws-neuronx-dkms {version} is not built for the running kernel {kernel}",
+        detail="DKMS did not build (or the build failed for) this kernel; see the build log in the evidence.",
+        evidence=evidence,
+        fix=[f"sudo dkms install aws-neuronx/{version} -k {kernel}", "sudo modprobe neuron"],
+    )]
+
+
+def driver_not_loaded(ctx: RuleContext) -> list[Finding]:
+    """ND-DRV-002: the module is built for this kernel but not loaded."""
+    snapshot = ctx.facts.host.snapshot
+    if DKMS_PACKAGE not in snapshot.packages or "neuron" in snapshot.modules:
+        return []
+    if not (snapshot.dkms.installed_module or snapshot.dkms.built_for_kernel):
+        return []  # module_not_built explains why
+    return [Finding(
+        id="ND-DRV-002",
+        category="driver-not-loaded",
+        severity=SEVERITY_ERROR,
+        title="the Neuron driver is installed and built but the `neuron` module is not loaded",
+        detail="No process can open a NeuronCore until it is loaded; it loads at boot from "
+               "/etc/modules-load.d/neuron.conf.",
+        evidence={"module": snapshot.dkms.installed_module, "kernel": snapshot.kernel},
+        fix=["sudo modprobe neuron", "echo neuron | sudo tee /etc/modules-load.d/neuron.conf"],
+    )]
+
+
+def driver_stale(ctx: RuleContext) -> list[Finding]:
+    """ND-DRV-003: the loaded module is not the installed package's version (upgrade without reload)."""
+    snapshot = ctx.facts.host.snapshot
+    package = snapshot.packages.get(DKMS_PACKAGE)
+    loaded = snapshot.loaded_driver_version
+    if package is None or loaded is None or "neuron" not in snapshot.modules:
+        return []
+    installed = normalize_neuron_version(package.version)
+    if normalize_neuron_version(loaded) == installed:
+        return []
+    module = snapshot.modules["neuron"]
+    return [Finding(
+        id="ND-DRV-003",
+        category="driver-stale",
+        severity=SEVERITY_ERROR,
+        title=f"loaded Neuron driver {normalize_neuron_version(loaded)} is not the installed {installed}",
+        detail=("The package was upgraded but the old module is still in the kernel (`modinfo neuron` shows the "
+                "new version, misleadingly). A newer runtime fails with `compatibility id … is not compatible`. "
+                f"Stop the {module.used_by} process(es) using it, then reload, or reboot."),
+        evidence={"loaded": loaded, "installed": package.version, "used_by": module.used_by,
+                  "holders": [holder.pid for holder in snapshot.holders]},
+        fix=[*_stop_holders(snapshot), "sudo rmmod neuron", "sudo modprobe neuron"],
+    )]
+
+
+RULES = (driver_missing, legacy_driver_package, module_not_built, driver_not_loaded, driver_stale)

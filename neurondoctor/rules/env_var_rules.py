@@ -1,0 +1,102 @@
+"""env-var-misconfig: Neuron runtime variables that cannot work on this host.
+
+`NEURON_RT_VISIBLE_CORES`: an index or inclusive range (`0-3`), taking precedence over
+`NEURON_RT_NUM_CORES` (a count; 0 = all) (neuron-runtime/guides/configuration-guide.rst).
+`NEURON_LOGICAL_NC_CONFIG` is 1 or 2 and applies to Trn2/Trn3 only (logical-neuroncore-config.rst).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from neurondoctor.rules.context import RuleContext
+from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_INFO, SEVERITY_WARNING, Finding
+
+_RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
+
+
+def parse_core_list(value: str) -> Optional[list[int]]:
+    """`3`, `0-3` or `0-1,4-5` -> core indexes; None when malformed (including a reversed range)."""
+    cores: list[int] = []
+    for part in value.split(","):
+        match = _RANGE.match(part)
+        if match is None:
+            return None
+        first = int(match.group(1))
+        last = int(match.group(2)) if match.group(2) is not None else first
+        if last < first:
+            return None
+        cores.extend(range(first, last + 1))
+    return cores
+
+
+def _finding(finding_id: str, severity: str, title: str, detail: str, variable: str, value: str,
+             fix: list[str]) -> Finding:
+    return Finding(id=finding_id, category="env-var-misconfig", severity=severity, title=title, detail=detail,
+                   evidence={"variable": variable, "value": value}, fix=fix)
+
+
+def visible_cores(ctx: RuleContext) -> list[Finding]:
+    """ND-ENV-001: NEURON_RT_VISIBLE_CORES malformed or naming cores this host does not have."""
+    value = ctx.facts.environ.get("NEURON_RT_VISIBLE_CORES")
+    if value is None:
+        return []
+    total = ctx.total_cores()
+    cores = parse_core_list(value)
+    if cores is None:
+        return [_finding("ND-ENV-001", SEVERITY_ERROR, f"NEURON_RT_VISIBLE_CORES={value!r} is not a core index or "
+                         "range", "Use an index (`3`) or an inclusive range (`0-3`).", "NEURON_RT_VISIBLE_CORES",
+                         value, [f"export NEURON_RT_VISIBLE_CORES=0-{(total or 1) - 1}"])]
+    outside = [core for core in cores if total is not None and core >= total]
+    if not outside or total is None:
+        return []
+    return [_finding("ND-ENV-001", SEVERITY_ERROR,
+                     f"NEURON_RT_VISIBLE_CORES={value} names core(s) {outside[0]}… but this host has {total} "
+                     f"NeuronCores (0-{total - 1})",
+                     "The runtime fails to initialise when asked for cores that do not exist.",
+                     "NEURON_RT_VISIBLE_CORES", value, [f"export NEURON_RT_VISIBLE_CORES=0-{total - 1}"])]
+
+
+def num_cores(ctx: RuleContext) -> list[Finding]:
+    """ND-ENV-002: NEURON_RT_NUM_CORES not a count, above this host's cores, or shadowed by VISIBLE_CORES."""
+    value = ctx.facts.environ.get("NEURON_RT_NUM_CORES")
+    if value is None:
+        return []
+    total = ctx.total_cores()
+    if not value.strip().isdigit():
+        return [_finding("ND-ENV-002", SEVERITY_ERROR, f"NEURON_RT_NUM_CORES={value!r} is not a number",
+                         "It is a count of cores to claim (0 = all).", "NEURON_RT_NUM_CORES", value,
+                         ["unset NEURON_RT_NUM_CORES"])]
+    if total is not None and int(value) > total:
+        return [_finding("ND-ENV-002", SEVERITY_ERROR, f"NEURON_RT_NUM_CORES={value} but this host has {total} "
+                         "NeuronCores", "The runtime cannot claim more cores than exist.", "NEURON_RT_NUM_CORES",
+                         value, [f"export NEURON_RT_NUM_CORES={total}"])]
+    if "NEURON_RT_VISIBLE_CORES" in ctx.facts.environ:
+        return [_finding("ND-ENV-002", SEVERITY_INFO, "NEURON_RT_NUM_CORES is ignored: NEURON_RT_VISIBLE_CORES is "
+                         "also set and takes precedence", "Set one of them.", "NEURON_RT_NUM_CORES", value,
+                         ["unset NEURON_RT_NUM_CORES"])]
+    return []
+
+
+def logical_core_config(ctx: RuleContext) -> list[Finding]:
+    """ND-ENV-003: NEURON_LOGICAL_NC_CONFIG on a family without logical cores, or not 1/2."""
+    value = ctx.facts.environ.get("NEURON_LOGICAL_NC_CONFIG")
+    if value is None:
+        return []
+    if value.strip() not in ("1", "2"):
+        return [_finding("ND-ENV-003", SEVERITY_ERROR, f"NEURON_LOGICAL_NC_CONFIG={value!r}: it must be 1 or 2",
+                         "It must also match the compiler's `-lnc` setting.", "NEURON_LOGICAL_NC_CONFIG", value,
+                         ["unset NEURON_LOGICAL_NC_CONFIG"])]
+    family = ctx.facts.host.instance_family
+    supported = ctx.catalog.compat.get("logical_nc_config_families", [])
+    if family is None or family in supported:
+        return []
+    return [_finding("ND-ENV-003", SEVERITY_WARNING,
+                     f"NEURON_LOGICAL_NC_CONFIG={value} is set on {ctx.facts.host.instance_type}, which has no "
+                     "logical NeuronCores", f"Logical NeuronCore configuration applies to {', '.join(supported)} "
+                     "only; a leftover setting from a Trn2 job.", "NEURON_LOGICAL_NC_CONFIG", value,
+                     ["unset NEURON_LOGICAL_NC_CONFIG"])]
+
+
+RULES = (visible_cores, num_cores, logical_core_config)

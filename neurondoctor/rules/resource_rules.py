@@ -1,0 +1,70 @@
+"""resource: compile-cache disk space, EFA on multi-node instances, memlock for EFA.
+
+Sources: neuron-caching.rst (the cache holds one NEFF per graph; failed compiles are cached too),
+nrt-ts (`OFI plugin initNet() failed is EFA enabled?` — EFA is needed for multi-node collectives on
+trn1.32xlarge/trn1n; ignore it on a single node).
+"""
+
+from __future__ import annotations
+
+from neurondoctor.rules.context import RuleContext, quoted
+from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
+
+GIB = 1 << 30
+
+
+def compile_cache_space(ctx: RuleContext) -> list[Finding]:
+    """ND-RES-001: little free disk where the compile cache lives."""
+    cache = ctx.facts.host.snapshot.compile_cache
+    neuron_here = bool(ctx.facts.host.snapshot.pci) or any(ctx.neuron_env(env) for env in ctx.facts.environments)
+    if cache is None or cache.free_bytes is None or not neuron_here:
+        return []
+    warn = float(ctx.catalog.compat.get("compile_cache_free_warning_gib", 20)) * GIB
+    error = float(ctx.catalog.compat.get("compile_cache_free_error_gib", 2)) * GIB
+    if cache.free_bytes >= warn:
+        return []
+    severity = SEVERITY_ERROR if cache.free_bytes < error else SEVERITY_WARNING
+    return [Finding(
+        id="ND-RES-001", category="resource", severity=severity,
+        title=f"{cache.free_bytes / GIB:.1f} GiB free for the compile cache at {cache.path}",
+        detail=("Compiles write NEFFs there; a full disk fails the compile and the failure itself is cached "
+                "(`Got a cached failed neff … --retry_failed_compilation`)."),
+        evidence={"path": cache.path, "source": cache.source, "free_bytes": cache.free_bytes,
+                  "total_bytes": cache.total_bytes},
+        fix=[f"du -sh {quoted(cache.path)}/* | sort -h | tail", f"rm -rf {quoted(cache.path)}/neuronxcc-*  "
+             "# old compiler versions' caches", "export NEURON_COMPILE_CACHE_URL=/path/on/a/larger/disk"],
+    )]
+
+
+def efa_absent(ctx: RuleContext) -> list[Finding]:
+    """ND-RES-002: a multi-node instance type without EFA functions on PCI."""
+    snapshot = ctx.facts.host.snapshot
+    if not ctx.instance_profile().get("efa") or snapshot.efa_present or not snapshot.pci:
+        return []
+    return [Finding(
+        id="ND-RES-002", category="resource", severity=SEVERITY_WARNING,
+        title=f"no EFA device on this {ctx.facts.host.instance_type}",
+        detail=("Multi-node collectives fail with `OFI plugin initNet() failed is EFA enabled?`; single-node jobs "
+                "are unaffected. Launch with EFA interfaces and install the EFA driver."),
+        evidence={"instance_type": ctx.facts.host.instance_type},
+        fix=["curl -O https://efa-installer.amazonaws.com/aws-efa-installer-latest.tar.gz",
+             "tar -xf aws-efa-installer-latest.tar.gz && cd aws-efa-installer && sudo ./efa_installer.sh --yes"],
+    )]
+
+
+def memlock_limit(ctx: RuleContext) -> list[Finding]:
+    """ND-RES-003: a finite locked-memory limit with EFA present (EFA registers pinned memory)."""
+    snapshot = ctx.facts.host.snapshot
+    limit = snapshot.memlock_limit
+    if limit is None or limit < 0 or not snapshot.efa_present:
+        return []
+    return [Finding(
+        id="ND-RES-003", category="resource", severity=SEVERITY_WARNING,
+        title=f"locked-memory limit is {limit // 1024} KiB with EFA present",
+        detail="EFA pins communication buffers; the EFA installer sets `memlock unlimited` for this reason.",
+        evidence={"memlock_limit": limit},
+        fix=["ulimit -l unlimited", "echo '* - memlock unlimited' | sudo tee /etc/security/limits.d/99-efa.conf"],
+    )]
+
+
+RULES = (compile_cache_space, efa_absent, memlock_limit)

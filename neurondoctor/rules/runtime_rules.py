@@ -1,0 +1,177 @@
+"""Runtime against driver, compiler against runtime, the runtime/tools files, and the host's release.
+
+Sources: nrt-ts and neuron-runtime/faq.rst (the driver is backward compatible with older runtimes; a newer
+runtime can need a newer driver), runtime.rst (the documented breaks in compat.json), compiler faq
+(NEFF compatibility holds within a major; a NEFF from a newer compiler may not load on an older runtime).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from neurondoctor.neuron_version import release_tuple
+from neurondoctor.rules.context import RuleContext, pin, pip_command
+from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
+from neurondoctor.rules.framework_pin_rules import describe_releases
+from neurondoctor.rules.host_fixes import host_target_release, install_command, release_version
+
+RUNTIME = "aws-neuronx-runtime-lib"
+DRIVER = "aws-neuronx-dkms"
+COLLECTIVES = "aws-neuronx-collectives"
+TOOLS = "aws-neuronx-tools"
+
+
+def _newest(releases: tuple[str, ...]) -> Optional[str]:
+    return max(releases, key=release_tuple) if releases else None
+
+
+def _documented_break(ctx: RuleContext, driver: str, runtime: str) -> Optional[dict[str, str]]:
+    for rule in ctx.catalog.compat.get("driver_runtime_breaks", []):
+        if "driver_at_least" in rule and release_tuple(driver) >= release_tuple(rule["driver_at_least"]) \
+                and release_tuple(runtime) < release_tuple(rule["runtime_below"]):
+            return dict(rule)
+        if "runtime_at_least" in rule and release_tuple(runtime) >= release_tuple(rule["runtime_at_least"]) \
+                and release_tuple(driver) < release_tuple(rule["driver_below"]):
+            return dict(rule)
+    return None
+
+
+def driver_runtime_mismatch(ctx: RuleContext) -> list[Finding]:
+    """ND-RT-001: a runtime from a newer release than the driver, or a documented incompatible pair."""
+    snapshot = ctx.facts.host.snapshot
+    host = ctx.host_release()
+    driver, runtime = host.versions.get(DRIVER), host.versions.get(RUNTIME)
+    if driver is None or runtime is None:
+        return []
+    documented = _documented_break(ctx, driver, runtime)
+    driver_release, runtime_release = _newest(host.releases.get(DRIVER, ())), _newest(host.releases.get(RUNTIME, ()))
+    newer_runtime = (driver_release and runtime_release
+                     and release_tuple(runtime_release) > release_tuple(driver_release))
+    if not documented and not newer_runtime:
+        return []
+    target = runtime_release if newer_runtime else driver_release
+    packages = [(DRIVER, release_version(ctx, target, DRIVER))] if newer_runtime else [
+        (RUNTIME, release_version(ctx, target, RUNTIME)), (COLLECTIVES, release_version(ctx, target, COLLECTIVES))]
+    symptom = documented["symptom"] if documented else (
+        "a runtime newer than the driver can fail in nrt_init with `This Neuron Runtime (compatibility id: N) is "
+        "not compatible with the installed aws-neuron-dkms package`")
+    return [Finding(
+        id="ND-RT-001",
+        category="driver-runtime-mismatch",
+        severity=SEVERITY_ERROR if documented else SEVERITY_WARNING,
+        title=(f"runtime-lib {runtime} (Neuron {runtime_release}) with driver {driver} (Neuron {driver_release})"),
+        detail=f"{symptom} ({documented['source'] if documented else 'nrt-ts; gh#655'}).",
+        evidence={DRIVER: driver, RUNTIME: runtime, "driver_release": driver_release,
+                  "runtime_release": runtime_release},
+        fix=[install_command(snapshot, packages)] + (["sudo rmmod neuron", "sudo modprobe neuron"]
+                                                     if newer_runtime else []),
+    )]
+
+
+def compiler_newer_than_runtime(ctx: RuleContext) -> list[Finding]:
+    """ND-RT-002: a venv's neuronx-cc from a newer release than the host runtime: its NEFFs may not load."""
+    host = ctx.host_release()
+    runtime_release = _newest(host.releases.get(RUNTIME, ()))
+    if runtime_release is None:
+        return []
+    findings = []
+    for env in ctx.facts.environments:
+        compiler = next((package for package in ctx.release_of(env).packages if package.dist.name == "neuronx-cc"),
+                        None)
+        if compiler is None or not compiler.releases:
+            continue
+        compiler_release = _newest(compiler.releases)
+        if compiler_release is None or release_tuple(compiler_release) <= release_tuple(runtime_release):
+            continue
+        if runtime_release in compiler.releases:
+            continue
+        wanted = release_version(ctx, runtime_release, "neuronx-cc")
+        upgrade = [(RUNTIME, release_version(ctx, compiler_release, RUNTIME)),
+                   (COLLECTIVES, release_version(ctx, compiler_release, COLLECTIVES))]
+        findings.append(Finding(
+            id="ND-RT-002",
+            category="runtime-compiler-mismatch",
+            severity=SEVERITY_ERROR,
+            title=(f"neuronx-cc {compiler.dist.version} (Neuron {compiler_release}) is newer than the host runtime "
+                   f"{host.versions.get(RUNTIME)} (Neuron {runtime_release})"),
+            detail=("NEFFs from a newer compiler can fail to load on an older runtime (`NEFF version … not "
+                    "supported`, err 10; gh#820, gh#823). Upgrade the host runtime, or pin the compiler to the "
+                    "host's release."),
+            evidence={"venv": env.path, "neuronx-cc": compiler.dist.version, RUNTIME: host.versions.get(RUNTIME)},
+            fix=[install_command(ctx.facts.host.snapshot, upgrade)]
+            + ([pip_command(env, "install", pin("neuronx-cc", wanted), "--extra-index-url",
+                            ctx.catalog.pip_repository)] if wanted else []),
+        ))
+    return findings
+
+
+def runtime_files_missing(ctx: RuleContext) -> list[Finding]:
+    """ND-RT-003: the driver is here but libnrt, collectives or the tools are not (or not on PATH)."""
+    snapshot = ctx.facts.host.snapshot
+    if "neuron" not in snapshot.modules and "aws-neuronx-dkms" not in snapshot.packages:
+        return []
+    release = host_target_release(ctx)
+    missing: list[tuple[str, str]] = []
+    if not snapshot.runtime_libraries:
+        missing.append((RUNTIME, "libnrt.so: no process can use a NeuronCore (`libnrt.so.1: cannot open shared "
+                                 "object file`)"))
+    multi_device = len(snapshot.pci) > 1 or len(snapshot.device_nodes) > 1
+    if not snapshot.collectives_libraries and (multi_device or COLLECTIVES in snapshot.packages):
+        missing.append((COLLECTIVES, "libnccom.so: collectives fail with `NCCL init error: Error opening "
+                                     "libnccom.so`"))
+    if "neuron-ls" not in snapshot.tools:
+        missing.append((TOOLS, "neuron-ls, neuron-top, neuron-monitor"))
+    if not missing:
+        return []
+    errors = [name for name, _ in missing if name != TOOLS]
+    return [Finding(
+        id="ND-RT-003",
+        category="tools-missing",
+        severity=SEVERITY_ERROR if errors else SEVERITY_WARNING,
+        title="missing on this host: " + ", ".join(name for name, _ in missing),
+        detail="; ".join(f"{name}: {why}" for name, why in missing) + " (nrt-ts).",
+        evidence={"runtime_libraries": snapshot.runtime_libraries,
+                  "collectives_libraries": snapshot.collectives_libraries, "tools": snapshot.tools},
+        fix=[install_command(snapshot, [(name, release_version(ctx, release, name)) for name, _ in missing])],
+    )]
+
+
+def host_release_mixed(ctx: RuleContext) -> list[Finding]:
+    """ND-REL-003: host packages from different releases, or host and environments on releases apart."""
+    host = ctx.host_release()
+    findings = []
+    snapshot = ctx.facts.host.snapshot
+    if host.outliers or host.unknown:
+        target = host.release or ctx.catalog.latest
+        odd = host.outliers + host.unknown
+        findings.append(Finding(
+            id="ND-REL-003", category="mixed-sdk-release", severity=SEVERITY_WARNING,
+            title="host Neuron packages are from different releases: " + ", ".join(
+                f"{name} {host.versions[name]} ({describe_releases(host.releases[name]) or 'unknown'})"
+                for name in odd),
+            detail="Driver, runtime, collectives and tools are released and tested together "
+                   "(neuron-facts.md §3.1).",
+            evidence={"versions": host.versions, "agreed": host.agreed},
+            fix=[install_command(snapshot, [(name, release_version(ctx, target, name)) for name in odd])],
+        ))
+    if host.release is None:
+        return findings
+    for env in ctx.facts.environments:
+        env_release = ctx.release_of(env).release
+        if env_release is None or env_release in host.agreed or env_release == host.release:
+            continue
+        findings.append(Finding(
+            id="ND-REL-004", category="mixed-sdk-release", severity=SEVERITY_WARNING,
+            title=f"host is on Neuron {host.release}, {env.path} on Neuron {env_release}",
+            detail="The OS packages and the Python packages come from different releases; only the pairs "
+                   "the release notes test are known to work.",
+            evidence={"host": host.release, "venv": env.path, "environment": env_release},
+            fix=[install_command(snapshot, [(name, release_version(ctx, env_release, name))
+                                            for name in (DRIVER, RUNTIME, COLLECTIVES, TOOLS)
+                                            if name in snapshot.packages])],
+        ))
+    return findings
+
+
+RULES = (driver_runtime_mismatch, compiler_newer_than_runtime, runtime_files_missing)
+RELEASE_RULES = (host_release_mixed,)

@@ -1,0 +1,201 @@
+"""Builds fixture hosts: directory trees at the real Linux paths, from small declarative specs.
+
+What a trn1/inf2 host looks like to the doctor: os-release, the kernel release, DMI identity, PCI functions
+(vendor 0x1d0f), `/dev/neuronN` character devices, `sys/class/neuron_device`, `proc/modules`,
+`sys/module/neuron/version`, dpkg's status file, DKMS's tree, `opt/aws/neuron`, apt/yum repo files and
+`proc/<pid>/fd` links of processes holding devices (neuron-facts.md §4). Versions per release are written
+out from neuron-facts.md §1.3, not read from the manifests under test.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+import pytest
+
+# neuron-facts.md §1.3: aws-neuronx-dkms, runtime-lib, collectives, tools per release.
+HOST_STACKS = {
+    "2.26.1": ("2.24.7.0", "2.28.23.0", "2.28.27.0", "2.26.14.0"),
+    "2.28.0": ("2.26.5.0", "2.30.51.0", "2.30.59.0", "2.28.23.0"),
+    "2.28.1": ("2.26.10.0", "2.30.51.0", "2.30.59.0", "2.28.23.0"),
+    "2.29.1": ("2.27.4.0", "2.31.24.0", "2.31.24.0", "2.29.22.0"),
+    "2.30.0": ("2.28.0.0", "2.32.31.0", "2.32.28.0", "2.30.10.0"),
+    "2.31.1": ("2.29.0.0", "2.33.10.0", "2.33.10.0", "2.31.15.0"),
+    "2.32.0": ("2.30.2.0", "2.34.10.0", "2.34.10.0", "2.32.28.0"),
+}
+STACK_PACKAGES = ("aws-neuronx-dkms", "aws-neuronx-runtime-lib", "aws-neuronx-collectives", "aws-neuronx-tools")
+
+INSTANCES = {  # instance type: (PCI device id, devices, cores per device, EFA functions)
+    "trn1.2xlarge": ("0x7164", 1, 2, 0),
+    "trn1.32xlarge": ("0x7164", 16, 2, 8),
+    "trn1n.32xlarge": ("0x7164", 16, 2, 16),
+    "inf2.xlarge": ("0x7264", 1, 2, 0),
+    "inf2.48xlarge": ("0x7264", 12, 2, 0),
+}
+ARCH = {"0x7164": ("NDv2", "Trainium1", "Trn1"), "0x7264": ("NDv3", "Inferentia2", "Inf2")}
+
+OS_RELEASES = {
+    "ubuntu24": 'PRETTY_NAME="Ubuntu 24.04.1 LTS"\nNAME="Ubuntu"\nVERSION_ID="24.04"\nVERSION_CODENAME=noble\n'
+                "ID=ubuntu\nID_LIKE=debian\n",
+    "ubuntu22": 'PRETTY_NAME="Ubuntu 22.04.5 LTS"\nVERSION_ID="22.04"\nVERSION_CODENAME=jammy\nID=ubuntu\n'
+                "ID_LIKE=debian\n",
+    "al2023": 'NAME="Amazon Linux"\nVERSION="2023"\nID="amzn"\nID_LIKE="fedora"\nVERSION_ID="2023"\n'
+              'PRETTY_NAME="Amazon Linux 2023.6.20241212"\n',
+    "al2": 'NAME="Amazon Linux"\nVERSION="2"\nID="amzn"\nID_LIKE="centos rhel fedora"\nVERSION_ID="2"\n'
+           'PRETTY_NAME="Amazon Linux 2"\n',
+}
+
+
+@dataclass
+class Holder:
+    pid: int
+    command: str
+    cmdline: str
+    devices: tuple[int, ...]
+
+
+@dataclass
+class HostSpec:
+    """A host, healthy by default; each field is one way to break it."""
+
+    instance_type: Optional[str] = "trn1.2xlarge"
+    release: Optional[str] = "2.31.1"
+    os: str = "ubuntu24"
+    kernel: str = "6.8.0-1015-aws"
+    package_versions: dict[str, Optional[str]] = field(default_factory=dict)
+    extra_packages: dict[str, str] = field(default_factory=dict)
+    pci: bool = True
+    efa: bool = True
+    driver_loaded: bool = True
+    loaded_version: Optional[str] = None
+    module_built: bool = True
+    headers: bool = True
+    make_log: Optional[str] = None
+    legacy_dkms: bool = False
+    device_nodes: Optional[int] = None
+    node_mode: int = 0o666
+    ecc: dict[int, dict[str, int]] = field(default_factory=dict)
+    holders: list[Holder] = field(default_factory=list)
+    runtime_library: bool = True
+    collectives_library: bool = True
+    tools: bool = True
+    repo_file: bool = True
+    container: bool = False
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def _dpkg_stanza(name: str, version: str) -> str:
+    return (f"Package: {name}\nStatus: install ok installed\nPriority: optional\nSection: kernel\n"
+            f"Installed-Size: 1024\nMaintainer: Amazon AWS Neuron <neuron-maintainers@amazon.com>\n"
+            f"Architecture: amd64\nVersion: {version}\nDescription: {name}\n Neuron package.\n")
+
+
+def package_versions(spec: HostSpec) -> dict[str, str]:
+    versions: dict[str, str] = {}
+    if spec.release:
+        versions.update(zip(STACK_PACKAGES, HOST_STACKS[spec.release]))
+        versions["aws-neuronx-runtime-lib"] += "-ec8cd5e8b"  # deb versions carry a build suffix (§1.4)
+    for name, version in spec.package_versions.items():
+        if version is None:
+            versions.pop(name, None)
+        else:
+            versions[name] = version
+    versions.update(spec.extra_packages)
+    return versions
+
+
+def _make_node(path: Path, minor: int, mode: int) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.mknod(path, 0o020000 | mode, os.makedev(240, minor))
+    except PermissionError:
+        pytest.skip("creating character device nodes for fixture hosts needs CAP_MKNOD")
+    path.chmod(mode)
+
+
+def build_host(root: Path, spec: HostSpec) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    _write(root / "etc/os-release", OS_RELEASES[spec.os])
+    _write(root / "proc/sys/kernel/osrelease", spec.kernel + "\n")
+    _write(root / "proc/uptime", "86400.00 100000.00\n")
+    dmi = root / "sys/devices/virtual/dmi/id"
+    if spec.instance_type:
+        _write(dmi / "sys_vendor", "Amazon EC2\n")
+        _write(dmi / "product_name", spec.instance_type + "\n")
+    device_id, devices, cores, efa_functions = INSTANCES.get(spec.instance_type or "", ("", 0, 0, 0))
+    if spec.pci:
+        for index in range(devices):
+            pci = root / f"sys/bus/pci/devices/0000:{0x10 + index:02x}:1e.0"
+            _write(pci / "vendor", "0x1d0f\n")
+            _write(pci / "device", device_id + "\n")
+        if spec.efa:
+            for index in range(efa_functions):
+                pci = root / f"sys/bus/pci/devices/0000:{0x80 + index:02x}:00.0"
+                _write(pci / "vendor", "0x1d0f\n")
+                _write(pci / "device", "0xefa1\n")
+    versions = package_versions(spec)
+    status = "".join(_dpkg_stanza(name, version) + "\n" for name, version in versions.items())
+    status += _dpkg_stanza("bash", "5.2.21-2ubuntu4") + "\n" + _dpkg_stanza("python3", "3.12.3-0ubuntu2") + "\n"
+    _write(root / "var/lib/dpkg/status", status)
+    dkms_version = versions.get("aws-neuronx-dkms")
+    if dkms_version:
+        base = root / f"var/lib/dkms/aws-neuronx/{dkms_version}"
+        base.mkdir(parents=True, exist_ok=True)
+        if spec.module_built:
+            _write(base / f"{spec.kernel}/x86_64/module/neuron.ko.zst", "ELF")
+            _write(root / f"lib/modules/{spec.kernel}/updates/dkms/neuron.ko.zst", "ELF")
+        if spec.make_log is not None:
+            _write(base / "build/make.log", spec.make_log)
+    if spec.legacy_dkms:
+        (root / "var/lib/dkms/aws-neuron/1.19.3.0").mkdir(parents=True, exist_ok=True)
+    if spec.headers:
+        (root / f"lib/modules/{spec.kernel}/build").mkdir(parents=True, exist_ok=True)
+    modules = "ena 180224 0 - Live 0x0000000000000000\n"
+    if spec.driver_loaded and dkms_version:
+        used = len(spec.holders)
+        modules = f"neuron 532480 {used} - Live 0x0000000000000000\n" + modules
+        _write(root / "sys/module/neuron/version", (spec.loaded_version or dkms_version) + "\n")
+        node_count = devices if spec.device_nodes is None else spec.device_nodes
+        for index in range(node_count):
+            _make_node(root / f"dev/neuron{index}", index, spec.node_mode)
+        for index in range(devices):
+            sysfs = root / f"sys/devices/virtual/neuron_device/neuron{index}"
+            _write(sysfs / "core_count", f"{cores}\n")
+            arch, name, family = ARCH.get(device_id, ("", "", ""))
+            _write(sysfs / "info/architecture/arch_type", arch + "\n")
+            _write(sysfs / "info/architecture/device_name", name + "\n")
+            _write(sysfs / "info/architecture/instance_type", family + "\n")
+            for counter in ("mem_ecc_uncorrected", "mem_ecc_repairable_uncorrected", "sram_ecc_uncorrected"):
+                _write(sysfs / f"stats/hardware/{counter}", f"{spec.ecc.get(index, {}).get(counter, 0)}\n")
+            link = root / f"sys/class/neuron_device/neuron{index}"
+            link.parent.mkdir(parents=True, exist_ok=True)
+            link.symlink_to(f"/sys/devices/virtual/neuron_device/neuron{index}")
+    _write(root / "proc/modules", modules)
+    if spec.runtime_library:
+        _write(root / "opt/aws/neuron/lib/libnrt.so.1", "ELF")
+    if spec.collectives_library:
+        _write(root / "opt/aws/neuron/lib/libnccom.so.2", "ELF")
+    if spec.tools:
+        for tool in ("neuron-ls", "neuron-top", "neuron-monitor"):
+            _write(root / f"opt/aws/neuron/bin/{tool}", "#!/bin/sh\n")
+    if spec.repo_file:
+        _write(root / "etc/apt/sources.list.d/neuron.list", "deb https://apt.repos.neuron.amazonaws.com noble main\n")
+    if spec.container:
+        _write(root / ".dockerenv", "")
+    for holder in spec.holders:
+        proc = root / f"proc/{holder.pid}"
+        _write(proc / "comm", holder.command + "\n")
+        _write(proc / "cmdline", holder.cmdline.replace(" ", "\0") + "\0")
+        _write(proc / "stat", f"{holder.pid} ({holder.command}) S 1 " + " ".join(["0"] * 17) + " 5000 0 0\n")
+        (proc / "fd").mkdir(parents=True, exist_ok=True)
+        (proc / "fd" / "0").symlink_to("/dev/null")
+        for number, device in enumerate(holder.devices, start=10):
+            (proc / "fd" / str(number)).symlink_to(f"/dev/neuron{device}")
+    return root
