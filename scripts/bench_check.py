@@ -4,12 +4,16 @@ Both run on the same venv: real torch 2.13.0 (CPU wheel) plus small distribution
 size of a working ML environment. Prints the median wall time of each over N runs and their ratio.
 Target (issue 2): check at least 10x faster than collect_env.
 
+It also times `check --root R --json` on a fixture trn1.32xlarge host with 16 devices (tests/host_fixture.py)
+and reports the host part (the host collectors' own timings from the JSON). Target (issue 3): under 0.3 s.
+
 Usage: python scripts/bench_check.py [--runs 7] [--venv DIR (reuse)] [--distributions 300]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -22,6 +26,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from tests.conftest import local_torch_wheel_dir  # noqa: E402
+from tests.host_fixture import HostSpec, build_host  # noqa: E402
 from tests.wheelhouse import VenvFactory, WheelSpec  # noqa: E402
 
 
@@ -54,6 +59,19 @@ def median_seconds(command: list[str], runs: int, env: dict[str, str]) -> tuple[
     return statistics.median(times), code
 
 
+def host_part_ms(root: Path, runs: int, env: dict[str, str]) -> tuple[float, float]:
+    """(median wall time of `check --root R --json`, median of the host collectors' own total) in ms."""
+    walls, host_parts = [], []
+    for _ in range(runs):
+        started = time.perf_counter()
+        result = subprocess.run([sys.executable, "-m", "neurondoctor", "check", "--root", str(root), "--json"],
+                                capture_output=True, env=env, timeout=300)
+        walls.append((time.perf_counter() - started) * 1000)
+        timings = json.loads(result.stdout)["timings_ms"]
+        host_parts.append(sum(value for key, value in timings.items() if key.startswith("host:")))
+    return statistics.median(walls), statistics.median(host_parts)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
@@ -74,10 +92,14 @@ def main() -> int:
         subprocess.run(collect_cmd, capture_output=True, env=env, timeout=300)
         check_s, check_code = median_seconds(check_cmd, args.runs, env)
         collect_s, _ = median_seconds(collect_cmd, args.runs, env)
+        host = build_host(Path(scratch) / "trn1-32xlarge", HostSpec(instance_type="trn1.32xlarge", release="2.31.1"))
+        host_wall_ms, host_ms = host_part_ms(host, args.runs, env)
     print(f"venv: {count} distributions, torch 2.13.0 CPU; {args.runs} runs each (median wall time)")
     print(f"neurondoctor check --venv V --json : {check_s * 1000:8.1f} ms (exit {check_code})")
     print(f"python -m torch.utils.collect_env  : {collect_s * 1000:8.1f} ms")
     print(f"ratio collect_env / check          : {collect_s / check_s:8.1f}x (target >= 10x)")
+    print(f"check --root <trn1.32xlarge, 16 devices> --json: {host_wall_ms:6.1f} ms wall, host part "
+          f"{host_ms:5.1f} ms (target < 300 ms)")
     return 0
 
 

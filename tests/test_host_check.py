@@ -14,7 +14,7 @@ from neurondoctor.check_run import CheckOptions, run_check
 from neurondoctor.release_data.catalog import ReleaseCatalog
 from neurondoctor.report.model import Report
 from tests.conftest import check_json, cli_env, findings_by_id, run_cli
-from tests.host_fixture import HOST_STACKS, HostSpec, Holder, build_host
+from tests.host_fixture import HOST_STACKS, Holder, HostSpec, build_host
 from tests.neuron_envs import HEALTHY_STACKS, stack_venv
 from tests.wheelhouse import VenvFactory
 
@@ -274,9 +274,9 @@ def test_hanging_neuron_ls_is_stopped_and_reported(tmp_path: Path) -> None:
     fake.chmod(0o755)
     env = cli_env({"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "NEURONDOCTOR_COMMAND_TIMEOUT": "2"})
     started = time.monotonic()
-    code, report, _ = check_json(["--venv", str(tmp_path / "none"), "--select", "hardware"], env=env)
+    _, report, _ = check_json(["--venv", str(tmp_path / "none"), "--select", "hardware"], env=env)
     elapsed = time.monotonic() - started
-    assert elapsed < 10, elapsed
+    assert elapsed < 30, elapsed  # stopped at its timeout, not after its 60 s sleep
     command = report["facts"]["host"]["snapshot"]["commands"][0]
     assert command["argv"][0] == str(fake) and command["ok"] is False
     assert "did not finish within" in command["failure"]

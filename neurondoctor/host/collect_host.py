@@ -111,7 +111,7 @@ def collect_host_snapshot(fs: RootFS, environ: Mapping[str, str], problems: list
         snapshot.neuron_repo_files = runtime_files.read_neuron_repo_files(fs)
 
     def processes() -> None:
-        if snapshot.device_nodes or fs.is_live:
+        if snapshot.device_nodes:  # without device nodes nothing can hold one: skip the /proc walk
             snapshot.holders = device_holders.read_device_holders(fs)
 
     def resources() -> None:

@@ -9,7 +9,7 @@ same as for every other format (ARCHITECTURE.md §7).
 
 from __future__ import annotations
 
-from neurondoctor.report.model import Report
+from neurondoctor.report.model import STATUS_SKIPPED, Report
 from neurondoctor.report.status_lines import SEVERITY_ORDER
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING
 
@@ -43,5 +43,6 @@ def render_nhc(report: Report) -> str:
     lines += [f"{severity.upper()}: neurondoctor: {finding_id} {title}" for severity, finding_id, title in
               _ranked(report)]
     if not lines:
-        lines = [f"OK: neurondoctor: {len(report.checks)} checks passed"]
+        ran = [check for check in report.checks if check.status != STATUS_SKIPPED]
+        lines = [f"OK: neurondoctor: {len(ran)} checks passed"]
     return "\n".join(lines) + "\n"
