@@ -186,4 +186,5 @@ def run_check(options: CheckOptions, catalog: Optional[ReleaseCatalog] = None) -
         host_release=ctx.host_release().release,
         host_release_versions=ctx.host_release().versions,
         host_release_consistent=not (ctx.host_release().outliers or ctx.host_release().unknown),
+        host_agreed_releases=ctx.host_release().agreed,
     )

@@ -293,3 +293,66 @@ def test_neuron_ls_json_is_read_on_a_live_host(tmp_path: Path) -> None:
     _, report, _ = check_json(["--venv", str(tmp_path / "none"), "--select", "hardware"], env=env)
     assert report["facts"]["host"]["snapshot"]["neuron_ls"] == [
         {"index": 0, "core_count": 2, "core_ids": [0, 1], "processes": [], "logical_neuroncore_config": None}]
+
+
+def test_release_line_says_whether_host_and_venv_go_together(venvs: VenvFactory, tmp_path: Path) -> None:
+    together = run_cli(["check", "--root", str(host(tmp_path, release="2.31.1")), "--venv",
+                        str(release_venv(venvs, "2.31.1"))])
+    venv = release_venv(venvs, "2.31.1")
+    assert f"Release  host 2.31.1 · {venv} 2.31.1 · they go together" in together.stdout.splitlines()
+    apart = run_cli(["check", "--root", str(host(tmp_path, "older", release="2.29.1")), "--venv", str(venv)])
+    assert f"Release  host 2.29.1 · {venv} 2.31.1 · they do NOT go together" in apart.stdout.splitlines()
+
+
+def test_collectives_core_count_on_trn1_32xlarge(catalog: ReleaseCatalog, tmp_path: Path) -> None:
+    root = host(tmp_path, instance_type="trn1.32xlarge")
+    finding = ids(judge(catalog, root, environ={"NEURON_RT_VISIBLE_CORES": "0-5"}))["ND-ENV-004"]
+    assert (finding.category, finding.severity) == ("env-var-misconfig", "warning")
+    assert finding.fix == ["export NEURON_RT_VISIBLE_CORES=0-1"]
+    assert "ND-ENV-004" not in ids(judge(catalog, root, environ={"NEURON_RT_VISIBLE_CORES": "0-7"}))
+    small = host(tmp_path, "small", instance_type="trn1.2xlarge")
+    assert "ND-ENV-004" not in ids(judge(catalog, small, environ={"NEURON_RT_NUM_CORES": "1"}))
+
+
+def test_rpm_host_is_read_with_rpm_root(tmp_path: Path) -> None:
+    root = host(tmp_path, os="al2023", kernel="6.1.115-126.197.amzn2023.x86_64", release="2.31.1")
+    (root / "var/lib/dpkg/status").unlink()
+    (root / "var/lib/rpm").mkdir(parents=True)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    rpm = bin_dir / "rpm"
+    rpm.write_text("#!/bin/sh\n[ \"$1\" = --root ] || exit 2\nprintf 'aws-neuronx-dkms\\t2.29.0.0-dkms\\n"
+                   "aws-neuronx-runtime-lib\\t2.33.10.0_530fb3064-1\\naws-neuronx-collectives\\t2.33.10.0-1\\n"
+                   "aws-neuronx-tools\\t2.31.15.0-1\\nbash\\t5.2.15-1\\n'\n")
+    rpm.chmod(0o755)
+    env = cli_env({"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"})
+    code, report, _ = check_json(["--root", str(root)], env=env)
+    assert report["release"]["host"] == "2.31.1"
+    command = report["facts"]["host"]["snapshot"]["commands"][0]
+    assert command["argv"][:3] == ["rpm", "--root", str(root)] and command["ok"] is True
+    assert report["findings"] == [] and code == 0
+
+
+FAILING_SPECS = {
+    "driver-missing": {"release": None, "repo_file": False},
+    "driver-not-loaded": {"driver_loaded": False},
+    "dkms-build": {"driver_loaded": False, "module_built": False, "headers": False},
+    "driver-stale": {"loaded_version": "2.28.0.0"},
+    "driver-runtime-mismatch": {"release": "2.28.1", "package_versions": {"aws-neuronx-runtime-lib": "2.32.31.0"}},
+    "tools-missing": {"tools": False, "runtime_library": False},
+    "device-missing": {"container": True, "device_nodes": 0, "instance_type": "trn1.32xlarge"},
+    "device-permission": {"node_mode": 0o600},
+    "cores-busy": {"holders": [Holder(12, "python", "python train.py", (0,))]},
+    "hardware-error": {"ecc": {0: {"mem_ecc_uncorrected": 1}}},
+    "os-unsupported": {"os": "al2"},
+    "resource": {"instance_type": "trn1.32xlarge", "efa": False},
+}
+
+
+@pytest.mark.parametrize("category", sorted(FAILING_SPECS))
+def test_cli_json_on_every_failing_fixture(venvs: VenvFactory, tmp_path: Path, category: str) -> None:
+    root = build_host(tmp_path / "host", HostSpec(**FAILING_SPECS[category]))
+    code, report, stderr = check_json(["--root", str(root), "--venv", str(release_venv(venvs, "2.31.1"))])
+    assert category in {finding["category"] for finding in report["findings"]}
+    assert "Traceback" not in stderr and report["errors"] == []
+    assert code in (0, 1)

@@ -111,3 +111,22 @@ def test_two_torch_records_in_one_directory(catalog: ReleaseCatalog) -> None:
     found = findings(catalog, env)
     assert list(found) == ["ND-TORCH-004"]
     assert found["ND-TORCH-004"][0].fix[0] == "rm -rf /v/site/torch-2.10.0.dist-info"
+
+
+def test_compile_cache_space_and_memlock(catalog: ReleaseCatalog) -> None:
+    from neurondoctor.host.host_facts import CompileCache, HostSnapshot, PciFunction
+
+    snapshot = HostSnapshot(pci=[PciFunction("0000:10:1e.0", "0x7164", "trn1")], efa_present=True,
+                            memlock_limit=64 * 1024,
+                            compile_cache=CompileCache("/var/tmp/neuron-compile-cache", "default",
+                                                       free_bytes=1 << 30, total_bytes=100 << 30))
+    ctx = RuleContext(Facts(HostFacts(root="/", instance_type="trn1.32xlarge", snapshot=snapshot), []), catalog)
+    from neurondoctor.rules.resource_rules import compile_cache_space, memlock_limit
+
+    cache = compile_cache_space(ctx)[0]
+    assert (cache.id, cache.severity) == ("ND-RES-001", "error") and "1.0 GiB free" in cache.title
+    memlock = memlock_limit(ctx)[0]
+    assert (memlock.id, memlock.category) == ("ND-RES-003", "resource")
+    snapshot.compile_cache.free_bytes = 50 << 30
+    snapshot.memlock_limit = -1  # RLIM_INFINITY
+    assert compile_cache_space(ctx) == [] and memlock_limit(ctx) == []

@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 from neurondoctor.report.model import Report
-from neurondoctor.report.status_lines import SEVERITY_ORDER, area_line, environment_line, host_line, verdict_line
+from neurondoctor.report.status_lines import (
+    SEVERITY_ORDER,
+    area_line,
+    environment_line,
+    host_line,
+    release_line,
+    verdict_line,
+)
 
 _STATUS_WORD = {"ok": "OK", "info": "OK", "warning": "WARNING", "error": "ERROR", "crashed": "CRASHED",
                 "skipped": "n/a"}
@@ -31,6 +38,9 @@ def render_markdown(report: Report) -> str:
                  f"{report.facts.host.snapshot.kernel or 'unknown'}")
     for env in report.environments:
         lines.append(f"- Python: `{environment_line(env, report.latest_release)}`")
+    releases = release_line(report)
+    if releases:
+        lines.append(f"- Release: {releases}")
     for problem in report.input_problems:
         lines.append(f"- **input error**: `{problem.source}`: {problem.message}")
     lines += ["", "| area | status | summary |", "|---|---|---|"]

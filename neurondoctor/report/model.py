@@ -90,6 +90,13 @@ class Report:
     host_release: Optional[str] = None
     host_release_versions: dict[str, str] = field(default_factory=dict)
     host_release_consistent: bool = True
+    host_agreed_releases: list[str] = field(default_factory=list)
+
+    @property
+    def host_and_environments_agree(self) -> bool:
+        """Every environment's release is one the host's packages also belong to."""
+        return all(env.release is None or env.release in self.host_agreed_releases
+                   or env.release == self.host_release for env in self.environments)
 
     @property
     def findings(self) -> list[Finding]:
@@ -124,6 +131,7 @@ class Report:
                                        "anchor": env.anchor} for env in self.environments},
                 "host_packages": self.host_release_versions,
                 "host_consistent": self.host_release_consistent,
+                "host_and_environments_agree": self.host_and_environments_agree if self.host_release else None,
             },
             "environments": self.environments,
             "checks": [check.to_json() for check in self.checks],

@@ -52,6 +52,18 @@ def host_line(report: Report) -> str | None:
         f"{name} {version}" for name, version in versions.items())
 
 
+def release_line(report: Report) -> str | None:
+    """One line: the host's release, each environment's, and whether they go together (issue 3 §3)."""
+    if report.host_release is None:
+        return None
+    envs = [env for env in report.environments if env.release]
+    if not envs:
+        return None
+    parts = [f"host {report.host_release}"] + [f"{env.path} {env.release}" for env in envs]
+    verdict = "they go together" if report.host_and_environments_agree else "they do NOT go together"
+    return " · ".join(parts) + f" · {verdict}"
+
+
 def _hardware_line(snapshot: HostSnapshot) -> str:
     if not snapshot.pci and not snapshot.device_nodes:
         return "none found (this is not a Trainium/Inferentia instance)"

@@ -25,6 +25,7 @@ from neurondoctor.report.status_lines import (
     area_line,
     environment_line,
     host_line,
+    release_line,
     verdict_line,
 )
 from neurondoctor.rules.finding import Finding
@@ -89,6 +90,9 @@ def render_terminal(report: Report, stream: TextIO, verbose: bool = False, color
         console.print(f"Host     {escape(host)}")
     for env in report.environments:
         console.print(f"Python   {escape(environment_line(env, report.latest_release))}")
+    releases = release_line(report)
+    if releases:
+        console.print(f"Release  {escape(releases)}")
     if report.target_release:
         console.print(f"Target   Neuron {escape(report.target_release)} (--release)")
     console.print()

@@ -99,4 +99,33 @@ def logical_core_config(ctx: RuleContext) -> list[Finding]:
                      ["unset NEURON_LOGICAL_NC_CONFIG"])]
 
 
-RULES = (visible_cores, num_cores, logical_core_config)
+def _requested_core_count(ctx: RuleContext) -> tuple[str, int] | None:
+    """(variable, cores a process asks for): VISIBLE_CORES wins over NUM_CORES (configuration-guide.rst)."""
+    visible = ctx.facts.environ.get("NEURON_RT_VISIBLE_CORES")
+    if visible is not None:
+        cores = parse_core_list(visible)
+        return ("NEURON_RT_VISIBLE_CORES", len(cores)) if cores else None
+    number = ctx.facts.environ.get("NEURON_RT_NUM_CORES", "").strip()
+    if number.isdigit() and int(number) > 0:
+        return "NEURON_RT_NUM_CORES", int(number)
+    return None
+
+
+def collective_core_count(ctx: RuleContext) -> list[Finding]:
+    """ND-ENV-004: a core count the single-instance collectives topology does not support."""
+    sets = ctx.catalog.compat.get("collective_rank_sets", {})
+    allowed = sets.get(ctx.facts.host.instance_type or "")
+    requested = _requested_core_count(ctx)
+    if not isinstance(allowed, list) or requested is None or requested[1] in allowed:
+        return []
+    variable, count = requested
+    usable = max(size for size in allowed if size <= count)
+    return [_finding("ND-ENV-004", SEVERITY_WARNING,
+                     f"{variable} gives each process {count} NeuronCores; collectives on a "
+                     f"{ctx.facts.host.instance_type} run in sets of {', '.join(map(str, allowed[1:]))}",
+                     f"The single-instance topology supports collective operators across 2, 8 or 32 ranks; a job "
+                     f"that runs collectives over {count} ranks is outside it ({sets.get('source', '')}).", variable,
+                     ctx.facts.environ[variable], [f"export NEURON_RT_VISIBLE_CORES=0-{usable - 1}"])]
+
+
+RULES = (visible_cores, num_cores, logical_core_config, collective_core_count)
