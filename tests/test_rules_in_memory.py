@@ -130,3 +130,14 @@ def test_compile_cache_space_and_memlock(catalog: ReleaseCatalog) -> None:
     snapshot.compile_cache.free_bytes = 50 << 30
     snapshot.memlock_limit = -1  # RLIM_INFINITY
     assert compile_cache_space(ctx) == [] and memlock_limit(ctx) == []
+
+
+def test_command_lines_in_reports_are_redacted() -> None:
+    from neurondoctor.redaction import redact_secrets
+
+    line = ("python train.py --hf-token hf_abcdef --password=hunter2 HF_TOKEN=hf_xyz AKIAABCDEFGHIJKLMNOP "
+            "--index-url https://user:pw@mirror.example/simple --epochs 3")
+    redacted = redact_secrets(line)
+    for secret in ("hf_abcdef", "hunter2", "hf_xyz", "AKIAABCDEFGHIJKLMNOP", "user:pw"):
+        assert secret not in redacted
+    assert "--epochs 3" in redacted and "train.py" in redacted

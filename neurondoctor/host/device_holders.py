@@ -9,6 +9,7 @@ from typing import Optional
 
 from neurondoctor.host.host_facts import DeviceHolder
 from neurondoctor.host.rootfs import RootFS
+from neurondoctor.redaction import redact_secrets
 
 _DEVICE = re.compile(r"^/dev/neuron\d+$")
 
@@ -50,7 +51,8 @@ def read_device_holders(fs: RootFS) -> list[DeviceHolder]:
         if not devices:
             continue
         command = (fs.try_read_text(f"/proc/{pid}/comm", limit=256) or "?").strip()
-        cmdline = (fs.try_read_text(f"/proc/{pid}/cmdline", limit=4096) or "").replace("\0", " ").strip()
+        raw_cmdline = fs.try_read_text(f"/proc/{pid}/cmdline", limit=4096) or ""
+        cmdline = redact_secrets(raw_cmdline.replace("\0", " ").strip())
         holders.append(DeviceHolder(int(pid), command, cmdline[:300],
                                     sorted(devices, key=lambda d: int(d[len("/dev/neuron"):])),
                                     _age_seconds(fs, pid)))

@@ -56,9 +56,13 @@ def release_outliers(ctx: RuleContext) -> list[Finding]:
             props = framework.get(package.dist.name)
             if props is None:
                 continue
-            against = (f"the target release {verdict.target}" if verdict.target else
-                       f"{verdict.anchor.dist.display_name} {verdict.anchor.dist.version} "
-                       f"(Neuron {describe_releases(verdict.agreed)})" if verdict.anchor else "the environment")
+            if verdict.target:
+                against = f"the target release {verdict.target}"
+            elif verdict.anchor:
+                against = (f"{verdict.anchor.dist.display_name} {verdict.anchor.dist.version} "
+                           f"(Neuron {describe_releases(verdict.agreed)})")
+            else:
+                against = "the environment"
             symptom = str(props.get("symptom", ""))
             findings.append(Finding(
                 id="ND-PIN-001",
