@@ -356,3 +356,12 @@ def test_cli_json_on_every_failing_fixture(venvs: VenvFactory, tmp_path: Path, c
     assert category in {finding["category"] for finding in report["findings"]}
     assert "Traceback" not in stderr and report["errors"] == []
     assert code in (0, 1)
+
+
+def test_runtime_newer_than_driver_without_a_documented_break_is_a_warning(catalog: ReleaseCatalog,
+                                                                          tmp_path: Path) -> None:
+    root = host(tmp_path, release="2.29.1", package_versions={"aws-neuronx-runtime-lib": "2.33.10.0",
+                                                               "aws-neuronx-collectives": "2.33.10.0"})
+    finding = ids(judge(catalog, root))["ND-RT-001"]
+    assert (finding.severity, finding.fix[0]) == (
+        "warning", "sudo apt-get install -y --allow-change-held-packages 'aws-neuronx-dkms=2.29.0.0*'")
