@@ -49,6 +49,31 @@ def check(ctx: typer.Context) -> None:
     raise typer.Exit(run(ctx.args))
 
 
+venv_app = typer.Typer(no_args_is_help=True, help="Build guarded Neuron environments.")
+app.add_typer(venv_app, name="venv")
+
+
+@venv_app.command("create")
+def venv_create(
+    path: str = typer.Argument(..., help="Where the environment goes."),
+    release: str = typer.Option(..., "--release", help="Neuron release, e.g. 2.31.1."),
+    framework: str = typer.Option("pytorch", "--framework", help="Framework stack (pytorch)."),
+    torch: Optional[str] = typer.Option(None, "--torch", help="torch X.Y when the release offers several."),
+    python: Optional[str] = typer.Option(None, "--python", help="Interpreter to build on (default python3)."),
+    installer: Optional[str] = typer.Option(None, "--installer", help="uv (default when present) or pip."),
+    index_url: Optional[str] = typer.Option(None, "--index-url", help="A mirror to use instead of PyPI."),
+    extra_index_url: list[str] = typer.Option([], "--extra-index-url", help="Further index (repeatable)."),
+    find_links: list[str] = typer.Option([], "--find-links", help="Local wheel directory (repeatable)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan and the commands; build nothing."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing environment once the new one is built."),
+) -> None:
+    """Build a fresh, pinned, guarded environment for a Neuron release, then check it."""
+    from neurondoctor.actions.venv_command import run_venv_create
+
+    raise typer.Exit(run_venv_create(path, release, framework, torch, python, installer, index_url,
+                                     extra_index_url, find_links, dry_run, force))
+
+
 @manifests_app.command("list")
 def manifests_list() -> None:
     """List the known Neuron releases with their driver, runtime, compiler and torch-neuronx versions."""

@@ -145,6 +145,7 @@ def summarize_environment(ctx: RuleContext, env: PythonEnvironment) -> Environme
         torch_flavour=build.flavour if (torch and build) else None,
         neuron_packages={package.dist.display_name: package.dist.version for package in verdict.packages},
         discovered_by=env.discovered_by,
+        guarded_release=str(env.neurondoctor_venv.get("release")) if env.neurondoctor_venv else None,
     )
 
 

@@ -74,6 +74,10 @@ def run_command(argv: Sequence[str], timeout: float = DEFAULT_TIMEOUT,
         stdout, stderr = process.communicate()
         return CommandResult(tuple(argv), None, _decode(stdout), _decode(stderr),
                              time.monotonic() - started, timed_out=True)
+    except BaseException:  # Ctrl-C: the child runs in its own session and would not see the signal
+        _kill_group(process)
+        process.wait()
+        raise
     return CommandResult(tuple(argv), process.returncode, _decode(stdout), _decode(stderr),
                          time.monotonic() - started)
 

@@ -6,7 +6,7 @@ Everything here serialises to JSON with `dataclasses.asdict`; rules are tested b
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Optional
 
 from neurondoctor.host.host_facts import HostSnapshot
 
@@ -102,6 +102,8 @@ class PythonEnvironment:
     pythonpath: list[str] = field(default_factory=list)
     user_site_enabled: bool = False
     discovered_by: str = "argument"
+    neurondoctor_venv: Optional[dict[str, Any]] = None
+    guard_pins: Optional[dict[str, str]] = None
     problems: list[str] = field(default_factory=list)
 
     @property

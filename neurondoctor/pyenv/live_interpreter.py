@@ -26,6 +26,7 @@ from neurondoctor.host.rootfs import RootFS
 from neurondoctor.pyenv.pip_config import read_pip_config
 from neurondoctor.pyenv.site_scan import inspect_site_dir
 from neurondoctor.pyenv.static_venv import home_dirs_for, parse_pyvenv_cfg
+from neurondoctor.pyenv.venv_marker import read_venv_marker
 
 LIVE_PROBE_TIMEOUT = 20.0
 _PROBE_SCRIPT = Path(__file__).with_name("live_probe.py")
@@ -108,4 +109,6 @@ def _fill_from_report(env: PythonEnvironment, root: RootFS, report: dict[str, An
     venv_inner: Optional[str] = prefix if report.get("in_venv") else None
     homes = home_dirs_for(live_fs, venv_inner, environ)
     env.pip_config = read_pip_config(root if root.is_live else live_fs, homes, live_fs, venv_inner, environ)
+    if venv_inner:
+        read_venv_marker(live_fs, venv_inner, env)
     return env

@@ -21,6 +21,7 @@ from neurondoctor.facts import (
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.pyenv.pip_config import read_pip_config
 from neurondoctor.pyenv.site_scan import inspect_site_dir
+from neurondoctor.pyenv.venv_marker import read_venv_marker
 
 _PYTHON_DIR = re.compile(r"^python(\d+\.\d+)t?$")
 
@@ -148,6 +149,7 @@ def inspect_venv(root: RootFS, venv_dir: str, environ: Mapping[str, str],
         if resolved is not None:
             env.site_dirs.append(inspect_site_dir(resolved, SITE_ROLE_SYSTEM, follow_links=fs.is_live))
     env.pip_config = read_pip_config(root, homes, fs, inner, environ)
+    read_venv_marker(fs, inner, env)
     return env
 
 

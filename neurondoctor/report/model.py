@@ -63,6 +63,7 @@ class EnvironmentSummary:
     torch_flavour: Optional[str]
     neuron_packages: dict[str, str]
     discovered_by: str
+    guarded_release: Optional[str] = None
 
 
 @dataclass

@@ -30,6 +30,8 @@ def environment_line(env: EnvironmentSummary, latest: str | None) -> str:
     if env.torch:
         flavour = f" ({env.torch_flavour})" if env.torch_flavour and env.torch_flavour != "unknown" else ""
         parts.insert(0 if not env.neuron_packages else 1, f"torch {env.torch}{flavour}")
+    if env.guarded_release:
+        parts.append(f"built and guarded by neurondoctor for {env.guarded_release}")
     python = f" ({env.python})" if env.python else ""
     return f"{env.path}{python}: " + ", ".join(parts)
 

@@ -136,4 +136,29 @@ def missing_framework_partners(ctx: RuleContext) -> list[Finding]:
     return findings
 
 
-RULES = (release_outliers, known_conflicts, missing_framework_partners)
+def guard_pins_moved(ctx: RuleContext) -> list[Finding]:
+    """ND-PIN-004: a package of a neurondoctor-built environment no longer at the version its guard pins."""
+    findings = []
+    for env in ctx.facts.environments:
+        if not env.guard_pins:
+            continue
+        dists = env.effective_distributions()
+        moved = {name: (pinned, dists[name].version) for name, pinned in env.guard_pins.items()
+                 if name in dists and dists[name].version.split("+")[0] != pinned.split("+")[0]}
+        if not moved:
+            continue
+        findings.append(Finding(
+            id="ND-PIN-004",
+            category=CATEGORY,
+            severity=SEVERITY_ERROR,
+            title="pinned packages moved despite the guard: " + ", ".join(
+                f"{name} {installed} (pinned {pinned})" for name, (pinned, installed) in sorted(moved.items())),
+            detail="Something installed around the guard (`--no-deps`, `PIP_CONSTRAINT=`, or uv outside the "
+                   "activated environment).",
+            evidence={"venv": env.path, "moved": {name: list(pair) for name, pair in moved.items()}},
+            fix=[pip_command(env, "install", *[pin(name, pinned) for name, (pinned, _) in sorted(moved.items())])],
+        ))
+    return findings
+
+
+RULES = (release_outliers, known_conflicts, missing_framework_partners, guard_pins_moved)

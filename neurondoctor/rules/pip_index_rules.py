@@ -13,7 +13,7 @@ from typing import Optional
 from neurondoctor.facts import PipConfigSource
 from neurondoctor.neuron_version import release_tuple
 from neurondoctor.rules.context import RuleContext, pin, pip_command, quoted
-from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
+from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_INFO, SEVERITY_WARNING, Finding
 
 CATEGORY = "wrong-pip-index"
 
@@ -91,6 +91,17 @@ def repository_not_configured(ctx: RuleContext) -> list[Finding]:
                 evidence={"venv": env.path, "configured_in": as_index},
                 fix=[_replace_index_command(origin, repository) for origin in as_index],
             ))
+        elif not as_extra and _mirrors(env.pip_config, repository):
+            findings.append(Finding(
+                id="ND-PIP-002",
+                category=CATEGORY,
+                severity=SEVERITY_INFO,
+                title="pip uses a mirror index and names no Neuron repository: the mirror must proxy it",
+                detail=("Artifactory, CodeArtifact and similar mirrors can serve the Neuron packages; if this one "
+                        "does not, upgrades of torch-neuronx/neuronx-cc get PyPI's `WRONG PACKAGE` placeholders."),
+                evidence={"venv": env.path, "mirrors": _mirrors(env.pip_config, repository)},
+                fix=[],
+            ))
         elif not as_extra:
             findings.append(Finding(
                 id="ND-PIP-002",
@@ -105,4 +116,34 @@ def repository_not_configured(ctx: RuleContext) -> list[Finding]:
     return findings
 
 
-RULES = (placeholder_packages, repository_not_configured)
+def _mirrors(sources: list[PipConfigSource], repository: str) -> list[str]:
+    return [source.index_url for source in sources
+            if source.index_url and not _is_neuron_repository(source.index_url, repository)]
+
+
+def incomplete_guard(ctx: RuleContext) -> list[Finding]:
+    """ND-PIP-004: an environment built by neurondoctor whose guard (constraints + pip.conf) is gone."""
+    findings = []
+    for env in ctx.facts.environments:
+        marker = env.neurondoctor_venv
+        if marker is None:
+            continue
+        constraints = f"{env.path.rstrip('/')}/neurondoctor-constraints.txt"
+        configured = any(source.constraint == constraints for source in env.pip_config)
+        if env.guard_pins is not None and configured:
+            continue
+        missing = ([] if env.guard_pins is not None else [constraints]) + ([] if configured else [
+            f"{env.path.rstrip('/')}/pip.conf constraint"])
+        findings.append(Finding(
+            id="ND-PIP-004",
+            category=CATEGORY,
+            severity=SEVERITY_WARNING,
+            title=f"the guard of this neurondoctor environment (Neuron {marker.get('release')}) is incomplete",
+            detail="Without it a later `pip install` can replace the pinned torch and Neuron packages.",
+            evidence={"venv": env.path, "missing": missing},
+            fix=[f"neurondoctor venv create {quoted(env.path)} --release {marker.get('release')} --force"],
+        ))
+    return findings
+
+
+RULES = (placeholder_packages, repository_not_configured, incomplete_guard)

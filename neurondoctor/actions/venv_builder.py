@@ -1,0 +1,157 @@
+"""Builds a planned environment: in a temporary sibling, one resolver run, then renamed into place.
+
+A failed or interrupted build removes the sibling and never touches an existing environment; `--force`
+replaces an existing one only after the new one is built (the old one is moved aside, then deleted).
+Virtual environments record their own path (script shebangs, `bin/activate`, `pyvenv.cfg`), so after the
+rename those mentions of the temporary path are rewritten to the final one.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional, Protocol
+
+from neurondoctor.actions.venv_guard import CONSTRAINTS_FILE, write_guard
+from neurondoctor.actions.venv_plan import VenvPlan
+from neurondoctor.command_runner import run_command
+
+INSTALL_TIMEOUT = 3600.0
+VENV_TIMEOUT = 300.0
+UV_INDEX_STRATEGY = "unsafe-best-match"  # the Neuron repository + PyPI mix needs it (uv issues 2840, 7831)
+
+
+class BuildError(Exception):
+    """The build failed; nothing was left behind. The message says what failed, in one or two lines."""
+
+
+class Progress(Protocol):
+    def step(self, message: str) -> None: ...
+
+
+class SilentProgress:
+    def step(self, message: str) -> None:
+        return None
+
+
+@dataclass(frozen=True)
+class BuildCommands:
+    create: list[str]
+    install: list[str]
+
+
+def find_uv() -> Optional[str]:
+    """uv on PATH, or next to the interpreter running the doctor (a venv that installed uv from PyPI)."""
+    beside = Path(sys.executable).with_name("uv")
+    return shutil.which("uv") or (str(beside) if beside.is_file() else None)
+
+
+def _index_arguments(plan: VenvPlan) -> list[str]:
+    arguments: list[str] = []
+    if plan.index_url:
+        arguments += ["--index-url", plan.index_url]
+    for url in plan.extra_index_urls:
+        arguments += ["--extra-index-url", url]
+    for directory in plan.find_links:
+        arguments += ["--find-links", directory]
+    return arguments
+
+
+def build_commands(plan: VenvPlan, venv: Path, python: str, installer: str, uv: Optional[str]) -> BuildCommands:
+    """The two commands a build runs (also what `--dry-run` prints)."""
+    constraints = str(venv / CONSTRAINTS_FILE)
+    requirements = [package.requirement for package in plan.packages]
+    interpreter = str(venv / "bin" / "python")
+    if installer == "uv":
+        tool = uv or "uv"
+        return BuildCommands(
+            create=[tool, "venv", "--quiet", "--python", python, str(venv)],
+            install=[tool, "pip", "install", "--python", interpreter, "--index-strategy", UV_INDEX_STRATEGY,
+                     *_index_arguments(plan), "--constraints", constraints, *requirements, "pip"],
+        )
+    return BuildCommands(
+        create=[python, "-m", "venv", str(venv)],
+        install=[interpreter, "-m", "pip", "install", "--disable-pip-version-check", "--no-input",
+                 *_index_arguments(plan), "--constraint", constraints, *requirements],
+    )
+
+
+def _rewrite_paths(venv: Path, old: str, new: str) -> None:
+    """Replace the temporary path in the files a venv writes it into (scripts, activate, pyvenv.cfg), so the
+    environment works once renamed to its final path."""
+    old_bytes, new_bytes = old.encode(), new.encode()
+    candidates = [venv / "pyvenv.cfg", *[path for path in (venv / "bin").iterdir()
+                                         if path.is_file() and not path.is_symlink()]]
+    for path in candidates:
+        try:
+            if path.stat().st_size > 1 << 20:
+                continue
+            data = path.read_bytes()
+        except OSError:
+            continue
+        if old_bytes in data:
+            path.write_bytes(data.replace(old_bytes, new_bytes))
+
+
+def _run(argv: Sequence[str], timeout: float, what: str, env: Optional[dict[str, str]] = None) -> None:
+    result = run_command(argv, timeout=timeout, env=env)
+    if not result.ok:
+        tail = "\n".join((result.stderr or result.stdout).strip().splitlines()[-12:])
+        raise BuildError(f"{what} failed: {result.describe_failure()}" + (f"\n{tail}" if tail else ""))
+
+
+def _install_environment() -> dict[str, str]:
+    """The user's environment minus variables that would redirect the install away from the plan."""
+    return {key: value for key, value in os.environ.items()
+            if key not in ("PIP_CONSTRAINT", "UV_CONSTRAINT", "VIRTUAL_ENV", "PYTHONPATH", "PIP_REQUIRE_VIRTUALENV")}
+
+
+def build_venv(plan: VenvPlan, target: Path, python: str, installer: str, force: bool = False,
+               progress: Optional[Progress] = None) -> Path:
+    """Build the planned environment at `target`; raises BuildError and leaves nothing behind on failure."""
+    progress = progress or SilentProgress()
+    target = target.absolute()
+    if target.exists() and not force:
+        raise BuildError(f"{target} already exists; pass --force to replace it once the new one is built")
+    uv = find_uv() if installer == "uv" else None
+    if installer == "uv" and uv is None:
+        raise BuildError("uv is not installed; use --installer pip or install uv")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = target.with_name(f".{target.name}.neurondoctor-{secrets.token_hex(4)}")
+    commands = build_commands(plan, staging, python, installer, uv)
+    finished = False
+    try:
+        progress.step(f"creating the environment with {installer} ({python})")
+        _run(commands.create, VENV_TIMEOUT, "creating the environment", env=_install_environment())
+        (staging / CONSTRAINTS_FILE).write_text(plan.constraints_text(), encoding="utf-8")
+        progress.step(f"installing {len(plan.packages)} pinned packages in one resolver run")
+        _run(commands.install, INSTALL_TIMEOUT, "installing the packages", env=_install_environment())
+        progress.step("writing the guard (constraints, pip.conf, activate)")
+        _rewrite_paths(staging, str(staging), str(target))
+        write_guard(plan, staging, installer, final=target)
+        _replace(staging, target)
+        finished = True
+    finally:
+        if not finished and staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def _replace(staging: Path, target: Path) -> None:
+    """Move the new environment into place; an old one is moved aside first and deleted after."""
+    old = target.with_name(f".{target.name}.neurondoctor-old-{secrets.token_hex(4)}")
+    if target.exists():
+        target.rename(old)
+    try:
+        staging.rename(target)
+    except OSError:
+        if old.exists():
+            old.rename(target)
+        raise
+    if old.exists():
+        shutil.rmtree(old, ignore_errors=True)

@@ -1,0 +1,110 @@
+"""`venv create` planning: the exact package set of a release for a framework, and whether this Python can
+have it. Pure: no I/O, so `--dry-run` and the build print the same plan and tests need no disk.
+
+torch-neuronx pins torch to its own X.Y and an exact torch-xla (gh#875); libneuronxla must come from the same
+release or fails with `Unknown flags in XLA_FLAGS` (gh#1012); 2.32.0 installs the 2.31 torch-neuronx
+(compat.json `carryover`). Pairings the manifest lacks (torch-xla, torchvision) are in compat.json
+`venv_torch_pairs`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from neurondoctor.neuron_version import framework_prefix, major_minor, release_tuple
+from neurondoctor.release_data.catalog import PackageEntry, ReleaseCatalog
+
+FRAMEWORKS = ("pytorch",)
+
+
+class PlanError(ValueError):
+    """The request cannot be met (unknown release, unsupported Python, no such torch); says what would."""
+
+
+@dataclass(frozen=True)
+class PlannedPackage:
+    name: str
+    version: str
+    why: str
+
+    @property
+    def requirement(self) -> str:
+        return f"{self.name}=={self.version}"
+
+
+@dataclass
+class VenvPlan:
+    release: str
+    framework: str
+    python: str
+    torch: str
+    packages: list[PlannedPackage] = field(default_factory=list)
+    index_url: Optional[str] = None
+    extra_index_urls: list[str] = field(default_factory=list)
+    find_links: list[str] = field(default_factory=list)
+
+    def constraints_text(self) -> str:
+        lines = [f"# neurondoctor venv create --release {self.release}: the pins this environment keeps.",
+                 "# pip (via pip.conf) and uv (via UV_CONSTRAINT when activated) refuse to move them."]
+        return "\n".join(lines + [package.requirement for package in self.packages]) + "\n"
+
+
+def _newest(entries: list[PackageEntry]) -> PackageEntry:
+    return max(entries, key=lambda entry: release_tuple(entry.version))
+
+
+def _choose_torch_neuronx(catalog: ReleaseCatalog, release: str, torch: Optional[str]) -> PackageEntry:
+    entries = catalog.entries(release, "torch-neuronx")
+    if not entries:
+        raise PlanError(f"Neuron {release} has no torch-neuronx (see `neurondoctor manifests show {release}`)")
+    if torch is None:
+        return _newest(entries)
+    matching = [entry for entry in entries if major_minor(entry.version) == torch]
+    if not matching:
+        offered = ", ".join(sorted({major_minor(entry.version) or "?" for entry in entries}))
+        raise PlanError(f"Neuron {release} has no torch-neuronx for torch {torch} (it offers torch {offered})")
+    return _newest(matching)
+
+
+def _check_python(python: str, entries: list[PackageEntry], release: str) -> None:
+    for entry in entries:
+        if entry.python and python not in entry.python:
+            raise PlanError(f"Python {python} is not supported by {entry.manifest_name} {entry.version} in Neuron "
+                            f"{release} (it supports {', '.join(entry.python)}); pass --python with one of those")
+
+
+def plan_venv(catalog: ReleaseCatalog, release: str, python: str, framework: str = "pytorch",
+              torch: Optional[str] = None) -> VenvPlan:
+    """The pinned package set; raises PlanError before anything is created."""
+    if framework not in FRAMEWORKS:
+        raise PlanError(f"--framework {framework}: supported: {', '.join(FRAMEWORKS)}")
+    if release not in catalog.releases:
+        raise PlanError(f"--release {release}: not a known Neuron release (newest known: {catalog.latest})")
+    torch_neuronx = _choose_torch_neuronx(catalog, release, torch)
+    torch_version = framework_prefix(torch_neuronx.version) or ""
+    compilers = catalog.entries(release, "neuronx-cc")
+    if not compilers:
+        raise PlanError(f"Neuron {release} has no neuronx-cc")
+    compiler = _newest(compilers)
+    line = str(catalog.compat.get("venv_libneuronxla_line", "2."))
+    runtimes = [entry for entry in catalog.entries(release, "libneuronxla") if entry.version.startswith(line)]
+    if not runtimes:
+        raise PlanError(f"Neuron {release} lists no libneuronxla {line}x for torch-neuronx")
+    libneuronxla = _newest(runtimes)
+    _check_python(python, [torch_neuronx, compiler, libneuronxla], release)
+    pairs = catalog.compat.get("venv_torch_pairs", {}).get(major_minor(torch_version) or "", {})
+    carried = f" (installed from {torch_neuronx.carried_from} by the official {release} instructions)" \
+        if torch_neuronx.carried_from else ""
+    packages = [
+        PlannedPackage("torch-neuronx", torch_neuronx.version, f"Neuron {release}{carried}"),
+        PlannedPackage("neuronx-cc", compiler.version, f"Neuron {release}"),
+        PlannedPackage("libneuronxla", libneuronxla.version, f"Neuron {release}, the line torch-neuronx uses"),
+        PlannedPackage("torch", torch_version, f"the torch torch-neuronx {torch_neuronx.version} is built for"),
+        PlannedPackage("torch-xla", str(pairs.get("torch-xla", torch_version)),
+                       f"the torch-xla of torch {torch_version}"),
+    ]
+    if pairs.get("torchvision"):
+        packages.append(PlannedPackage("torchvision", str(pairs["torchvision"]),
+                                       f"the torchvision PyTorch pairs with torch {torch_version}"))
+    return VenvPlan(release=release, framework=framework, python=python, torch=torch_version, packages=packages)

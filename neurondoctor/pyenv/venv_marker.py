@@ -1,0 +1,33 @@
+"""Recognises environments built by `neurondoctor venv create`: the marker and the guard's pins."""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from neurondoctor.actions.venv_guard import CONSTRAINTS_FILE, MARKER_FILE, read_marker
+from neurondoctor.facts import PythonEnvironment
+from neurondoctor.host.rootfs import RootFS
+from neurondoctor.neuron_version import normalize_package_name
+
+_PIN = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*([^\s;#]+)")
+
+
+def parse_pins(text: str) -> dict[str, str]:
+    """`name==version` lines of a constraints file; comments and anything else are ignored."""
+    pins = {}
+    for line in text.splitlines():
+        match = _PIN.match(line)
+        if match:
+            pins[normalize_package_name(match.group(1))] = match.group(2)
+    return pins
+
+
+def read_venv_marker(fs: RootFS, inner_dir: str, env: PythonEnvironment) -> None:
+    """Fill the marker and the guard's pins when the environment was built by neurondoctor."""
+    marker = read_marker(fs.try_read_text(f"{inner_dir}/{MARKER_FILE}", limit=256 * 1024))
+    if marker is None:
+        return
+    env.neurondoctor_venv = marker
+    constraints: Optional[str] = fs.try_read_text(f"{inner_dir}/{CONSTRAINTS_FILE}", limit=256 * 1024)
+    env.guard_pins = parse_pins(constraints) if constraints is not None else None
