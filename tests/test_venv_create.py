@@ -185,3 +185,23 @@ def test_ctrl_c_mid_install_leaves_no_half_venv(tmp_path_factory: pytest.TempPat
         _, stderr = process.communicate(timeout=60)
     assert process.returncode == 130, stderr
     assert not target.exists() and not list(tmp_path.glob(".interrupted*"))
+
+
+@pytest.mark.parametrize("installer", ["uv", "pip"])
+def test_air_gapped_build_from_find_links(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path,
+                                          installer: str) -> None:
+    from tests.wheelhouse import build_wheel
+
+    wheels = tmp_path_factory.mktemp("wheels-dir")
+    for spec in release_wheels():
+        built = build_wheel(spec, tmp_path / "build")
+        (wheels / built.name).write_bytes(built.read_bytes())
+    (wheels / bundled_pip().name).write_bytes(bundled_pip().read_bytes())
+    target = tmp_path / f"airgapped-{installer}"
+    result = run_cli(["venv", "create", str(target), "--release", RELEASE, "--python", sys.executable,
+                      "--installer", installer, "--find-links", str(wheels)], env=isolated_env(tmp_path), timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert installed_torch(target) == "torch-2.9.0.dist-info"
+    conf = (target / "pip.conf").read_text()
+    assert f"find-links = {wheels}" in conf and "no-index = true" in conf
+    assert "] creating the environment with" in result.stderr  # plain progress lines when not on a terminal

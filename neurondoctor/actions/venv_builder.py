@@ -52,7 +52,7 @@ def find_uv() -> Optional[str]:
 
 
 def _index_arguments(plan: VenvPlan) -> list[str]:
-    arguments: list[str] = []
+    arguments: list[str] = ["--no-index"] if plan.no_index else []
     if plan.index_url:
         arguments += ["--index-url", plan.index_url]
     for url in plan.extra_index_urls:

@@ -34,6 +34,8 @@ def pip_conf_text(plan: VenvPlan, final: Path) -> str:
         lines.append("extra-index-url = " + " ".join(plan.extra_index_urls))
     if plan.find_links:
         lines.append("find-links = " + " ".join(plan.find_links))
+    if plan.no_index:
+        lines.append("no-index = true")
     lines.append(f"constraint = {final / CONSTRAINTS_FILE}")
     return "\n".join(lines) + "\n"
 

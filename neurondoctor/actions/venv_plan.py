@@ -44,6 +44,11 @@ class VenvPlan:
     extra_index_urls: list[str] = field(default_factory=list)
     find_links: list[str] = field(default_factory=list)
 
+    @property
+    def no_index(self) -> bool:
+        """Air-gapped: wheels from --find-links only, no index at all (pip would otherwise retry PyPI)."""
+        return bool(self.find_links) and not self.index_url and not self.extra_index_urls
+
     def constraints_text(self) -> str:
         lines = [f"# neurondoctor venv create --release {self.release}: the pins this environment keeps.",
                  "# pip (via pip.conf) and uv (via UV_CONSTRAINT when activated) refuse to move them."]
