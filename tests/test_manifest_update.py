@@ -2,37 +2,24 @@
 
 from __future__ import annotations
 
-import http.server
 import json
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import REPO, cli_env, run_cli
+from tests.local_index import serve
 
 SHARED_MANIFEST = REPO.parent / "shared" / "reference" / "n2-manifest.json"
-
-
-def _serve(directory: Path) -> Iterator[str]:
-    handler = lambda *args, **kwargs: http.server.SimpleHTTPRequestHandler(  # noqa: E731
-        *args, directory=str(directory), **kwargs)
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @pytest.fixture
 def mirror(tmp_path: Path) -> Iterator[tuple[Path, str]]:
     served = tmp_path / "served"
     served.mkdir()
-    yield from ((served, base) for base in _serve(served))
+    with serve(served) as base:
+        yield served, base
 
 
 def _newer_manifest() -> dict[str, object]:
