@@ -74,6 +74,26 @@ def venv_create(
                                      extra_index_url, find_links, dry_run, force))
 
 
+probe_app = typer.Typer(no_args_is_help=True, help="Probes that run in the target environment.")
+app.add_typer(probe_app, name="probe")
+
+
+@probe_app.command("ops")
+def probe_ops(
+    model_spec: str = typer.Argument(..., help="file.py:factory, module:factory or builtin:mlp|transformer|convnet"),
+    python: Optional[str] = typer.Option(None, "--python", help="Target interpreter (default: the active venv)."),
+    mode: str = typer.Option("inventory", "--mode", help="inventory: every aten op of one step, classified."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout."),
+    timeout: float = typer.Option(600.0, "--timeout", help="Seconds before the model step is stopped."),
+) -> None:
+    """List the ops of a model's training step and which of them run on CPU instead of the device."""
+    import os
+
+    from neurondoctor.probe.ops_command import run_probe_ops
+
+    raise typer.Exit(run_probe_ops(model_spec, python, mode, as_json, timeout, dict(os.environ)))
+
+
 @manifests_app.command("list")
 def manifests_list() -> None:
     """List the known Neuron releases with their driver, runtime, compiler and torch-neuronx versions."""

@@ -92,6 +92,7 @@ class Report:
     host_release_versions: dict[str, str] = field(default_factory=dict)
     host_release_consistent: bool = True
     host_agreed_releases: list[str] = field(default_factory=list)
+    probe: Optional[dict[str, Any]] = None
 
     @property
     def host_and_environments_agree(self) -> bool:
@@ -144,6 +145,7 @@ class Report:
                            **{key: round(value, 2) for key, value in self.collector_timings_ms.items()}},
             "summary": {"errors": self.count(SEVERITY_ERROR), "warnings": self.count(SEVERITY_WARNING),
                         "info": self.count(SEVERITY_INFO)},
+            **({"probe": self.probe} if self.probe is not None else {}),
         }
 
 

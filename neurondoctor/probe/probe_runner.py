@@ -1,0 +1,40 @@
+"""Runs a shipped probe script in the target interpreter with a timeout and reads its one JSON line."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from neurondoctor.command_runner import run_command
+
+SCRIPTS = Path(__file__).with_name("scripts")
+
+
+@dataclass
+class ProbeOutcome:
+    """The probe's JSON document, or why there is none (timeout, crash, no output)."""
+
+    document: Optional[dict[str, Any]]
+    failure: Optional[str]
+    timed_out: bool
+    duration_s: float
+
+
+def run_probe(python: str, script: str, arguments: list[str], timeout: float,
+              cwd: Optional[str] = None) -> ProbeOutcome:
+    """`python SCRIPT ARGS` (not `-I`: the user's model module must import as in their own runs)."""
+    result = run_command([python, str(SCRIPTS / script), *arguments], timeout=timeout,
+                         env=dict(os.environ), cwd=cwd)
+    if result.timed_out:
+        return ProbeOutcome(None, f"did not finish within {timeout:g} s and was stopped", True, result.duration_s)
+    for line in reversed(result.stdout.strip().splitlines()):
+        try:
+            document = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(document, dict) and document.get("schema") == "neurondoctor.probe/1":
+            return ProbeOutcome(document, None, False, result.duration_s)
+    return ProbeOutcome(None, result.describe_failure(), False, result.duration_s)

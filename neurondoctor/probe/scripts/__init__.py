@@ -1,0 +1,1 @@
+"""Scripts run by target interpreters; they import only the standard library and torch."""

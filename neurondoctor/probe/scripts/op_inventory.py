@@ -1,0 +1,172 @@
+"""Run by the target interpreter: one training step of a model under TorchDispatchMode, every aten op recorded.
+
+Usage: python op_inventory.py MODEL_SPEC
+MODEL_SPEC is `path/to/file.py:factory`, `package.module:factory`, or `builtin:mlp|transformer|convnet`.
+`factory()` returns `(model, example_inputs)` or `(model, example_inputs, loss_fn)`. Prints exactly one JSON
+line: the ops with counts per phase (forward, backward, optimizer), or where and why it failed.
+Standard library and torch only; the doctor never imports torch itself.
+"""
+
+import importlib
+import importlib.util
+import json
+import os
+import sys
+import time
+import traceback
+
+PHASES = ("forward", "backward", "optimizer")
+
+
+def _emit(document):
+    sys.stdout.write(json.dumps(document) + "\n")
+    sys.stdout.flush()
+
+
+def _fail(stage, error):
+    frames = traceback.extract_tb(error.__traceback__)
+    where = "%s:%s" % (frames[-1].filename, frames[-1].lineno) if frames else ""
+    if isinstance(error, SyntaxError):
+        where = "%s:%s" % (error.filename, error.lineno)
+    _emit({"schema": "neurondoctor.probe/1", "status": "error", "stage": stage,
+           "error_type": type(error).__name__, "message": str(error).splitlines()[0] if str(error) else "",
+           "where": where})
+
+
+def _builtin(name):
+    import torch
+    from torch import nn
+
+    torch.manual_seed(0)
+    if name == "mlp":
+        model = nn.Sequential(nn.Linear(784, 128), nn.ReLU(), nn.Linear(128, 10))
+        return model, (torch.randn(8, 784),)
+    if name == "transformer":
+        layer = nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=128, batch_first=True, dropout=0.0)
+        return nn.TransformerEncoder(layer, num_layers=2), (torch.randn(2, 16, 64),)
+    if name == "convnet":
+        model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2),
+                              nn.Flatten(), nn.Linear(8 * 16 * 16, 10))
+        return model, (torch.randn(4, 3, 32, 32),)
+    raise ValueError("unknown built-in model %r (mlp, transformer, convnet)" % name)
+
+
+def _load_factory(spec):
+    target, _, name = spec.rpartition(":")
+    if not target or not name:
+        raise ValueError("MODEL_SPEC must be file.py:factory, module:factory or builtin:NAME, got %r" % spec)
+    if target == "builtin":
+        return lambda: _builtin(name)
+    if target.endswith(".py") or os.sep in target:
+        module_spec = importlib.util.spec_from_file_location("neurondoctor_probe_model", target)
+        if module_spec is None or module_spec.loader is None:
+            raise ImportError("cannot load %s" % target)
+        module = importlib.util.module_from_spec(module_spec)
+        sys.modules["neurondoctor_probe_model"] = module
+        module_spec.loader.exec_module(module)
+    else:
+        sys.path.insert(0, os.getcwd())
+        module = importlib.import_module(target)
+    factory = getattr(module, name, None)
+    if factory is None:
+        raise AttributeError("%s has no %s" % (target, name))
+    return factory
+
+
+def _bool_index(args):
+    """Whether an index/index_put call uses a boolean mask (data-dependent shape: falls back on XLA)."""
+    import torch
+
+    for arg in args:
+        if isinstance(arg, (list, tuple)):
+            for item in arg:
+                if isinstance(item, torch.Tensor) and item.dtype == torch.bool:
+                    return True
+    return False
+
+
+def _recorder():
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Recorder(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.phase = "forward"
+            self.counts = {}
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            name = func._schema.name
+            if name.startswith("profiler::"):
+                return func(*args, **(kwargs or {}))
+            if name in ("aten::index", "aten::index_put", "aten::index_put_") and _bool_index(args):
+                name = name.rstrip("_") + " (bool mask)"
+            key = (name, self.phase)
+            self.counts[key] = self.counts.get(key, 0) + 1
+            return func(*args, **(kwargs or {}))
+
+    return Recorder()
+
+
+def _loss(output):
+    if isinstance(output, (tuple, list)):
+        output = output[0]
+    if isinstance(output, dict):
+        output = next(iter(output.values()))
+    return output.float().sum()
+
+
+def main(argv):
+    if len(argv) != 2:
+        _emit({"schema": "neurondoctor.probe/1", "status": "error", "stage": "usage",
+               "error_type": "UsageError", "message": "usage: op_inventory.py MODEL_SPEC", "where": ""})
+        return
+    try:
+        import torch
+    except Exception as error:  # no torch here is a verdict, not a crash
+        _emit({"schema": "neurondoctor.probe/1", "status": "skipped", "stage": "import",
+               "error_type": type(error).__name__, "message": "torch is not importable here: %s" % error})
+        return
+    try:
+        factory = _load_factory(argv[1])
+    except BaseException as error:  # a broken model file is the user's input
+        _fail("load", error)
+        return
+    try:
+        built = factory()
+        model, inputs = built[0], built[1]
+        loss_fn = built[2] if len(built) > 2 else None
+        if not isinstance(inputs, (tuple, list)):
+            inputs = (inputs,)
+    except BaseException as error:  # reported as the user's error
+        _fail("factory", error)
+        return
+    recorder = _recorder()
+    started = time.perf_counter()
+    try:
+        parameters = [parameter for parameter in model.parameters() if parameter.requires_grad]
+        optimizer = torch.optim.AdamW(parameters, lr=1e-3) if parameters else None
+        with recorder:
+            recorder.phase = "forward"
+            output = model(*inputs)
+            loss = loss_fn(output) if loss_fn is not None else _loss(output)
+            if loss.requires_grad:
+                recorder.phase = "backward"
+                loss.backward()
+                if optimizer is not None:
+                    recorder.phase = "optimizer"
+                    optimizer.step()
+    except BaseException as error:  # reported as the user's error
+        _fail("step", error)
+        return
+    ops = {}
+    for (name, phase), count in recorder.counts.items():
+        entry = ops.setdefault(name, {"op": name, "count": 0, "phases": {}})
+        entry["count"] += count
+        entry["phases"][phase] = entry["phases"].get(phase, 0) + count
+    _emit({"schema": "neurondoctor.probe/1", "status": "ok", "mode": "inventory", "torch": torch.__version__,
+           "model": argv[1], "duration_s": round(time.perf_counter() - started, 4),
+           "ops": sorted(ops.values(), key=lambda entry: entry["op"])})
+
+
+if __name__ == "__main__":
+    main(sys.argv)

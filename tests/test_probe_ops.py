@@ -1,0 +1,82 @@
+"""`probe ops --mode inventory` on real CPU torch 2.13.0: flagged ops, rewrites, and clear errors for bad models."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from tests.conftest import REPO, run_cli
+
+MODELS = REPO / "tests" / "models"
+
+
+def probe(venv: Path, spec: str, *extra: str) -> tuple[int, str, str]:
+    result = run_cli(["probe", "ops", spec, "--python", str(venv / "bin" / "python"), *extra], timeout=600)
+    return result.returncode, result.stdout, result.stderr
+
+
+def test_mask_indexing_nonzero_and_unique_are_flagged_and_einsum_is_not(torch_cpu_venv: Path) -> None:
+    code, stdout, stderr = probe(torch_cpu_venv, f"{MODELS / 'filtering_model.py'}:build", "--json")
+    assert code == 0, stderr
+    report = json.loads(stdout)
+    flagged = {finding["evidence"]["op"]: finding for finding in report["findings"] if finding["id"] == "ND-OP-001"}
+    assert {"aten::index (bool mask)", "aten::nonzero", "aten::_unique2"} <= set(flagged)
+    assert "torch.where" in flagged["aten::index (bool mask)"]["detail"]
+    assert flagged["aten::nonzero"]["evidence"]["phases"] == {"forward": 1}
+    assert flagged["aten::index_put (bool mask)"]["evidence"]["phases"] == {"backward": 1}
+    assert all(finding["category"] == "cpu-fallback" for finding in flagged.values())
+    assert not any("einsum" in finding["title"] or "bmm" in finding["title"] for finding in report["findings"])
+    ops = {op["op"]: op for op in report["probe"]["ops"]}
+    assert ops["aten::mul"]["status"] == "supported"  # the einsum decomposes to documented ops
+    assert "aten::lift_fresh" in report["probe"]["unknown"]
+
+
+def test_rewritten_model_has_no_fallbacks(torch_cpu_venv: Path) -> None:
+    code, stdout, _ = probe(torch_cpu_venv, f"{MODELS / 'filtering_model.py'}:build_rewritten", "--json")
+    report = json.loads(stdout)
+    assert [finding["id"] for finding in report["findings"] if finding["id"] != "ND-OP-003"] == []
+    assert code == 0
+
+
+def test_builtin_models_and_module_specs(torch_cpu_venv: Path) -> None:
+    code, stdout, _ = probe(torch_cpu_venv, "builtin:transformer")
+    assert code == 0 and "distinct aten ops in forward + backward + optimizer step" in stdout
+    code, stdout, _ = probe(torch_cpu_venv, "tests.models.filtering_model:build_rewritten")
+    assert code == 0, stdout
+
+
+def test_syntax_error_is_reported_with_file_and_line(torch_cpu_venv: Path, tmp_path: Path) -> None:
+    broken = tmp_path / "broken_syntax.py"
+    broken.write_text("import torch\n\ndef build(:\n    return None\n")
+    code, stdout, stderr = probe(torch_cpu_venv, f"{broken}:build")
+    assert code == 2 and stdout == ""
+    assert stderr.startswith("error: ") and "could not load the model: SyntaxError" in stderr
+    assert "broken_syntax.py:3" in stderr and "Traceback" not in stderr
+
+
+def test_factory_that_raises(torch_cpu_venv: Path) -> None:
+    code, _, stderr = probe(torch_cpu_venv, f"{MODELS / 'filtering_model.py'}:explode")
+    assert code == 2
+    assert "the factory raised: RuntimeError: boom while building the model" in stderr
+
+
+def test_model_that_hangs_is_stopped(torch_cpu_venv: Path) -> None:
+    code, _, stderr = probe(torch_cpu_venv, f"{MODELS / 'filtering_model.py'}:hang", "--timeout", "8")
+    assert code == 2 and "did not finish within 8 s and was stopped" in stderr
+
+
+def test_environment_without_torch_is_skipped(tmp_path: Path) -> None:
+    import subprocess
+
+    venv = tmp_path / "no-torch"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    code, _, stderr = probe(venv, "builtin:mlp")
+    assert code == 4 and stderr.startswith("skipped: torch is not importable here")
+
+
+def test_missing_factory_and_bad_spec(torch_cpu_venv: Path) -> None:
+    code, _, stderr = probe(torch_cpu_venv, f"{MODELS / 'filtering_model.py'}:nothing")
+    assert code == 2 and "has no nothing" in stderr
+    code, _, stderr = probe(torch_cpu_venv, "no-colon-here")
+    assert code == 2 and "MODEL_SPEC must be" in stderr
