@@ -115,7 +115,48 @@ def _loss(output):
     return output.float().sum()
 
 
+def _step(model, inputs, loss_fn, optimizer, recorder):
+    """forward + loss + backward + optimizer step; with a recorder, each phase is labelled as it runs."""
+    import contextlib
+
+    context = recorder if recorder is not None else contextlib.nullcontext()
+    with context:
+        if recorder is not None:
+            recorder.phase = "forward"
+        output = model(*inputs)
+        loss = loss_fn(output) if loss_fn is not None else _loss(output)
+        if loss.requires_grad:
+            if recorder is not None:
+                recorder.phase = "backward"
+            loss.backward()
+            if optimizer is not None:
+                if recorder is not None:
+                    recorder.phase = "optimizer"
+                optimizer.step()
+                optimizer.zero_grad()
+
+
+def _bench(model, inputs, loss_fn, optimizer, repeats):
+    """Median seconds of a plain step and of a recorded step, alternating, after one warm-up step."""
+    import statistics
+
+    _step(model, inputs, loss_fn, optimizer, None)
+    plain, recorded = [], []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        _step(model, inputs, loss_fn, optimizer, None)
+        plain.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        _step(model, inputs, loss_fn, optimizer, _recorder())
+        recorded.append(time.perf_counter() - started)
+    return statistics.median(plain), statistics.median(recorded)
+
+
 def main(argv):
+    repeats = 0
+    if len(argv) == 4 and argv[2] == "--bench":
+        repeats = int(argv[3])
+        argv = argv[:2]
     if len(argv) != 2:
         _emit({"schema": "neurondoctor.probe/1", "status": "error", "stage": "usage",
                "error_type": "UsageError", "message": "usage: op_inventory.py MODEL_SPEC", "where": ""})
@@ -145,16 +186,12 @@ def main(argv):
     try:
         parameters = [parameter for parameter in model.parameters() if parameter.requires_grad]
         optimizer = torch.optim.AdamW(parameters, lr=1e-3) if parameters else None
-        with recorder:
-            recorder.phase = "forward"
-            output = model(*inputs)
-            loss = loss_fn(output) if loss_fn is not None else _loss(output)
-            if loss.requires_grad:
-                recorder.phase = "backward"
-                loss.backward()
-                if optimizer is not None:
-                    recorder.phase = "optimizer"
-                    optimizer.step()
+        if repeats:
+            plain, recorded = _bench(model, inputs, loss_fn, optimizer, repeats)
+            _emit({"schema": "neurondoctor.probe/1", "status": "ok", "mode": "bench", "plain_s": plain,
+                   "recorded_s": recorded, "repeats": repeats})
+            return
+        _step(model, inputs, loss_fn, optimizer, recorder)
     except BaseException as error:  # reported as the user's error
         _fail("step", error)
         return
