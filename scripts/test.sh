@@ -11,4 +11,6 @@ fi
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
 .venv/bin/ruff check neurondoctor scripts tests
 .venv/bin/mypy
-exec .venv/bin/python -m pytest "$@"
+# The XLA tier (torch 2.9.0 + torch-xla 2.9.0, cached per machine) runs last, after everything else passed.
+.venv/bin/python -m pytest -m "not xla" "$@"
+exec .venv/bin/python -m pytest -m xla "$@"

@@ -114,3 +114,30 @@ def torch_cpu_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
                     "--disable-pip-version-check", "--find-links", str(wheels), "torch==2.13.0"],
                    check=True, capture_output=True, timeout=900)
     return venv
+
+
+XLA_STACK = ("torch==2.9.0", "torch-xla==2.9.0")
+
+
+@pytest.fixture(scope="session")
+def xla_venv() -> Path:
+    """torch 2.9.0 + torch-xla 2.9.0 from PyPI in a venv kept under the user's cache, so the ~4 GB download
+    happens once per machine (NEURONDOCTOR_TEST_CACHE moves it). A stamp marks a finished install."""
+    from neurondoctor.actions.venv_builder import find_uv
+
+    cache = Path(os.environ.get("NEURONDOCTOR_TEST_CACHE", Path.home() / ".cache" / "neurondoctor-tests"))
+    venv = cache / "xla-2.9.0"
+    stamp = venv / ".neurondoctor-test-ready"
+    if stamp.exists():
+        return venv
+    uv = find_uv()
+    if uv is None:
+        pytest.skip("the XLA tier needs uv to install torch-xla")
+    subprocess.run([uv, "venv", "--quiet", "--clear", "--python", sys.executable, str(venv)], check=True,
+                   timeout=300)
+    install = subprocess.run([uv, "pip", "install", "--quiet", "--python", str(venv / "bin" / "python"),
+                              *XLA_STACK], capture_output=True, text=True, timeout=3600)
+    if install.returncode != 0:
+        pytest.skip(f"could not install {' '.join(XLA_STACK)}: {install.stderr.strip()[-300:]}")
+    stamp.write_text(" ".join(XLA_STACK) + "\n")
+    return venv

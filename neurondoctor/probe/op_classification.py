@@ -49,11 +49,16 @@ def _phases(phases: dict[str, int]) -> str:
     return ", ".join(f"{phase} ×{count}" for phase, count in phases.items())
 
 
-def classify(ops: list[dict[str, Any]], support: dict[str, dict[str, Any]], model: str) -> Inventory:
+def classify(ops: list[dict[str, Any]], support: dict[str, dict[str, Any]], model: str,
+             measured: bool = False) -> Inventory:
+    """Inventory ops are judged by the data file; measured XLA counters are fallbacks by definition (except
+    the `.item()` sync), with the data file's rewrite when it has one."""
     inventory = Inventory()
     for entry in ops:
         name = str(entry.get("op"))
-        known = support.get(name, {})
+        known = dict(support.get(name, {}))
+        if measured and known.get("status") != "sync":
+            known["status"] = "cpu-fallback"
         verdict = OpVerdict(name, int(entry.get("count", 0)), dict(entry.get("phases", {})),
                             str(known.get("status", "unknown")), str(known.get("rewrite", "")))
         inventory.verdicts.append(verdict)

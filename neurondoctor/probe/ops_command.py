@@ -27,7 +27,8 @@ from neurondoctor.report.model import (
 )
 
 EXIT_SKIPPED = 4
-MODES = ("inventory",)
+MODES = ("inventory", "xla")
+SCRIPTS_BY_MODE = {"inventory": "op_inventory.py", "xla": "xla_fallbacks.py"}
 DEFAULT_TIMEOUT = 600.0
 
 
@@ -74,6 +75,7 @@ def build_report(spec: str, python: str, document: dict[str, Any], inventory: In
         facts=Facts(host=HostFacts(root="/")), environments=[], latest_release=None, checks=[check],
         duration_ms=duration_ms,
         probe={"mode": document.get("mode"), "model": spec, "python": python, "torch": document.get("torch"),
+               "torch_xla": document.get("torch_xla"), "pjrt_device": document.get("pjrt_device"),
                "ops": [vars(verdict) for verdict in inventory.verdicts],
                "unknown": [verdict.op for verdict in inventory.by_status("unknown")]},
     )
@@ -91,28 +93,66 @@ def render_inventory_text(report: Report) -> str:
             lines.append(f"    {finding.detail}")
     counted = {status: sum(1 for op in ops if op["status"] == status) for status in
                ("supported", "cpu-fallback", "unsupported", "sync", "unknown")}
-    lines += ["", f"{len(ops)} distinct aten ops in forward + backward + optimizer step: "
-              + ", ".join(f"{count} {status}" for status, count in counted.items() if count)]
+    if probe.get("mode") == "xla":
+        lines += ["", f"{len(ops)} op(s) fell back to the CPU on the XLA device "
+                  f"(PJRT_DEVICE={probe.get('pjrt_device')}, torch-xla {probe.get('torch_xla')})"]
+    else:
+        lines += ["", f"{len(ops)} distinct aten ops in forward + backward + optimizer step: "
+                  + ", ".join(f"{count} {status}" for status, count in counted.items() if count)]
     unknown = probe.get("unknown", [])
-    if unknown:
+    if unknown and probe.get("mode") != "xla":
         lines.append("no data (unknown, not assumed fine): " + ", ".join(unknown))
+    comparison = probe.get("comparison") or {}
+    if comparison.get("available"):
+        lines.append("against the CPU inventory's prediction: predicted but not observed: "
+                     + (", ".join(comparison["predicted_not_observed"]) or "none")
+                     + "; observed but not predicted: " + (", ".join(comparison["observed_not_predicted"]) or "none"))
     return "\n".join(lines) + "\n"
+
+
+def pjrt_device(environ: dict[str, str]) -> str:
+    """PJRT_DEVICE as set, else NEURON where Neuron devices exist, else CPU (the XLA frontend's own fallbacks)."""
+    import os
+
+    if environ.get("PJRT_DEVICE"):
+        return environ["PJRT_DEVICE"]
+    return "NEURON" if os.path.exists("/dev/neuron0") else "CPU"
 
 
 def run_probe_ops(spec: str, python: Optional[str], mode: str, as_json: bool, timeout: float,
                   environ: dict[str, str]) -> int:
     if mode not in MODES:
-        return _error(f"--mode {mode}: this version runs: {', '.join(MODES)}", EXIT_BAD_INPUT)
+        return _error(f"--mode {mode}: choose {' or '.join(MODES)}", EXIT_BAD_INPUT)
     interpreter = python or default_python(environ)
     try:
         support = load_op_support()
     except (OSError, ValueError) as error:
         return _error(f"op data unusable: {error}", EXIT_INTERNAL)
-    outcome = run_probe(interpreter, "op_inventory.py", [spec], timeout=timeout)
+    environment = dict(environ, PJRT_DEVICE=pjrt_device(environ)) if mode == "xla" else dict(environ)
+    outcome = run_probe(interpreter, SCRIPTS_BY_MODE[mode], [spec], timeout=timeout, env=environment)
     code = _outcome_error(outcome, spec)
     if code is not None or outcome.document is None:
         return code if code is not None else EXIT_INTERNAL
-    inventory = classify(list(outcome.document.get("ops", [])), support, spec)
+    inventory = classify(list(outcome.document.get("ops", [])), support, spec,
+                         measured=mode == "xla")
     report = build_report(spec, interpreter, outcome.document, inventory, outcome.duration_s * 1000)
+    if mode == "xla" and report.probe is not None:
+        predicted = run_probe(interpreter, SCRIPTS_BY_MODE["inventory"], [spec], timeout=timeout)
+        report.probe["comparison"] = compare_with_inventory(predicted, inventory, support)
     sys.stdout.write(render_json(report) + "\n" if as_json else render_inventory_text(report))
     return report.exit_code()
+
+
+def compare_with_inventory(predicted: ProbeOutcome, measured: Inventory,
+                           support: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Where the CPU inventory's prediction and the XLA counters differ."""
+    if predicted.document is None or predicted.document.get("status") != "ok":
+        return {"available": False, "reason": predicted.failure or str((predicted.document or {}).get("message"))}
+    expected = {str(entry["op"]) for entry in predicted.document.get("ops", [])
+                if support.get(str(entry["op"]), {}).get("status") == "cpu-fallback"}
+    observed = {verdict.op for verdict in measured.verdicts if verdict.status != "sync"}
+    # Mask indexing reaches XLA as nonzero: count the prediction as met when nonzero fell back.
+    via_nonzero = {op for op in expected if op.endswith("(bool mask)")} if "aten::nonzero" in observed else set()
+    return {"available": True,
+            "predicted_not_observed": sorted(expected - observed - via_nonzero),
+            "observed_not_predicted": sorted(observed - expected)}

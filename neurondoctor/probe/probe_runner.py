@@ -24,10 +24,10 @@ class ProbeOutcome:
 
 
 def run_probe(python: str, script: str, arguments: list[str], timeout: float,
-              cwd: Optional[str] = None) -> ProbeOutcome:
+              cwd: Optional[str] = None, env: Optional[dict[str, str]] = None) -> ProbeOutcome:
     """`python SCRIPT ARGS` (not `-I`: the user's model module must import as in their own runs)."""
     result = run_command([python, str(SCRIPTS / script), *arguments], timeout=timeout,
-                         env=dict(os.environ), cwd=cwd)
+                         env=env if env is not None else dict(os.environ), cwd=cwd)
     if result.timed_out:
         return ProbeOutcome(None, f"did not finish within {timeout:g} s and was stopped", True, result.duration_s)
     for line in reversed(result.stdout.strip().splitlines()):

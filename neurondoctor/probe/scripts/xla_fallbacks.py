@@ -1,0 +1,100 @@
+"""Run by the target interpreter: one training step on an XLA device, and the ops that fell back to the CPU.
+
+Usage: python xla_fallbacks.py MODEL_SPEC   (PJRT_DEVICE=CPU on any machine; the Neuron device on a trn1)
+`torch_xla.debug.metrics` counters named `aten::<op>` count the ops with no XLA lowering, which ran on the
+CPU (archive/nxd-training/pytorch-neuron-debug.rst; pytorch/xla TROUBLESHOOTING.md). Counters are cleared
+before each phase, so each fallback is attributed to forward, backward or the optimizer step.
+`aten::_local_scalar_dense` is `.item()`: reported as a sync, not a fallback. Prints one JSON line.
+"""
+
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from op_inventory import _emit, _fail, _load_factory, _loss
+
+
+def _move(value, device):
+    if hasattr(value, "to"):
+        return value.to(device)
+    if isinstance(value, (tuple, list)):
+        return type(value)(_move(item, device) for item in value)
+    return value
+
+
+def _read_counters(met):
+    return {name: met.counter_value(name) for name in met.counter_names() if name.startswith("aten::")}
+
+
+def _sync(torch_xla, xm):
+    """Execute the pending graph (torch_xla.sync in 2.x; mark_step before it)."""
+    if hasattr(torch_xla, "sync"):
+        torch_xla.sync()
+    else:
+        _sync(torch_xla, xm)
+
+
+def main(argv):
+    if len(argv) != 2:
+        _emit({"schema": "neurondoctor.probe/1", "status": "error", "stage": "usage", "error_type": "UsageError",
+               "message": "usage: xla_fallbacks.py MODEL_SPEC", "where": ""})
+        return
+    try:
+        import torch
+        import torch_xla
+        import torch_xla.core.xla_model as xm
+        import torch_xla.debug.metrics as met
+    except Exception as error:  # no torch-xla here is a verdict, not a crash
+        _emit({"schema": "neurondoctor.probe/1", "status": "skipped", "stage": "import",
+               "error_type": type(error).__name__, "message": "torch_xla is not importable here: %s" % error})
+        return
+    try:
+        factory = _load_factory(argv[1])
+        built = factory()
+    except BaseException as error:  # the user's model, reported as such
+        _fail("load", error)
+        return
+    started = time.perf_counter()
+    phases = {}
+    try:
+        device = torch_xla.device() if hasattr(torch_xla, "device") else xm.xla_device()
+        model = built[0].to(device)
+        inputs = _move(tuple(built[1]) if isinstance(built[1], (tuple, list)) else (built[1],), device)
+        loss_fn = built[2] if len(built) > 2 else None
+        parameters = [parameter for parameter in model.parameters() if parameter.requires_grad]
+        optimizer = torch.optim.AdamW(parameters, lr=1e-3) if parameters else None
+        met.clear_all()
+        output = model(*inputs)
+        loss = loss_fn(output) if loss_fn is not None else _loss(output)
+        _sync(torch_xla, xm)
+        phases["forward"] = _read_counters(met)
+        if loss.requires_grad:
+            met.clear_all()
+            loss.backward()
+            _sync(torch_xla, xm)
+            phases["backward"] = _read_counters(met)
+            if optimizer is not None:
+                met.clear_all()
+                optimizer.step()
+                _sync(torch_xla, xm)
+                phases["optimizer"] = _read_counters(met)
+    except BaseException as error:  # reported as the user's error
+        _fail("step", error)
+        return
+    ops = {}
+    for phase, counters in phases.items():
+        for name, count in counters.items():
+            entry = ops.setdefault(name, {"op": name, "count": 0, "phases": {}})
+            entry["count"] += count
+            entry["phases"][phase] = count
+    _emit({"schema": "neurondoctor.probe/1", "status": "ok", "mode": "xla", "torch": torch.__version__,
+           "torch_xla": getattr(torch_xla, "__version__", "?"), "device": str(device),
+           "pjrt_device": os.environ.get("PJRT_DEVICE", ""), "model": argv[1],
+           "duration_s": round(time.perf_counter() - started, 4),
+           "ops": sorted(ops.values(), key=lambda entry: entry["op"])})
+
+
+if __name__ == "__main__":
+    main(sys.argv)
