@@ -94,6 +94,23 @@ def probe_ops(
     raise typer.Exit(run_probe_ops(model_spec, python, mode, as_json, timeout, dict(os.environ)))
 
 
+@probe_app.command("canary")
+def probe_canary(
+    python: Optional[str] = typer.Option(None, "--python", help="Target interpreter (default: the active venv)."),
+    root: str = typer.Option("/", "--root", help="Where to look for /dev/neuron* (default /)."),
+    cpu_backend: bool = typer.Option(False, "--cpu-backend", help="Compile only; no device needed."),
+    runs: int = typer.Option(100, "--runs", help="Runs for the latency percentiles."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout."),
+    timeout: float = typer.Option(1800.0, "--timeout", help="Seconds before the canary is stopped."),
+) -> None:
+    """Trace a small model with torch_neuronx, run it on a NeuronCore, compare with CPU, save/load, time it."""
+    import os
+
+    from neurondoctor.probe.canary_command import run_canary
+
+    raise typer.Exit(run_canary(python, root, cpu_backend, runs, as_json, timeout, dict(os.environ)))
+
+
 @manifests_app.command("list")
 def manifests_list() -> None:
     """List the known Neuron releases with their driver, runtime, compiler and torch-neuronx versions."""

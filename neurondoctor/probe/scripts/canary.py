@@ -1,0 +1,112 @@
+"""Run by the target interpreter: trace a small fixed-shape model with torch_neuronx, run it, compare with CPU.
+
+Usage: python canary.py [--cpu-backend] [--runs N] [--workdir DIR]
+The quick-start canary (MLP 784-128-10; about-neuron/quick-start/inference-quickstart.rst): `torch_neuronx.trace`
+(api-torch-neuronx-trace.rst), one run on a NeuronCore compared with the CPU output, a `torch.jit.save`/`load`
+round trip, and latency over N runs. `--cpu-backend` compiles only (`trace(..., cpu_backend=True)`, no device).
+Prints one JSON line; failures name their stage (import, compile, run, roundtrip) and the message.
+"""
+
+import json
+import os
+import sys
+import time
+import traceback
+
+RTOL = 1e-2  # neuronx-cc auto-casts matmuls to bf16 by default: compare with a bf16-sized tolerance
+ATOL = 1e-2
+
+
+def _emit(document):
+    sys.stdout.write(json.dumps(document) + "\n")
+    sys.stdout.flush()
+
+
+def _fail(stage, error, extra=None):
+    message = str(error).strip()
+    document = {"schema": "neurondoctor.probe/1", "status": "error", "stage": stage,
+                "error_type": type(error).__name__, "message": message[:4000],
+                "traceback_tail": traceback.format_exc().strip().splitlines()[-6:]}
+    document.update(extra or {})
+    _emit(document)
+
+
+def _percentile(values, fraction):
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def main(argv):
+    cpu_backend = "--cpu-backend" in argv
+    runs = int(argv[argv.index("--runs") + 1]) if "--runs" in argv else 100
+    workdir = argv[argv.index("--workdir") + 1] if "--workdir" in argv else os.getcwd()
+    try:
+        import torch
+    except Exception as error:  # no torch at all: nothing to trace with
+        _emit({"schema": "neurondoctor.probe/1", "status": "skipped", "stage": "import",
+               "message": "torch is not importable here: %s" % error})
+        return
+    try:
+        import torch_neuronx
+    except ModuleNotFoundError as error:
+        _emit({"schema": "neurondoctor.probe/1", "status": "skipped", "stage": "import",
+               "message": "torch-neuronx is not installed here (%s)" % error})
+        return
+    except BaseException as error:  # installed but broken: `check` explains why
+        _fail("import", error)
+        return
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(784, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10)).eval()
+    example = torch.rand(1, 784)
+    with torch.no_grad():
+        expected = model(example)
+    started = time.perf_counter()
+    try:
+        if cpu_backend:
+            traced = torch_neuronx.trace(model, example, compiler_args="--target trn1", cpu_backend=True,
+                                         compiler_workdir=os.path.join(workdir, "canary-compile"))
+        else:
+            traced = torch_neuronx.trace(model, example, compiler_workdir=os.path.join(workdir, "canary-compile"))
+    except BaseException as error:
+        _fail("compile", error)
+        return
+    compile_s = time.perf_counter() - started
+    result = {"schema": "neurondoctor.probe/1", "status": "ok", "mode": "canary",
+              "torch": torch.__version__, "torch_neuronx": getattr(torch_neuronx, "__version__", "?"),
+              "cpu_backend": cpu_backend, "compile_s": round(compile_s, 3),
+              "traced_type": type(traced).__name__, "tolerance": {"rtol": RTOL, "atol": ATOL}}
+    if cpu_backend:
+        _emit(result)
+        return
+    try:
+        with torch.no_grad():
+            output = traced(example)
+        difference = float((output - expected).abs().max())
+        result["max_abs_diff"] = difference
+        result["matches_cpu"] = bool(torch.allclose(output, expected, rtol=RTOL, atol=ATOL))
+        latencies = []
+        for _ in range(runs):
+            tick = time.perf_counter()
+            traced(example)
+            latencies.append((time.perf_counter() - tick) * 1000)
+        result["latency_ms"] = {"p50": round(_percentile(latencies, 0.5), 4),
+                                "p99": round(_percentile(latencies, 0.99), 4), "runs": runs}
+    except BaseException as error:
+        _fail("run", error, {"compile_s": round(compile_s, 3)})
+        return
+    try:
+        path = os.path.join(workdir, "canary.pt")
+        torch.jit.save(traced, path)
+        loaded = torch.jit.load(path)
+        with torch.no_grad():
+            again = loaded(example)
+        result["roundtrip_matches"] = bool(torch.allclose(again, output, rtol=RTOL, atol=ATOL))
+    except BaseException as error:
+        _fail("roundtrip", error, {"compile_s": round(compile_s, 3)})
+        return
+    _emit(result)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
