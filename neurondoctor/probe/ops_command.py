@@ -33,12 +33,17 @@ DEFAULT_TIMEOUT = 600.0
 
 
 def default_python(environ: dict[str, str]) -> str:
-    """The active environment's interpreter, else `python3`."""
+    """The active environment's interpreter, else the first discovered Neuron venv (DLAMI, ~/aws_neuron_venv_*),
+    else `python3` — the same discovery `check` uses."""
     from pathlib import Path
 
-    for variable in ("VIRTUAL_ENV", "CONDA_PREFIX"):
-        if environ.get(variable) and (Path(environ[variable]) / "bin" / "python").exists():
-            return str(Path(environ[variable]) / "bin" / "python")
+    from neurondoctor.host.rootfs import RootFS
+    from neurondoctor.pyenv.discovery import discover_environments
+
+    for found in discover_environments(RootFS("/"), environ):
+        interpreter = Path(found.path) if found.live else Path(found.path) / "bin" / "python"
+        if interpreter.exists():
+            return str(interpreter)
     return "python3"
 
 
