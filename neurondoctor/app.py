@@ -111,6 +111,23 @@ def probe_canary(
     raise typer.Exit(run_canary(python, root, cpu_backend, runs, as_json, timeout, dict(os.environ)))
 
 
+@app.command()
+def bundle(
+    output: Optional[str] = typer.Option(None, "-o", "--output", help="Archive path (default: ./neurondoctor-…)."),
+    root: str = typer.Option("/", "--root", help="Collect from the Linux tree under DIR."),
+    venv: list[str] = typer.Option([], "--venv", help="Also inspect this environment (repeatable)."),
+    obfuscate: bool = typer.Option(False, "--obfuscate", help="Map hostnames, IPs, instance and account ids."),
+    since: Optional[str] = typer.Option(None, "--since", help="Kernel log window for journalctl, e.g. '2 hours ago'."),
+    max_size: float = typer.Option(100.0, "--max-size", help="Cap on collected data, in MB."),
+    max_time: float = typer.Option(120.0, "--max-time", help="Total time budget in seconds."),
+    command_timeout: float = typer.Option(10.0, "--command-timeout", help="Seconds per command."),
+) -> None:
+    """Write one redacted support archive: the check, command outputs, logs, package lists, a manifest."""
+    from neurondoctor.bundle.bundle_command import run_bundle
+
+    raise typer.Exit(run_bundle(root, output, venv, obfuscate, since, max_size, max_time, command_timeout))
+
+
 @manifests_app.command("list")
 def manifests_list() -> None:
     """List the known Neuron releases with their driver, runtime, compiler and torch-neuronx versions."""

@@ -1,0 +1,1 @@
+"""`neurondoctor bundle`: one redacted support archive (sos report's shape, small)."""

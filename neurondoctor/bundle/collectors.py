@@ -1,0 +1,210 @@
+"""What a bundle collects: each collector is a name and a function returning archive members.
+
+Commands run only on a live host (`--root /`), each with a timeout, and each member starts with the command
+line, exit code, start time and duration; a missing tool is recorded as skipped. Files are read under the root,
+bounded in size, read-only. Everything passes through the redactor before it becomes a member.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import shutil
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from neurondoctor.command_runner import run_command
+from neurondoctor.facts import PythonEnvironment
+from neurondoctor.host.compile_cache import cache_location
+from neurondoctor.host.rootfs import RootFS
+from neurondoctor.redaction import Redactor
+
+FILE_LIMIT = 8 << 20
+ENV_VALUE_PREFIXES = ("NEURON_", "XLA_", "PJRT_", "PYTHON", "AWS_NEURON_", "PT_XLA_", "FI_EFA_", "NCCL_",
+                      "VIRTUAL_ENV", "CONDA_PREFIX", "LD_LIBRARY_PATH", "PATH", "HF_HUB_OFFLINE")
+COPIED_FILES = ("/etc/os-release", "/proc/modules", "/proc/cmdline", "/etc/modules-load.d/neuron.conf",
+                "/etc/pip.conf", "/etc/xdg/pip/pip.conf", "/etc/apt/sources.list.d/neuron.list",
+                "/etc/yum.repos.d/neuron.repo", "/sys/module/neuron/version")
+NEURON_LOG_WORDS = ("neuron", "nrt", "NEURON_HW_ERR")
+
+
+class Skipped(Exception):
+    """The collector does not apply here (a missing tool, not a live host); recorded as skipped."""
+
+
+@dataclass
+class Member:
+    name: str
+    data: bytes
+
+
+@dataclass
+class BundleContext:
+    fs: RootFS
+    environ: Mapping[str, str]
+    redactor: Redactor
+    environments: list[PythonEnvironment] = field(default_factory=list)
+    command_timeout: float = 10.0
+    since: Optional[str] = None
+
+
+def _text(ctx: BundleContext, text: str) -> bytes:
+    return ctx.redactor.text(text).encode("utf-8")
+
+
+def command_member(ctx: BundleContext, name: str, argv: list[str], keep: Optional[Callable[[str], bool]] = None,
+                   ) -> Member:
+    """Run argv on the live host; the member records the command line, exit code, start time and duration."""
+    if not ctx.fs.is_live:
+        raise Skipped("commands run only on a live host (--root /)")
+    if shutil.which(argv[0], path=ctx.environ.get("PATH")) is None and not os.path.isabs(argv[0]):
+        raise Skipped(f"{argv[0]} is not installed")
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    result = run_command(argv, timeout=ctx.command_timeout, env=dict(ctx.environ))
+    output = result.stdout + (f"\n--- stderr ---\n{result.stderr}" if result.stderr.strip() else "")
+    if keep is not None:
+        output = "\n".join(line for line in output.splitlines() if keep(line))
+    status = ("timed out" if result.timed_out else "could not run: " + str(result.error) if result.error
+              else f"exit {result.returncode}")
+    header = (f"$ {' '.join(argv)}\n# {status}; started {started}; took {result.duration_s:.2f} s\n\n")
+    member = Member(f"commands/{name}.txt", _text(ctx, header + output))
+    if result.timed_out:
+        raise CollectorTimeout(member, f"did not finish within {ctx.command_timeout:g} s")
+    return member
+
+
+class CollectorTimeout(Exception):
+    """A command hit its timeout: the partial member is kept and the collector is recorded as timed out."""
+
+    def __init__(self, member: Member, message: str) -> None:
+        super().__init__(message)
+        self.member = member
+
+
+def _mentions_neuron(line: str) -> bool:
+    lowered = line.lower()
+    return any(word.lower() in lowered for word in NEURON_LOG_WORDS)
+
+
+def command_collectors() -> list[tuple[str, Callable[[BundleContext], list[Member]]]]:
+    """neuron-facts.md §8: what AWS support asks for, each command once."""
+    def single(name: str, argv: list[str], keep: Optional[Callable[[str], bool]] = None
+               ) -> Callable[[BundleContext], list[Member]]:
+        return lambda ctx: [command_member(ctx, name, argv, keep)]
+
+    def journal(ctx: BundleContext) -> list[Member]:
+        argv = ["journalctl", "-k", "--no-pager", "-q"] + (["--since", ctx.since] if ctx.since else [])
+        return [command_member(ctx, "journalctl-k-neuron", argv, _mentions_neuron)]
+
+    return [
+        ("neuron-ls-json", single("neuron-ls-json", ["neuron-ls", "-j"])),
+        ("neuron-ls", single("neuron-ls", ["neuron-ls"])),
+        ("dkms-status", single("dkms-status", ["dkms", "status"])),
+        ("lsmod", single("lsmod", ["lsmod"])),
+        ("uname", single("uname-a", ["uname", "-a"])),
+        ("dmesg-neuron", single("dmesg-neuron", ["dmesg"], _mentions_neuron)),
+        ("journalctl-neuron", journal),
+        ("neuron-monitor-status", single("systemctl-status-neuron-monitor",
+                                         ["systemctl", "status", "neuron-monitor", "--no-pager"])),
+    ]
+
+
+def copied_files(ctx: BundleContext) -> list[Member]:
+    members = []
+    for inner in COPIED_FILES:
+        try:
+            data = ctx.fs.read_bytes(inner, FILE_LIMIT)
+        except FileNotFoundError:
+            continue
+        members.append(Member(f"files{inner}", _text(ctx, data.decode("utf-8", errors="replace"))))
+    return members
+
+
+def package_lists(ctx: BundleContext) -> list[Member]:
+    """The Neuron packages (readable) and the full dpkg status (compressed), from the root."""
+    members = []
+    try:
+        status = ctx.fs.read_bytes("/var/lib/dpkg/status", 64 << 20).decode("utf-8", errors="replace")
+    except FileNotFoundError:
+        status = None
+    if status is not None:
+        from neurondoctor.host.os_packages import parse_dpkg_status
+
+        neuron = parse_dpkg_status(status)
+        listing = "".join(f"{package.name}\t{package.version}\n" for package in sorted(neuron.values(),
+                                                                                        key=lambda p: p.name))
+        members.append(Member("packages/dpkg-neuron.txt", _text(ctx, listing)))
+        members.append(Member("packages/dpkg-status.gz", gzip.compress(_text(ctx, status))))
+    return members
+
+
+def dkms_build_log(ctx: BundleContext) -> list[Member]:
+    """DKMS make.log of the newest registered driver, when the module is not built for the running kernel."""
+    from neurondoctor.host.dkms_state import read_dkms_state
+    from neurondoctor.host.os_release import read_kernel_release
+
+    state = read_dkms_state(ctx.fs, read_kernel_release(ctx.fs))
+    if state.make_log is None or state.built_for_kernel or state.installed_module:
+        return []
+    return [Member(f"files{state.make_log}", _text(ctx, ctx.fs.read_text(state.make_log, FILE_LIMIT)))]
+
+
+def compile_logs(ctx: BundleContext, newest: int = 5) -> list[Member]:
+    """The newest `log-neuron-cc.txt` files in the compile cache."""
+    location, _ = cache_location(ctx.environ)
+    if "://" in location:
+        raise Skipped(f"the compile cache is remote ({location})")
+    base = ctx.fs.resolve(location)
+    if base is None or not base.is_dir():
+        return []
+    logs = []
+    for directory, _, files in os.walk(base):
+        if "log-neuron-cc.txt" in files:
+            path = os.path.join(directory, "log-neuron-cc.txt")
+            logs.append((os.path.getmtime(path), path))
+    members = []
+    for _, path in sorted(logs, reverse=True)[:newest]:
+        relative = os.path.relpath(path, base)
+        with open(path, "rb") as handle:
+            members.append(Member(f"compile-cache/{relative}", _text(ctx, handle.read(FILE_LIMIT).decode(
+                "utf-8", errors="replace"))))
+    return members
+
+
+def environment_packages(ctx: BundleContext) -> list[Member]:
+    members = []
+    for index, env in enumerate(ctx.environments):
+        lines = [f"# {env.path} ({env.mode}, Python {env.python_version or '?'}, interpreter {env.interpreter})"]
+        for site in env.site_dirs:
+            lines.append(f"## {site.role}: {site.path}")
+            lines += [f"{dist.display_name}=={dist.version}\t{dist.installer or '-'}" for dist in site.distributions]
+        name = os.path.basename(env.path.rstrip("/")) or f"env{index}"
+        members.append(Member(f"environments/{index}-{name}.txt", _text(ctx, "\n".join(lines) + "\n")))
+        compiler = os.path.join(env.path, "bin", "neuronx-cc")
+        if ctx.fs.is_live and os.path.exists(compiler):
+            members.append(command_member(ctx, f"neuronx-cc-version-{index}", [compiler, "--version"]))
+    return members
+
+
+def environment_variables(ctx: BundleContext) -> list[Member]:
+    """Neuron/XLA/PJRT/Python variables by value (redacted); every other variable by name only."""
+    lines = []
+    for key in sorted(ctx.environ):
+        if key.startswith(ENV_VALUE_PREFIXES):
+            lines.append(f"{key}={ctx.environ[key]}")
+        else:
+            lines.append(f"{key} (value not collected)")
+    return [Member("environment-variables.txt", _text(ctx, "\n".join(lines) + "\n"))]
+
+
+def file_collectors() -> list[tuple[str, Callable[[BundleContext], list[Member]]]]:
+    return [
+        ("files", copied_files),
+        ("packages", package_lists),
+        ("dkms-build-log", dkms_build_log),
+        ("compile-logs", compile_logs),
+        ("environments", environment_packages),
+        ("environment-variables", environment_variables),
+    ]

@@ -1,0 +1,148 @@
+"""`bundle`: planted secrets never reach the archive; fixture hosts give the listed members; hangs are bounded."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import socket
+import tarfile
+import time
+from pathlib import Path
+
+from neurondoctor.bundle.bundle_command import manifest_of
+from tests.conftest import cli_env, run_cli
+from tests.host_fixture import HostSpec, build_host
+from tests.neuron_envs import stack_venv
+from tests.wheelhouse import VenvFactory
+
+SECRETS = {
+    "AWS_ACCESS_KEY_ID": "AKIAIOSFODNN7EXAMPLE",
+    "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "AWS_SESSION_TOKEN": "IQoJb3JpZ2luX2VjEJrSessionTokenValue1234567890",
+    "HF_TOKEN": "hf_PlantedHuggingFaceTokenValue0123456789",
+    "DB_PASSWORD": "correct-horse-battery-staple",
+    "NEURON_RT_LOG_LEVEL": "INFO",
+}
+URL_PASSWORD = "pipIndexS3cret"
+LOG_SECRET = "ghp_PlantedInCompileLog0123456789abcdef"
+COMMAND_SECRET = "password=CommandOutputSecret42"
+
+
+def all_text(archive: Path) -> str:
+    """Every member, decompressed, as one text."""
+    chunks = []
+    with tarfile.open(archive) as bundle:
+        for member in bundle.getmembers():
+            handle = bundle.extractfile(member)
+            if handle is None:
+                continue
+            data = handle.read()
+            if member.name.endswith(".gz"):
+                data = gzip.decompress(data)
+            chunks.append(data.decode("utf-8", errors="replace"))
+    return "\n".join(chunks)
+
+
+def fake_command(bin_dir: Path, name: str, body: str) -> None:
+    bin_dir.mkdir(exist_ok=True)
+    path = bin_dir / name
+    path.write_text(f"#!/bin/sh\n{body}\n")
+    path.chmod(0o755)
+
+
+def test_planted_secrets_never_reach_the_archive(venvs: VenvFactory, tmp_path: Path) -> None:
+    venv = stack_venv(venvs, "bundle-secrets", "2.31.1", pip_conf=False)
+    (venv / "pip.conf").write_text(f"[global]\nextra-index-url = https://builder:{URL_PASSWORD}@mirror.example.com"
+                                   "/simple https://pip.repos.neuron.amazonaws.com\n")
+    cache = tmp_path / "cache" / "neuronxcc-2.26" / "MODULE_1"
+    cache.mkdir(parents=True)
+    (cache / "log-neuron-cc.txt").write_text(f"compiling...\nGITHUB_TOKEN={LOG_SECRET}\ndone\n")
+    bin_dir = tmp_path / "bin"
+    fake_command(bin_dir, "dkms", "echo 'aws-neuronx/2.29.0.0, 6.8.0-1015-aws, x86_64: installed'; "
+                 f"echo '{COMMAND_SECRET}'; echo 'key AKIAIOSFODNN7EXAMPLE'")
+    env = cli_env({**SECRETS, "NEURON_COMPILE_CACHE_URL": str(tmp_path / "cache"),
+                   "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"})
+    archive = tmp_path / "support.tar.gz"
+    result = run_cli(["bundle", "-o", str(archive), "--venv", str(venv)], env=env)
+    assert result.returncode == 0, result.stderr
+    text = all_text(archive)
+    planted = [value for key, value in SECRETS.items() if key != "NEURON_RT_LOG_LEVEL"]
+    for secret in [*planted, URL_PASSWORD, LOG_SECRET, "CommandOutputSecret42"]:
+        assert secret not in text, secret
+    assert "[REDACTED]" in text
+    assert "NEURON_RT_LOG_LEVEL=INFO" in text  # Neuron variables by value
+    assert "DB_PASSWORD (value not collected)" in text  # everything else by name only
+    assert "aws-neuronx/2.29.0.0, 6.8.0-1015-aws, x86_64: installed" in text
+    assert "review the archive before sharing" in result.stdout
+
+
+def test_fixture_host_archive_has_the_listed_members(venvs: VenvFactory, tmp_path: Path) -> None:
+    root = build_host(tmp_path / "host", HostSpec(instance_type="trn1.32xlarge", driver_loaded=False,
+                                                  module_built=False, make_log="make: *** [neuron.ko] Error 1\n"))
+    venv = stack_venv(venvs, "bundle-fixture", "2.31.1")
+    archive = tmp_path / "fixture.tar.gz"
+    result = run_cli(["bundle", "-o", str(archive), "--root", str(root), "--venv", str(venv)])
+    assert result.returncode == 0, result.stderr
+    with tarfile.open(archive) as bundle:
+        names = {name.split("/", 1)[1] for name in bundle.getnames()}
+    assert {"report.json", "report.md", "manifest.json", "files/etc/os-release", "files/proc/modules",
+            "packages/dpkg-neuron.txt", "packages/dpkg-status.gz", "environment-variables.txt",
+            "files/var/lib/dkms/aws-neuronx/2.29.0.0/build/make.log"} <= names
+    assert any(name.startswith("environments/0-") for name in names)
+    manifest = manifest_of(archive)
+    collectors = {record["name"]: record for record in manifest["collectors"]}
+    assert set(collectors) == {"check-report", "files", "packages", "dkms-build-log", "compile-logs", "environments",
+                               "environment-variables", "neuron-ls-json", "neuron-ls", "dkms-status", "lsmod",
+                               "uname", "dmesg-neuron", "journalctl-neuron", "neuron-monitor-status"}
+    assert collectors["dkms-status"]["status"] == "skipped" and "live host" in collectors["dkms-status"]["error"]
+    assert all(record["duration_s"] >= 0 and "bytes" in record for record in manifest["collectors"])
+    report = json.loads(all_text(archive).split("\n", 1)[0])
+    assert {finding["id"] for finding in report["findings"]} >= {"ND-DKMS-001"}
+
+
+def test_hanging_command_is_timed_out_within_the_budget(tmp_path: Path) -> None:
+    bin_dir = tmp_path / "bin"
+    fake_command(bin_dir, "dkms", "sleep 60")
+    fake_command(bin_dir, "neuron-ls", "sleep 60")
+    env = cli_env({"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"})
+    archive = tmp_path / "hang.tar.gz"
+    started = time.monotonic()
+    result = run_cli(["bundle", "-o", str(archive), "--command-timeout", "2", "--max-time", "40",
+                      "--venv", str(tmp_path / "none")], env=env, timeout=120)
+    elapsed = time.monotonic() - started
+    assert result.returncode == 0, result.stderr
+    assert elapsed < 40, elapsed  # the stated total budget; each hang is cut at 2 s
+    collectors = {record["name"]: record for record in manifest_of(archive)["collectors"]}
+    assert collectors["dkms-status"]["status"] == "timed_out"
+    assert collectors["dkms-status"]["members"] == ["commands/dkms-status.txt"]
+
+
+def test_obfuscation_is_consistent_and_the_map_stays_outside(tmp_path: Path) -> None:
+    bin_dir = tmp_path / "bin"
+    hostname = socket.gethostname()
+    fake_command(bin_dir, "dkms", f"echo 'built on {hostname} 10.20.30.40 i-0123456789abcdef0'")
+    fake_command(bin_dir, "lsmod", f"echo 'neuron 237568 0 # {hostname} 10.20.30.40 account 123456789012'")
+    env = cli_env({"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"})
+    archive = tmp_path / "obfuscated.tar.gz"
+    result = run_cli(["bundle", "-o", str(archive), "--obfuscate", "--venv", str(tmp_path / "none")], env=env)
+    assert result.returncode == 0, result.stderr
+    mapping = json.loads((tmp_path / "obfuscated.tar.gz.map.json").read_text())["map"]
+    with tarfile.open(archive) as bundle:
+        assert not any(name.endswith(".map.json") for name in bundle.getnames())
+        read = {name.rsplit("/", 1)[-1]: bundle.extractfile(name).read().decode()  # type: ignore[union-attr]
+                for name in bundle.getnames() if "/commands/" in name}
+    ip_token, host_token = mapping["10.20.30.40"], mapping[hostname]
+    for member in ("dkms-status.txt", "lsmod.txt"):
+        assert ip_token in read[member] and host_token in read[member]
+        assert "10.20.30.40" not in read[member] and hostname not in read[member]
+    assert mapping["i-0123456789abcdef0"].startswith("instance-") and mapping["123456789012"] == "account-1"
+    assert hostname not in all_text(archive)
+
+
+def test_size_cap_truncates_and_records(tmp_path: Path) -> None:
+    archive = tmp_path / "small.tar.gz"
+    result = run_cli(["bundle", "-o", str(archive), "--max-size", "0.01", "--venv", str(tmp_path / "none")])
+    assert result.returncode == 0
+    truncated = [record for record in manifest_of(archive)["collectors"] if record["truncated"]]
+    assert truncated, "a 10 KiB cap must cut something"
