@@ -10,6 +10,8 @@ import tarfile
 import time
 from pathlib import Path
 
+import pytest
+
 from neurondoctor.bundle.bundle_command import manifest_of
 from tests.conftest import cli_env, run_cli
 from tests.host_fixture import HostSpec, build_host
@@ -146,3 +148,31 @@ def test_size_cap_truncates_and_records(tmp_path: Path) -> None:
     assert result.returncode == 0
     truncated = [record for record in manifest_of(archive)["collectors"] if record["truncated"]]
     assert truncated, "a 10 KiB cap must cut something"
+
+
+def test_unreadable_files_are_recorded_and_the_archive_still_comes_out(tmp_path: Path) -> None:
+    import shutil
+    import stat
+    import tempfile
+
+    base = Path(tempfile.mkdtemp(prefix="nd-bundle-nonroot-"))
+    try:
+        root = build_host(base / "host", HostSpec())
+        (root / "etc/os-release").chmod(0)
+        prefix: list[str] = []
+        if os.geteuid() == 0:
+            setpriv = shutil.which("setpriv")
+            if setpriv is None:
+                pytest.skip("running as root without setpriv: cannot make a file unreadable")
+            prefix = [setpriv, "--bounding-set=-dac_override,-dac_read_search"]
+        archive = tmp_path / "nonroot.tar.gz"
+        result = run_cli(["bundle", "-o", str(archive), "--root", str(root)], prefix=prefix)
+        assert result.returncode == 0, result.stderr
+        files = {record["name"]: record for record in manifest_of(archive)["collectors"]}["files"]
+        assert files["status"] == "partial" and "/etc/os-release" in files["error"]
+        assert "files/proc/modules" in files["members"]
+    finally:
+        for path in base.rglob("*"):
+            if not path.is_symlink():
+                path.chmod(stat.S_IRWXU)
+        shutil.rmtree(base)

@@ -25,6 +25,7 @@ from neurondoctor.bundle.collectors import (
     BundleContext,
     CollectorTimeout,
     Member,
+    PartialCollection,
     Skipped,
     command_collectors,
     file_collectors,
@@ -87,6 +88,9 @@ def _run_collector(name: str, collect: Callable[[BundleContext], list[Member]], 
     except CollectorTimeout as timeout:
         record.status, record.error = "timed_out", str(timeout)
         produced = [timeout.member]
+    except PartialCollection as partial:
+        record.status, record.error = "partial", str(partial)
+        produced = partial.members
     except PermissionError as error:
         record.status, record.error = "failed", f"permission denied: {error.filename or error}"
     except Exception as error:  # one broken collector must not cost the archive

@@ -75,6 +75,14 @@ def command_member(ctx: BundleContext, name: str, argv: list[str], keep: Optiona
     return member
 
 
+class PartialCollection(Exception):
+    """Some files could not be read (not root, a 0600 file): what was read is kept, the rest is listed."""
+
+    def __init__(self, members: list[Member], unreadable: list[str]) -> None:
+        super().__init__("could not read: " + ", ".join(unreadable))
+        self.members = members
+
+
 class CollectorTimeout(Exception):
     """A command hit its timeout: the partial member is kept and the collector is recorded as timed out."""
 
@@ -113,12 +121,18 @@ def command_collectors() -> list[tuple[str, Callable[[BundleContext], list[Membe
 
 def copied_files(ctx: BundleContext) -> list[Member]:
     members = []
+    unreadable = []
     for inner in COPIED_FILES:
         try:
             data = ctx.fs.read_bytes(inner, FILE_LIMIT)
         except FileNotFoundError:
             continue
+        except OSError as error:
+            unreadable.append(f"{inner} ({error.strerror or error})")
+            continue
         members.append(Member(f"files{inner}", _text(ctx, data.decode("utf-8", errors="replace"))))
+    if unreadable:
+        raise PartialCollection(members, unreadable)
     return members
 
 
