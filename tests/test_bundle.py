@@ -77,6 +77,8 @@ def test_planted_secrets_never_reach_the_archive(venvs: VenvFactory, tmp_path: P
     assert "DB_PASSWORD (value not collected)" in text  # everything else by name only
     assert "aws-neuronx/2.29.0.0, 6.8.0-1015-aws, x86_64: installed" in text
     assert "review the archive before sharing" in result.stdout
+    with tarfile.open(archive) as bundle:
+        assert any(name.endswith("-pip.conf") for name in bundle.getnames())  # the venv's own pip.conf, redacted
 
 
 def test_fixture_host_archive_has_the_listed_members(venvs: VenvFactory, tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from typing import Callable, Optional
 from neurondoctor.command_runner import run_command
 from neurondoctor.facts import PythonEnvironment
 from neurondoctor.host.compile_cache import cache_location
+from neurondoctor.host.os_packages import NEURON_PACKAGE_PREFIXES, rpm_command, rpm_database_present
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.redaction import Redactor
 
@@ -151,6 +152,13 @@ def package_lists(ctx: BundleContext) -> list[Member]:
                                                                                         key=lambda p: p.name))
         members.append(Member("packages/dpkg-neuron.txt", _text(ctx, listing)))
         members.append(Member("packages/dpkg-status.gz", gzip.compress(_text(ctx, status))))
+    elif rpm_database_present(ctx.fs) and shutil.which("rpm", path=ctx.environ.get("PATH")):
+        result = run_command(rpm_command(ctx.fs), timeout=ctx.command_timeout, env=dict(ctx.environ))
+        everything = result.stdout if result.ok else f"# {result.describe_failure()}\n"
+        neuron_lines = "".join(line + "\n" for line in everything.splitlines()
+                               if line.startswith(NEURON_PACKAGE_PREFIXES))
+        members.append(Member("packages/rpm-neuron.txt", _text(ctx, neuron_lines)))
+        members.append(Member("packages/rpm-all.txt.gz", gzip.compress(_text(ctx, everything))))
     return members
 
 
@@ -196,6 +204,11 @@ def environment_packages(ctx: BundleContext) -> list[Member]:
             lines += [f"{dist.display_name}=={dist.version}\t{dist.installer or '-'}" for dist in site.distributions]
         name = os.path.basename(env.path.rstrip("/")) or f"env{index}"
         members.append(Member(f"environments/{index}-{name}.txt", _text(ctx, "\n".join(lines) + "\n")))
+        own_config = os.path.join(env.path, "pip.conf")
+        if os.path.isfile(own_config):
+            with open(own_config, "rb") as handle:
+                members.append(Member(f"environments/{index}-{name}-pip.conf",
+                                      _text(ctx, handle.read(FILE_LIMIT).decode("utf-8", errors="replace"))))
         compiler = os.path.join(env.path, "bin", "neuronx-cc")
         if ctx.fs.is_live and os.path.exists(compiler):
             members.append(command_member(ctx, f"neuronx-cc-version-{index}", [compiler, "--version"]))
