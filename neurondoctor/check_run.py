@@ -54,9 +54,9 @@ class CheckOptions:
 
 def relevant_environ(environ: Mapping[str, str]) -> dict[str, str]:
     """Neuron/XLA/Python variables only: the report must not carry the rest of a user's environment."""
-    from neurondoctor.redaction import redact_url_credentials
+    from neurondoctor.redaction import redact_secrets
 
-    return {key: redact_url_credentials(value) for key, value in sorted(environ.items())
+    return {key: redact_secrets(value) for key, value in sorted(environ.items())
             if key.startswith(ENV_VARIABLE_PREFIXES)}
 
 

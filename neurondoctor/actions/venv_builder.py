@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Protocol
 
-from neurondoctor.actions.venv_guard import CONSTRAINTS_FILE, write_guard
+from neurondoctor.actions.venv_files import CONSTRAINTS_FILE
+from neurondoctor.actions.venv_guard import write_guard
 from neurondoctor.actions.venv_plan import VenvPlan
 from neurondoctor.command_runner import run_command
 

@@ -17,11 +17,9 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
+from neurondoctor.actions.venv_files import CONSTRAINTS_FILE, MARKER_FILE, MARKER_SCHEMA
 from neurondoctor.actions.venv_plan import VenvPlan
 
-CONSTRAINTS_FILE = "neurondoctor-constraints.txt"
-MARKER_FILE = "neurondoctor.json"
-MARKER_SCHEMA = "neurondoctor.venv/1"
 ACTIVATE_MARK = "# neurondoctor guard"
 
 
@@ -80,15 +78,3 @@ def write_guard(plan: VenvPlan, venv: Path, installer: str, final: Optional[Path
     (venv / MARKER_FILE).write_text(json.dumps(marker_document(plan, installer), indent=1) + "\n", encoding="utf-8")
     _guard_activate(venv, final)
 
-
-def read_marker(text: Optional[str]) -> Optional[dict[str, Any]]:
-    """The marker document, or None when absent or not ours."""
-    if not text:
-        return None
-    try:
-        document = json.loads(text)
-    except ValueError:
-        return None
-    if not isinstance(document, dict) or document.get("schema") != MARKER_SCHEMA:
-        return None
-    return document

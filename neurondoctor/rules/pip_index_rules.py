@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from neurondoctor.actions.venv_files import CONSTRAINTS_FILE
 from neurondoctor.facts import PipConfigSource
 from neurondoctor.neuron_version import release_tuple
 from neurondoctor.rules.context import RuleContext, pin, pip_command, quoted
@@ -128,8 +129,11 @@ def incomplete_guard(ctx: RuleContext) -> list[Finding]:
         marker = env.neurondoctor_venv
         if marker is None:
             continue
-        constraints = f"{env.path.rstrip('/')}/neurondoctor-constraints.txt"
-        configured = any(source.constraint == constraints for source in env.pip_config)
+        constraints = f"{env.path.rstrip('/')}/{CONSTRAINTS_FILE}"
+        # The path in pip.conf is as the environment sees it (inside an image it differs from the machine path):
+        # the guard is configured when some pip configuration names the environment's constraints file.
+        configured = any(source.constraint and source.constraint.rstrip().endswith(f"/{CONSTRAINTS_FILE}")
+                         for source in env.pip_config)
         if env.guard_pins is not None and configured:
             continue
         missing = ([] if env.guard_pins is not None else [constraints]) + ([] if configured else [
