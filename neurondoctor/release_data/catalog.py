@@ -64,6 +64,7 @@ class ReleaseCatalog:
     releases: dict[str, tuple[PackageEntry, ...]]
     problems: list[LoadProblem] = field(default_factory=list)
     _index: dict[str, dict[str, list[str]]] = field(default_factory=dict, repr=False)
+    _neuron_pip: Optional[frozenset[str]] = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         for release, entries in self.releases.items():
@@ -90,16 +91,20 @@ class ReleaseCatalog:
     def knows_package(self, name: str) -> bool:
         return normalize_package_name(name) in self._index
 
-    def neuron_pip_packages(self) -> set[str]:
-        """Normalised names of the Neuron pip packages the manifests list (third-party ones excluded)."""
-        third_party = {normalize_package_name(name) for name in self.compat.get("third_party_packages", [])}
-        pip_names = {
-            normalize_package_name(name)
-            for name, props in self.sdk.get("packages", {}).items()
-            if props.get("type") == "pip"
-        }
-        with_python = {entry.name for entries in self.releases.values() for entry in entries if entry.python}
-        return (pip_names | with_python) - third_party
+    def neuron_pip_packages(self) -> frozenset[str]:
+        """Normalised names of the Neuron pip packages the manifests list (third-party ones excluded).
+
+        Computed once: every environment rule asks, and the answer walks all 51 releases."""
+        if self._neuron_pip is None:
+            third_party = {normalize_package_name(name) for name in self.compat.get("third_party_packages", [])}
+            pip_names = {
+                normalize_package_name(name)
+                for name, props in self.sdk.get("packages", {}).items()
+                if props.get("type") == "pip"
+            }
+            with_python = {entry.name for entries in self.releases.values() for entry in entries if entry.python}
+            self._neuron_pip = frozenset((pip_names | with_python) - third_party)
+        return self._neuron_pip
 
     def releases_with(self, name: str, version: str) -> list[str]:
         """Releases (newest first) that list this exact normalised version of the package."""

@@ -81,6 +81,7 @@ def repository_not_configured(ctx: RuleContext) -> list[Finding]:
         if not ctx.neuron_env(env):
             continue
         as_extra, as_index = _neuron_sources(env.pip_config, repository)
+        mirrors = _mirrors(env.pip_config, repository)
         if as_index:
             findings.append(Finding(
                 id="ND-PIP-003",
@@ -92,7 +93,7 @@ def repository_not_configured(ctx: RuleContext) -> list[Finding]:
                 evidence={"venv": env.path, "configured_in": as_index},
                 fix=[_replace_index_command(origin, repository) for origin in as_index],
             ))
-        elif not as_extra and _mirrors(env.pip_config, repository):
+        elif not as_extra and mirrors:
             findings.append(Finding(
                 id="ND-PIP-002",
                 category=CATEGORY,
@@ -100,7 +101,7 @@ def repository_not_configured(ctx: RuleContext) -> list[Finding]:
                 title="pip uses a mirror index and names no Neuron repository: the mirror must proxy it",
                 detail=("Artifactory, CodeArtifact and similar mirrors can serve the Neuron packages; if this one "
                         "does not, upgrades of torch-neuronx/neuronx-cc get PyPI's `WRONG PACKAGE` placeholders."),
-                evidence={"venv": env.path, "mirrors": _mirrors(env.pip_config, repository)},
+                evidence={"venv": env.path, "mirrors": mirrors},
                 fix=[],
             ))
         elif not as_extra:

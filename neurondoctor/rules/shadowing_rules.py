@@ -15,8 +15,8 @@ from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 TORCH_FAMILY = frozenset({"torch", "torch-xla", "torchvision", "torchaudio"})
 
 
-def _watched(ctx: RuleContext) -> set[str]:
-    return set(TORCH_FAMILY) | ctx.catalog.neuron_pip_packages()
+def _watched(ctx: RuleContext) -> frozenset[str]:
+    return TORCH_FAMILY | ctx.catalog.neuron_pip_packages()
 
 
 def _removal_commands(site: SiteDir, dists: list[Distribution]) -> list[str]:
@@ -30,25 +30,20 @@ def _removal_commands(site: SiteDir, dists: list[Distribution]) -> list[str]:
     return [f"rm -rf {' '.join(quoted(path) for path in paths)}"]
 
 
-def _shadowing_in(ctx: RuleContext, env: PythonEnvironment, site: SiteDir) -> list[Distribution]:
-    """Distributions in `site` that win over the environment's own copy, or are torch/Neuron packages."""
-    own = {dist.name: dist for own_site in env.own_site_dirs() for dist in own_site.distributions}
-    watched = _watched(ctx)
-    return [dist for dist in site.distributions if dist.name in own or dist.name in watched]
-
-
 def shadowing_copies(ctx: RuleContext) -> list[Finding]:
-    """ND-SHADOW-001: the user site or PYTHONPATH holds packages that are imported instead of the env's."""
+    """ND-SHADOW-001: the user site or PYTHONPATH holds packages that are imported instead of the env's:
+    copies of the environment's own packages, and any torch or Neuron package."""
+    watched = _watched(ctx)
     findings = []
     for env in ctx.facts.environments:
         own = {dist.name: dist for own_site in env.own_site_dirs() for dist in own_site.distributions}
         for site in env.site_dirs:
             if site.role not in (SITE_ROLE_USER, SITE_ROLE_PYTHONPATH):
                 continue
-            shadows = _shadowing_in(ctx, env, site)
+            shadows = [dist for dist in site.distributions if dist.name in own or dist.name in watched]
             if not shadows:
                 continue
-            critical = any(dist.name in _watched(ctx) for dist in shadows)
+            critical = any(dist.name in watched for dist in shadows)
             described = [f"{dist.display_name} {dist.version}"
                          + (f" (environment has {own[dist.name].version})" if dist.name in own else "")
                          for dist in shadows]
