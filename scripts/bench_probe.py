@@ -19,7 +19,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from neurondoctor.probe.probe_runner import SCRIPTS  # noqa: E402
+from neurondoctor.actions.probe.probe_runner import SCRIPTS  # noqa: E402
 from tests.conftest import local_torch_wheel_dir  # noqa: E402
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator, Sequence
@@ -18,11 +20,46 @@ from tests.wheelhouse import VenvFactory
 REPO = Path(__file__).resolve().parent.parent
 
 
+# Every finding id a rule or probe emitted during the session, in this process or in a CLI subprocess
+# (read from its output): the session ends by asserting each declared id fired at least once.
+FIRED_IDS: set[str] = set()
+_FINDING_ID = re.compile(r"\bND-[A-Z]+-\d{3}\b")
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    """Keep a developer's own `manifests update` copy out of the tests: every run gets an empty cache."""
+    """Keep a developer's own `manifests update` copy out of the tests: every run gets an empty cache. Record
+    the findings the doctor's own code constructs (not those a test builds by hand)."""
     import tempfile
 
+    from neurondoctor.rules.finding import Finding
+
     os.environ["NEURONDOCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="nd-test-cache-")
+    original = Finding.__post_init__
+
+    def recording(self: Finding) -> None:
+        original(self)
+        if sys._getframe(2).f_globals.get("__name__", "").startswith("neurondoctor."):
+            FIRED_IDS.add(self.id)
+
+    Finding.__post_init__ = recording  # type: ignore[method-assign]
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Each declared finding id has a test that makes it fire (issue 9): checked on a full, passing run of the
+    main tier, where a missing one fails the session."""
+    config = session.config
+    full_run = (config.args_source == pytest.Config.ArgsSource.TESTPATHS and not config.option.keyword
+                and config.option.markexpr == "not xla" and exitstatus == 0)
+    if not full_run:
+        return
+    from neurondoctor.rules.registry import all_finding_specs
+
+    never = sorted(spec.id for _, spec in all_finding_specs() if spec.id not in FIRED_IDS)
+    if never:
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(f"finding ids no test made fire: {', '.join(never)}", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture(scope="session")
@@ -66,16 +103,34 @@ def cli_env(extra: Optional[dict[str, str]] = None) -> dict[str, str]:
 
 def run_cli(args: Sequence[str], env: Optional[dict[str, str]] = None, prefix: Sequence[str] = (),
             timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """`python -m neurondoctor ARGS` as a user runs it, in a subprocess."""
-    return subprocess.run([*prefix, sys.executable, "-m", "neurondoctor", *args], capture_output=True, text=True,
-                          env=env or cli_env(), timeout=timeout, cwd=str(REPO))
+    """`python -m neurondoctor ARGS` as a user runs it, in a subprocess; ids in a check or probe report count
+    as fired."""
+    result = subprocess.run([*prefix, sys.executable, "-m", "neurondoctor", *args], capture_output=True, text=True,
+                            env=env or cli_env(), timeout=timeout, cwd=str(REPO))
+    if args[:1] in (["check"], ["probe"]) and "--list" not in args:
+        FIRED_IDS.update(_FINDING_ID.findall(result.stdout))
+    return result
+
+
+def validated_report(text: str) -> dict[str, Any]:
+    """A `check --json` document, validated against the shipped JSON Schema and read back by `load_report`."""
+    import jsonschema
+
+    from neurondoctor.report.document import SCHEMA_FILE, load_report
+
+    document: dict[str, Any] = json.loads(text)
+    jsonschema.validate(document, json.loads(SCHEMA_FILE.read_text()))
+    read = load_report(text)
+    assert [finding.id for finding in read.findings] == [finding["id"] for finding in document["findings"]]
+    assert read.health.state == document["health"]["state"]
+    return document
 
 
 def check_json(args: Sequence[str], env: Optional[dict[str, str]] = None,
                prefix: Sequence[str] = ()) -> tuple[int, dict[str, Any], str]:
     """Run `check --json ARGS`; stdout must be exactly one JSON document."""
     result = run_cli(["check", "--json", *args], env=env, prefix=prefix)
-    document = json.loads(result.stdout)
+    document = validated_report(result.stdout)
     return result.returncode, document, result.stderr
 
 
@@ -84,6 +139,17 @@ def findings_by_id(document: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     for finding in document["findings"]:
         grouped.setdefault(finding["id"], []).append(finding)
     return grouped
+
+
+def without_read_privileges() -> list[str]:
+    """A command prefix that makes 0000 files and 0700 directories unreadable: as root, drop the capabilities
+    that override file permissions; as another user, plain permissions do already."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("running as root without setpriv: cannot make a file unreadable")
+    return [setpriv, "--bounding-set=-dac_override,-dac_read_search"]
 
 
 @pytest.fixture

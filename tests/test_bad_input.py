@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import stat
 import subprocess
@@ -18,7 +17,7 @@ from neurondoctor.pyenv.dist_metadata import parse_metadata_headers, read_distri
 from neurondoctor.pyenv.pip_config import parse_pip_config
 from neurondoctor.pyenv.static_venv import parse_pyvenv_cfg
 from neurondoctor.release_data.catalog import bundled_manifest_dir
-from tests.conftest import check_json, cli_env, findings_by_id
+from tests.conftest import check_json, cli_env, findings_by_id, without_read_privileges
 from tests.neuron_envs import HEALTHY_STACKS, stack_wheels
 from tests.wheelhouse import VenvFactory, write_pip_conf
 
@@ -62,16 +61,6 @@ def test_garbage_metadata_is_a_finding_not_a_traceback(venvs: VenvFactory, host_
     assert code == 0
 
 
-def _without_root_privileges() -> list[str]:
-    """As root, drop the capability that reads 0700 directories; as another user, plain permissions do."""
-    if os.geteuid() != 0:
-        return []
-    setpriv = shutil.which("setpriv")
-    if setpriv is None:
-        pytest.skip("running as root without setpriv: cannot make a directory unreadable")
-    return [setpriv, "--bounding-set=-dac_override,-dac_read_search"]
-
-
 def test_unreadable_site_packages(venvs: VenvFactory, host_root: Path) -> None:
     base = Path(tempfile.mkdtemp(prefix="nd-unreadable-"))
     try:
@@ -80,7 +69,7 @@ def test_unreadable_site_packages(venvs: VenvFactory, host_root: Path) -> None:
         site = next(venv.glob("lib/python*/site-packages"))
         site.chmod(0)
         code, report, stderr = check_json(["--root", str(host_root), "--venv", str(venv)],
-                                          prefix=_without_root_privileges())
+                                          prefix=without_read_privileges())
         finding = findings_by_id(report)["ND-VENV-003"][0]
         assert any("Permission denied" in problem or "unreadable" in problem
                    for problem in finding["evidence"]["problems"])

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from neurondoctor.bundle.bundle_command import manifest_of
+from neurondoctor.actions.bundle.bundle_command import manifest_of
 from tests.conftest import cli_env, run_cli
 from tests.host_fixture import HostSpec, build_host
 from tests.neuron_envs import stack_venv

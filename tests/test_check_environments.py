@@ -242,3 +242,19 @@ def test_torch_xla_from_another_release_than_torch(venvs: VenvFactory, host_root
     assert found["ND-TORCH-003"][0]["fix"] == [f"{venv_python(venv)} -m pip install 'torch==2.9.0' "
                                                f"'torch-xla==2.9.0' --extra-index-url {NEURON_REPO}"]
     assert code == 1
+
+
+def test_duplicate_install_records_left_by_an_interrupted_upgrade(venvs: VenvFactory, host_root: Path) -> None:
+    """An upgrade killed between writing the new dist-info and removing the old one leaves both records."""
+    venv = healthy_venv(venvs, "2.31.1")
+    site = next(venv.glob("lib/python*/site-packages"))
+    old = next(site.glob("numpy-*.dist-info"))
+    version = old.name.removeprefix("numpy-").removesuffix(".dist-info")
+    stale = site / "numpy-1.26.0.dist-info"
+    shutil.copytree(old, stale)
+    metadata = stale / "METADATA"
+    metadata.write_text(metadata.read_text().replace(f"Version: {version}", "Version: 1.26.0"))
+    code, report, _ = check_json(["--root", str(host_root), "--venv", str(venv)])
+    finding = findings_by_id(report)["ND-SHADOW-002"][0]
+    assert finding["severity"] == "warning" and "numpy (" in finding["title"] and "1.26.0" in finding["title"]
+    assert code == 0

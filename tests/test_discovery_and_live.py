@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from neurondoctor.facts import SITE_ROLE_PYTHONPATH, SITE_ROLE_USER, SITE_ROLE_VENV
+from neurondoctor.facts.python_env import SITE_ROLE_PYTHONPATH, SITE_ROLE_USER, SITE_ROLE_VENV
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.pyenv.discovery import discover_environments
 from neurondoctor.pyenv.live_interpreter import import_path

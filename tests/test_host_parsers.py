@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neurondoctor.check_run import CheckOptions, run_check
-from neurondoctor.host.host_facts import OsRelease
+from neurondoctor.actions.check_run import CheckOptions, run_check
+from neurondoctor.facts.host import OsRelease
 from neurondoctor.host.kernel_modules import parse_proc_modules
 from neurondoctor.host.neuron_devices import read_sysfs_devices
 from neurondoctor.host.neuron_ls import parse_neuron_ls_json
@@ -102,4 +102,4 @@ def test_sysfs_and_whole_check_on_garbage_files(tmp_path_factory: pytest.TempPat
     devices = read_sysfs_devices(RootFS(root))
     assert len(devices) == 1
     report = run_check(CheckOptions(root=str(root), environ={}), catalog=catalog)
-    assert report.internal_problems == [] and report.facts.host.problems == []
+    assert report.internal_problems == [] and report.facts.host.collector_failures == []

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from neurondoctor.rules.canary_rules import result_findings
 from tests.conftest import cli_env, run_cli
 from tests.doubles.torch_neuronx_double import DOUBLE_SOURCE
 from tests.host_fixture import HostSpec, build_host
@@ -117,3 +118,11 @@ def test_canary_on_a_real_neuroncore() -> None:
                             capture_output=True, text=True, timeout=1800)
     report = json.loads(result.stdout)
     assert result.returncode == 0 and report["probe"]["matches_cpu"] is True
+
+
+def test_a_round_trip_that_changes_the_output_is_an_error() -> None:
+    """torch.jit.save/load must give the same model back; the judgment of a finished run, on its document."""
+    findings = result_findings({"status": "ok", "matches_cpu": True, "roundtrip_matches": False})
+    assert [(finding.id, finding.category, finding.severity) for finding in findings] == [
+        ("ND-CAN-003", "compile-failure", "error")]
+    assert result_findings({"status": "ok", "matches_cpu": True, "roundtrip_matches": True}) == []

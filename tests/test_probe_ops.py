@@ -6,6 +6,8 @@ import json
 import sys
 from pathlib import Path
 
+from neurondoctor.release_data.probe_data import load_op_support
+from neurondoctor.rules.op_rules import classify
 from tests.conftest import REPO, run_cli
 
 MODELS = REPO / "tests" / "models"
@@ -80,3 +82,12 @@ def test_missing_factory_and_bad_spec(torch_cpu_venv: Path) -> None:
     assert code == 2 and "has no nothing" in stderr
     code, _, stderr = probe(torch_cpu_venv, "no-colon-here")
     assert code == 2 and "MODEL_SPEC must be" in stderr
+
+
+def test_an_op_the_compiler_cannot_lower_is_an_error() -> None:
+    """The shipped op data marks `aten::triangular_solve` unsupported (NCC_EVRF001): an error, with its rewrite."""
+    inventory = classify([{"op": "aten::triangular_solve", "count": 2, "phases": {"forward": 2}}],
+                         load_op_support(), "model.py:build")
+    finding = inventory.findings[0]
+    assert (finding.id, finding.category, finding.severity) == ("ND-OP-002", "unsupported-op", "error")
+    assert "forward ×2" in finding.title and finding.detail.startswith("Rewrite: ")

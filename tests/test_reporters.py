@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from neurondoctor.check_run import CheckOptions, run_check
+from neurondoctor.actions.check_run import CheckOptions, run_check
 from neurondoctor.release_data.catalog import ReleaseCatalog
+from neurondoctor.report.document import SCHEMA, render_json
 from neurondoctor.report.markdown import render_markdown
-from neurondoctor.report.model import SCHEMA, render_json
 from neurondoctor.report.terminal import render_terminal
 from neurondoctor.rules import registry
+from neurondoctor.rules.check import Check, RuleSet
 from tests.conftest import run_cli
 from tests.neuron_envs import HEALTHY_STACKS, cuda_torch_wheels, stack_wheels
 from tests.wheelhouse import VenvFactory, venv_python, write_pip_conf
@@ -39,7 +40,7 @@ def test_terminal_report_leads_with_the_verdict_and_the_fix(broken_venv: Path, h
     assert stack_line.startswith("[✗] PyTorch stack") and "replaced the torch 2.9" in stack_line
     fix_line = next(line for line in lines if "Fix:" in line)
     assert f"{venv_python(broken_venv)} -m pip install 'torch==2.9.0' 'torch-xla==2.9.0'" in fix_line
-    assert lines[-1].startswith("1 error.")
+    assert lines[-1].startswith("Unhealthy: 1 error in 1 area.")
     assert next(line for line in lines if "Python environment" in line).startswith("[✓]")
 
 
@@ -90,7 +91,7 @@ def test_a_crashing_rule_shows_as_crashed_and_the_others_report(broken_venv: Pat
     def explode(ctx: object) -> list[object]:
         raise RuntimeError("boom")
 
-    crashing = registry.Check("pip-index", "Package index", (explode,), ("ND-PIP-",))
+    crashing = Check("pip-index", "Package index", (RuleSet((explode,), ()),), lambda ctx: "")
     monkeypatch.setattr(registry, "CHECKS", tuple(crashing if check.id == "pip-index" else check
                                                   for check in registry.CHECKS))
     report = run_check(CheckOptions(root=str(host_root), venvs=[str(broken_venv)], environ={}), catalog=catalog)

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Optional
 
-from neurondoctor.facts import (
+from neurondoctor.facts import Facts, HostFacts
+from neurondoctor.facts.python_env import (
     SITE_ROLE_VENV,
     Distribution,
-    Facts,
-    HostFacts,
     PipConfigSource,
     PythonEnvironment,
     SiteDir,
@@ -114,7 +113,7 @@ def test_two_torch_records_in_one_directory(catalog: ReleaseCatalog) -> None:
 
 
 def test_compile_cache_space_and_memlock(catalog: ReleaseCatalog) -> None:
-    from neurondoctor.host.host_facts import CompileCache, HostSnapshot, PciFunction
+    from neurondoctor.facts.host import CompileCache, HostSnapshot, PciFunction
 
     snapshot = HostSnapshot(pci=[PciFunction("0000:10:1e.0", "0x7164", "trn1")], efa_present=True,
                             memlock_limit=64 * 1024,

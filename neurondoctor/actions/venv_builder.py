@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Protocol
 
-from neurondoctor.actions.venv_files import CONSTRAINTS_FILE
 from neurondoctor.actions.venv_guard import write_guard
 from neurondoctor.actions.venv_plan import VenvPlan
 from neurondoctor.command_runner import run_command
+from neurondoctor.facts.guard_files import CONSTRAINTS_FILE
 
 INSTALL_TIMEOUT = 3600.0
 VENV_TIMEOUT = 300.0

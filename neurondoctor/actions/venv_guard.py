@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
-from neurondoctor.actions.venv_files import CONSTRAINTS_FILE, MARKER_FILE, MARKER_SCHEMA
 from neurondoctor.actions.venv_plan import VenvPlan
+from neurondoctor.facts.guard_files import CONSTRAINTS_FILE, MARKER_FILE, MARKER_SCHEMA
 
 ACTIVATE_MARK = "# neurondoctor guard"
 

@@ -1,7 +1,8 @@
 """Collects the host snapshot: every §3 collector, each guarded and timed; commands only on a live host.
 
-A collector that fails leaves its part empty and records one line in `HostFacts.problems`; a command that
-is missing or hangs becomes a `CommandFact`, never a hang (every command has a timeout).
+A collector that fails leaves its part empty and records a `CollectorFailure` under its name, which the checks
+that need it read as "could not collect" (ARCHITECTURE.md §7: the verdict is then unknown, never healthy); a
+command that is missing or hangs becomes a `CommandFact`, never a hang (every command has a timeout).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from collections.abc import Mapping
 from typing import Callable
 
 from neurondoctor.command_runner import run_command
+from neurondoctor.facts import CollectorFailure
+from neurondoctor.facts.host import CommandFact, HostSnapshot
 from neurondoctor.host import (
     compile_cache,
     device_holders,
@@ -25,16 +28,19 @@ from neurondoctor.host import (
     pci_devices,
     runtime_files,
 )
-from neurondoctor.host.host_facts import CommandFact, HostSnapshot
+from neurondoctor.host.os_packages import PackageDatabaseUnreadable
 from neurondoctor.host.rootfs import RootFS
 
 
-def _guarded(name: str, action: Callable[[], None], problems: list[str], timings: dict[str, float]) -> None:
+def _guarded(name: str, action: Callable[[], None], failures: list[CollectorFailure],
+             timings: dict[str, float]) -> None:
     started = time.perf_counter()
     try:
         action()
+    except PackageDatabaseUnreadable as error:
+        failures.append(CollectorFailure(name, str(error)))
     except Exception as error:  # one broken collector must not cost the report
-        problems.append(f"collector {name} failed: {type(error).__name__}: {error}")
+        failures.append(CollectorFailure(name, f"the collector failed: {type(error).__name__}: {error}"))
     timings[f"host:{name}"] = (time.perf_counter() - started) * 1000
 
 
@@ -79,7 +85,7 @@ def _run_rpm(snapshot: HostSnapshot, fs: RootFS, environ: Mapping[str, str]) -> 
     snapshot.package_source = "rpm"
 
 
-def collect_host_snapshot(fs: RootFS, environ: Mapping[str, str], problems: list[str],
+def collect_host_snapshot(fs: RootFS, environ: Mapping[str, str], failures: list[CollectorFailure],
                           timings: dict[str, float]) -> HostSnapshot:
     snapshot = HostSnapshot()
 
@@ -126,7 +132,7 @@ def collect_host_snapshot(fs: RootFS, environ: Mapping[str, str], problems: list
     for name, action in (("system", system), ("hardware", hardware), ("driver", driver),
                          ("packages", packages), ("runtime", runtime), ("processes", processes),
                          ("resources", resources)):
-        _guarded(name, action, problems, timings)
+        _guarded(name, action, failures, timings)
     if fs.is_live:
-        _guarded("neuron-ls", lambda: _run_neuron_ls(snapshot, environ), problems, timings)
+        _guarded("neuron-ls", lambda: _run_neuron_ls(snapshot, environ), failures, timings)
     return snapshot

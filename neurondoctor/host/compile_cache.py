@@ -8,7 +8,7 @@ import re
 from collections.abc import Mapping
 from typing import Optional
 
-from neurondoctor.host.host_facts import CompileCache
+from neurondoctor.facts.host import CompileCache
 from neurondoctor.host.rootfs import RootFS
 
 DEFAULT_CACHE = "/var/tmp/neuron-compile-cache"  # noqa: S108 - the inspected host's path, never written

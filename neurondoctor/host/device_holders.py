@@ -7,7 +7,7 @@ import os
 import re
 from typing import Optional
 
-from neurondoctor.host.host_facts import DeviceHolder
+from neurondoctor.facts.host import DeviceHolder
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.redaction import redact_secrets
 

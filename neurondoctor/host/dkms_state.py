@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from neurondoctor.host.host_facts import DkmsState
+from neurondoctor.facts.host import DkmsState
 from neurondoctor.host.rootfs import RootFS
 
 DKMS_DIR = "/var/lib/dkms/aws-neuronx"

@@ -30,3 +30,27 @@ def read_instance_type(fs: RootFS) -> tuple[Optional[str], Optional[str]]:
     product = fs.try_read_text(f"{DMI_DIR}/product_name", limit=256)
     instance_type = parse_instance_type(vendor, product)
     return instance_type, (f"{DMI_DIR}/product_name" if instance_type else None)
+
+
+_INSTANCE_ID = re.compile(r"^i-[0-9a-f]{8,17}$")
+_HOSTNAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.-]{0,252}$")
+
+
+def read_instance_id(fs: RootFS) -> Optional[str]:
+    """The EC2 instance id: DMI's `board_asset_tag` on Nitro instances, else cloud-init's cached copy; only a
+    value shaped like `i-0123456789abcdef0` is trusted."""
+    for path in (f"{DMI_DIR}/board_asset_tag", "/var/lib/cloud/data/instance-id"):
+        candidate = (fs.try_read_text(path, limit=256) or "").strip()
+        if _INSTANCE_ID.match(candidate):
+            return candidate
+    return None
+
+
+def read_hostname(fs: RootFS) -> Optional[str]:
+    """This machine's hostname on a live host; the tree's `/etc/hostname` under another root (an image)."""
+    if fs.is_live:
+        import socket
+
+        return socket.gethostname() or None
+    candidate = (fs.try_read_text("/etc/hostname", limit=256) or "").strip()
+    return candidate if _HOSTNAME.match(candidate) else None

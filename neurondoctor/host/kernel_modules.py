@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from neurondoctor.host.host_facts import KernelModule
+from neurondoctor.facts.host import KernelModule
 from neurondoctor.host.rootfs import RootFS
 
 

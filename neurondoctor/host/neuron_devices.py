@@ -10,7 +10,7 @@ import re
 import stat
 from typing import Optional
 
-from neurondoctor.host.host_facts import DeviceNode, SysfsDevice
+from neurondoctor.facts.host import DeviceNode, SysfsDevice
 from neurondoctor.host.rootfs import RootFS
 
 SYSFS_CLASS = "/sys/class/neuron_device"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from neurondoctor.host.host_facts import NeuronLsDevice
+from neurondoctor.facts.host import NeuronLsDevice
 
 NEURON_LS_TIMEOUT = 10.0
 NEURON_LS_PATHS = ("/opt/aws/neuron/bin",)

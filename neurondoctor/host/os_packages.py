@@ -9,12 +9,13 @@ from __future__ import annotations
 import re
 
 from neurondoctor.command_runner import CommandResult
-from neurondoctor.host.host_facts import OsPackage
+from neurondoctor.facts.host import OsPackage
+from neurondoctor.facts.names import NEURON_OS_PACKAGE_PREFIXES
 from neurondoctor.host.rootfs import RootFS
 
-NEURON_PACKAGE_PREFIXES = ("aws-neuron", "efa")
 RPM_TIMEOUT = 10.0
-_STANZA = re.compile(r"^Package: *((?:aws-neuron|efa)\S*)[ \t]*\n(.*?)(?=\n\n|\nPackage:|\Z)", re.M | re.S)
+_NEURON_NAME = "(?:" + "|".join(NEURON_OS_PACKAGE_PREFIXES) + r")\S*"
+_STANZA = re.compile(r"^Package: *(" + _NEURON_NAME + r")[ \t]*\n(.*?)(?=\n\n|\nPackage:|\Z)", re.M | re.S)
 
 
 def parse_dpkg_status(text: str) -> dict[str, OsPackage]:
@@ -38,7 +39,7 @@ def parse_rpm_query(text: str) -> dict[str, OsPackage]:
     packages: dict[str, OsPackage] = {}
     for line in text.splitlines():
         name, separator, version = line.partition("\t")
-        if separator and name.startswith(NEURON_PACKAGE_PREFIXES) and version.strip():
+        if separator and name.startswith(NEURON_OS_PACKAGE_PREFIXES) and version.strip():
             packages[name.strip()] = OsPackage(name.strip(), version.strip(), "rpm")
     return packages
 
@@ -51,11 +52,23 @@ def rpm_command(fs: RootFS) -> list[str]:
     return ["rpm", "--root", str(fs.root), "-qa", "--qf", "%{NAME}\\t%{VERSION}-%{RELEASE}\\n"]
 
 
+DPKG_STATUS = "/var/lib/dpkg/status"
+
+
+class PackageDatabaseUnreadable(OSError):
+    """The package database exists but cannot be read: which packages are installed is unknown, not "none"."""
+
+
 def read_dpkg_packages(fs: RootFS) -> tuple[dict[str, OsPackage], bool]:
-    """(packages, whether a dpkg database exists at all)."""
-    text = fs.try_read_text("/var/lib/dpkg/status", limit=64 << 20)
-    if text is None:
+    """(packages, whether a dpkg database exists at all); raises PackageDatabaseUnreadable when it exists and
+    cannot be read (permissions, a directory in its place), so no rule mistakes it for an empty one."""
+    if not fs.lexists(DPKG_STATUS):
         return {}, False
+    try:
+        text = fs.read_text(DPKG_STATUS, limit=64 << 20)
+    except OSError as error:
+        reason = error.strerror or str(error)
+        raise PackageDatabaseUnreadable(f"could not read the package database {DPKG_STATUS}: {reason}") from error
     return parse_dpkg_status(text), True
 
 

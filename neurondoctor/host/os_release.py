@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from neurondoctor.host.host_facts import OsRelease
+from neurondoctor.facts.host import OsRelease
 from neurondoctor.host.rootfs import RootFS
 
 

@@ -7,7 +7,7 @@ vendor with `0xefa0`–`0xefa3`.
 
 from __future__ import annotations
 
-from neurondoctor.host.host_facts import PciFunction
+from neurondoctor.facts.host import PciFunction
 from neurondoctor.host.rootfs import RootFS
 
 AMAZON_VENDOR = "0x1d0f"

@@ -68,6 +68,11 @@ class RootFS:
             resolved.append(part)
         return self.root.joinpath(*resolved)
 
+    def lexists(self, inner: str) -> bool:
+        """Whether anything (a file, a dangling link, a FIFO) stands at the path, following links inside the root."""
+        path = self.resolve(inner)
+        return path is not None and (path.exists() or path.is_symlink())
+
     def exists(self, inner: str) -> bool:
         path = self.resolve(inner)
         return path is not None and path.exists()

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Optional
 
-from neurondoctor.facts import Distribution, TorchBuild
+from neurondoctor.facts.python_env import Distribution, TorchBuild
 from neurondoctor.neuron_version import normalize_package_name
 
 METADATA_LIMIT = 1 << 20

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from neurondoctor.command_runner import run_command
-from neurondoctor.facts import (
+from neurondoctor.facts.python_env import (
     SITE_ROLE_OTHER,
     SITE_ROLE_PYTHONPATH,
     SITE_ROLE_SYSTEM,

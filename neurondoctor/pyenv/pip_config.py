@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Optional
 
-from neurondoctor.facts import PipConfigSource
+from neurondoctor.facts.python_env import PipConfigSource
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.redaction import redact_url_credentials
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from neurondoctor.facts import SiteDir
+from neurondoctor.facts.python_env import SiteDir
 from neurondoctor.pyenv.dist_metadata import read_torch_build, scan_site_dir
 
 

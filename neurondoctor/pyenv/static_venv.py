@@ -11,13 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Optional
 
-from neurondoctor.facts import (
-    SITE_ROLE_SYSTEM,
-    SITE_ROLE_USER,
-    SITE_ROLE_VENV,
-    PythonEnvironment,
-    SiteDir,
-)
+from neurondoctor.facts.python_env import SITE_ROLE_SYSTEM, SITE_ROLE_USER, SITE_ROLE_VENV, PythonEnvironment, SiteDir
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.pyenv.pip_config import read_pip_config
 from neurondoctor.pyenv.site_scan import inspect_site_dir

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from neurondoctor.actions.venv_files import CONSTRAINTS_FILE, MARKER_FILE, read_marker
-from neurondoctor.facts import PythonEnvironment
+from neurondoctor.facts.guard_files import CONSTRAINTS_FILE, MARKER_FILE, read_marker
+from neurondoctor.facts.python_env import PythonEnvironment
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.neuron_version import normalize_package_name
 

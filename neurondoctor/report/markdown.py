@@ -13,7 +13,7 @@ from neurondoctor.report.status_lines import (
 )
 
 _STATUS_WORD = {"ok": "OK", "info": "OK", "warning": "WARNING", "error": "ERROR", "crashed": "CRASHED",
-                "skipped": "n/a"}
+                "unknown": "UNKNOWN", "skipped": "n/a"}
 
 
 def _cell(text: str) -> str:
@@ -28,6 +28,7 @@ def render_markdown(report: Report) -> str:
         f"- root: `{report.root}`",
         f"- instance type: {report.facts.host.instance_type or 'unknown'}",
         f"- newest known Neuron release: {report.latest_release or 'unknown'}",
+        f"- verdict: **{report.health.state}**",
     ]
     if report.target_release:
         lines.append(f"- target release: {report.target_release}")
@@ -45,7 +46,7 @@ def render_markdown(report: Report) -> str:
         lines.append(f"- **input error**: `{problem.source}`: {problem.message}")
     lines += ["", "| area | status | summary |", "|---|---|---|"]
     for check in report.checks:
-        lines.append(f"| {check.title} | {_STATUS_WORD[check.status]} | {_cell(area_line(report, check))} |")
+        lines.append(f"| {check.title} | {_STATUS_WORD[check.status]} | {_cell(area_line(check))} |")
     findings = sorted(report.findings, key=lambda finding: SEVERITY_ORDER[finding.severity])
     if findings:
         lines += ["", "### Findings"]

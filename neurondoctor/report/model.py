@@ -1,36 +1,37 @@
-"""The report every reporter renders, its JSON document (`neurondoctor.report/1`) and its exit code.
+"""What the reporters render: the result of one `check` (a `Report`) or of one probe (a `ProbeReport`).
 
-Exit codes (ARCHITECTURE.md §7): 0 no errors (warnings allowed), 1 errors (with --strict: warnings too),
-2 bad usage or bad input, 3 the doctor itself could not run.
+Both carry the health verdict computed once (`report/health.py`); their exit code is read from it. The JSON
+documents they become are written and read in `report/document.py`.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from neurondoctor import exit_codes
 from neurondoctor.facts import Facts
-from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_INFO, SEVERITY_WARNING, Finding
-
-SCHEMA = "neurondoctor.report/1"
+from neurondoctor.report.health import Health, health_exit_code
+from neurondoctor.rules.finding import Finding
 
 STATUS_OK = "ok"
 STATUS_WARNING = "warning"
 STATUS_ERROR = "error"
 STATUS_CRASHED = "crashed"
+STATUS_UNKNOWN = "unknown"
 STATUS_INFO = "info"
 STATUS_SKIPPED = "skipped"
-
-EXIT_OK = 0
-EXIT_FINDINGS = 1
-EXIT_BAD_INPUT = 2
-EXIT_INTERNAL = 3
+# A check that could not judge: it crashed, or a collector it needs failed. Either makes the verdict unknown.
+UNJUDGED_STATUSES = (STATUS_CRASHED, STATUS_UNKNOWN)
 
 
 @dataclass
 class CheckResult:
-    """One report area after its rules ran."""
+    """One report area after its rules ran: its status, its findings, and the line shown for it.
+
+    `summary` is the check's own healthy line (or its not-applicable line when skipped); `error` says why a
+    crashed or unknown check could not judge.
+    """
 
     id: str
     title: str
@@ -38,14 +39,11 @@ class CheckResult:
     duration_ms: float
     findings: list[Finding] = field(default_factory=list)
     error: Optional[str] = None
+    summary: str = ""
 
-    def to_json(self) -> dict[str, Any]:
-        document: dict[str, Any] = {"id": self.id, "title": self.title, "status": self.status,
-                                    "duration_ms": round(self.duration_ms, 2),
-                                    "findings": [finding.id for finding in self.findings]}
-        if self.error:
-            document["error"] = self.error
-        return document
+    @property
+    def shown_when_skipped(self) -> bool:
+        return self.status == STATUS_SKIPPED and bool(self.summary)
 
 
 @dataclass
@@ -75,6 +73,15 @@ class InputProblem:
 
 
 @dataclass
+class NodeIdentity:
+    """Which node a report is about, so fleet tools can key hundreds of reports (ARCHITECTURE.md §7)."""
+
+    hostname: Optional[str] = None
+    instance_id: Optional[str] = None
+    instance_type: Optional[str] = None
+
+
+@dataclass
 class Report:
     tool_version: str
     generated_at: str
@@ -83,6 +90,8 @@ class Report:
     environments: list[EnvironmentSummary]
     latest_release: Optional[str]
     checks: list[CheckResult]
+    health: Health
+    node: NodeIdentity = field(default_factory=NodeIdentity)
     input_problems: list[InputProblem] = field(default_factory=list)
     internal_problems: list[str] = field(default_factory=list)
     collector_timings_ms: dict[str, float] = field(default_factory=dict)
@@ -92,7 +101,6 @@ class Report:
     host_release_versions: dict[str, str] = field(default_factory=dict)
     host_release_consistent: bool = True
     host_agreed_releases: list[str] = field(default_factory=list)
-    probe: Optional[dict[str, Any]] = None
 
     @property
     def host_and_environments_agree(self) -> bool:
@@ -108,54 +116,24 @@ class Report:
         return sum(1 for finding in self.findings if finding.severity == severity)
 
     def exit_code(self, strict: bool = False) -> int:
-        """Input the doctor could not trust outranks findings: a verdict on half the data is not one."""
-        if self.internal_problems:
-            return EXIT_INTERNAL
+        """Bad input the user named outranks the verdict (exit 2); otherwise the verdict decides."""
         if self.input_problems:
-            return EXIT_BAD_INPUT
-        if self.count(SEVERITY_ERROR) or (strict and self.count(SEVERITY_WARNING)):
-            return EXIT_FINDINGS
-        return EXIT_OK
-
-    def to_json(self) -> dict[str, Any]:
-        """The document with dataclass objects left in place; `render_json` serialises it without copying."""
-        return {
-            "schema": SCHEMA,
-            "tool": {"name": "neurondoctor", "version": self.tool_version},
-            "generated_at": self.generated_at,
-            "root": self.root,
-            "release": {
-                "host": self.host_release,
-                "environments": {env.path: env.release for env in self.environments},
-                "latest_known": self.latest_release,
-                "target": self.target_release,
-                "details": {env.path: {"releases": env.releases, "consistent": env.consistent,
-                                       "anchor": env.anchor} for env in self.environments},
-                "host_packages": self.host_release_versions,
-                "host_consistent": self.host_release_consistent,
-                "host_and_environments_agree": self.host_and_environments_agree if self.host_release else None,
-            },
-            "environments": self.environments,
-            "checks": [check.to_json() for check in self.checks],
-            "findings": self.findings,
-            "errors": [asdict(problem) for problem in self.input_problems]
-            + [{"source": "neurondoctor", "message": message} for message in self.internal_problems],
-            "facts": self.facts,
-            "timings_ms": {"total": round(self.duration_ms, 2),
-                           **{key: round(value, 2) for key, value in self.collector_timings_ms.items()}},
-            "summary": {"errors": self.count(SEVERITY_ERROR), "warnings": self.count(SEVERITY_WARNING),
-                        "info": self.count(SEVERITY_INFO)},
-            **({"probe": self.probe} if self.probe is not None else {}),
-        }
+            return exit_codes.BAD_INPUT
+        return health_exit_code(self.health, strict)
 
 
-def _encode(value: object) -> Any:
-    """Dataclass facts and findings serialise as their fields (no deep copy, unlike `dataclasses.asdict`)."""
-    if hasattr(value, "__dataclass_fields__"):
-        return vars(value)
-    return str(value)
+@dataclass
+class ProbeReport:
+    """One probe's result (`probe ops`, `probe canary`): its findings, its verdict, and the probe's own data."""
 
+    kind: str
+    tool_version: str
+    generated_at: str
+    python: str
+    findings: list[Finding]
+    health: Health
+    duration_ms: float
+    details: dict[str, Any] = field(default_factory=dict)
 
-def render_json(report: Report) -> str:
-    """The `--json` document: one line, exactly one JSON value."""
-    return json.dumps(report.to_json(), default=_encode)
+    def exit_code(self) -> int:
+        return health_exit_code(self.health)

@@ -1,17 +1,28 @@
 """The one-line texts of a report, shared by the terminal and Markdown reporters.
 
-A healthy area gets one quiet line that says what was verified; an unhealthy one leads with its worst
-finding's title (UX.md: the verdict first and per area).
+A healthy area shows the line its check wrote about what it verified; an unhealthy one leads with its worst
+finding's title; one that could not judge says why (UX.md: the verdict first and per area). The verdict line
+reads the health verdict, never recounts it.
 """
 
 from __future__ import annotations
 
-from neurondoctor.host.host_facts import HostSnapshot
-from neurondoctor.neuron_version import normalize_neuron_version
-from neurondoctor.report.model import STATUS_CRASHED, STATUS_SKIPPED, CheckResult, EnvironmentSummary, Report
+from neurondoctor.report.health import STATE_DEGRADED, STATE_OK, STATE_UNHEALTHY, STATE_UNKNOWN
+from neurondoctor.report.model import (
+    STATUS_CRASHED,
+    STATUS_ERROR,
+    STATUS_SKIPPED,
+    STATUS_WARNING,
+    UNJUDGED_STATUSES,
+    CheckResult,
+    EnvironmentSummary,
+    Report,
+)
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_INFO, SEVERITY_WARNING
 
 SEVERITY_ORDER = {SEVERITY_ERROR: 0, SEVERITY_WARNING: 1, SEVERITY_INFO: 2}
+VERDICT_WORDS = {STATE_OK: "Healthy", STATE_DEGRADED: "Degraded", STATE_UNHEALTHY: "Unhealthy",
+                 STATE_UNKNOWN: "Unknown"}
 
 
 def environment_line(env: EnvironmentSummary, latest: str | None) -> str:
@@ -38,7 +49,6 @@ def environment_line(env: EnvironmentSummary, latest: str | None) -> str:
 
 HOST_LABELS = (("aws-neuronx-dkms", "driver"), ("aws-neuronx-runtime-lib", "runtime"),
                ("aws-neuronx-collectives", "collectives"), ("aws-neuronx-tools", "tools"))
-DEVICE_NAMES = {"trn1": "Trainium1", "inf2": "Inferentia2", "trn2": "Trainium2", "inf1": "Inferentia1"}
 GIB = 1 << 30
 
 
@@ -66,103 +76,35 @@ def release_line(report: Report) -> str | None:
     return " · ".join(parts) + f" · {verdict}"
 
 
-def _hardware_line(snapshot: HostSnapshot) -> str:
-    if not snapshot.pci and not snapshot.device_nodes:
-        return "none found (this is not a Trainium/Inferentia instance)"
-    family = snapshot.pci[0].family if snapshot.pci else ""
-    cores = sum(device.core_count or 0 for device in snapshot.sysfs_devices)
-    core_text = f" ({cores} NeuronCores)" if cores else ""
-    return (f"{len(snapshot.pci)} × {DEVICE_NAMES.get(family, family or 'Neuron device')}{core_text} on PCI, "
-            f"{len(snapshot.device_nodes)} device nodes")
-
-
-def _driver_line(snapshot: HostSnapshot) -> str:
-    package = snapshot.packages.get("aws-neuronx-dkms")
-    loaded = snapshot.loaded_driver_version
-    parts = [f"aws-neuronx-dkms {normalize_neuron_version(package.version)}" if package else "no driver package"]
-    parts.append(f"loaded {normalize_neuron_version(loaded)}" if loaded else "not loaded")
-    if snapshot.kernel and (snapshot.dkms.installed_module or snapshot.dkms.built_for_kernel):
-        parts.append(f"built for {snapshot.kernel}")
-    return ", ".join(parts)
-
-
-def _runtime_line(report: Report) -> str:
-    versions = report.host_release_versions
-    shown = [f"{name.replace('aws-neuronx-', '')} {versions[name]}" for name in
-             ("aws-neuronx-runtime-lib", "aws-neuronx-collectives", "aws-neuronx-tools") if name in versions]
-    return ", ".join(shown) or "runtime files present"
-
-
-def _devices_line(snapshot: HostSnapshot) -> str:
-    return f"{len(snapshot.device_nodes)} device node(s) usable, no process holds a NeuronCore"
-
-
-def _host_env_line(report: Report) -> str:
-    snapshot = report.facts.host.snapshot
-    variables = [key for key in report.facts.environ if key.startswith("NEURON_RT_")]
-    parts = [f"{', '.join(variables)} set" if variables else "NEURON_RT_* unset"]
-    cache = snapshot.compile_cache
-    if cache is not None:
-        free = f", {cache.free_bytes / GIB:.0f} GiB free" if cache.free_bytes is not None else ""
-        parts.append(f"compile cache {cache.path}{free}")
-    return "; ".join(parts)
-
-
-def _healthy_host_line(report: Report, check: CheckResult) -> str | None:
-    snapshot = report.facts.host.snapshot
-    lines = {
-        "hardware": lambda: _hardware_line(snapshot),
-        "driver": lambda: _driver_line(snapshot),
-        "runtime": lambda: _runtime_line(report),
-        "devices": lambda: _devices_line(snapshot),
-        "host-env": lambda: _host_env_line(report),
-    }
-    return lines[check.id]() if check.id in lines else None
-
-
-def _healthy_line(report: Report, check: CheckResult) -> str:
-    host = _healthy_host_line(report, check)
-    if host is not None:
-        return host
-    envs = report.environments
-    if not envs:
-        return "no Python environment found (name one with --venv DIR or --python EXE)"
-    if check.id == "python-env":
-        pythons = sorted({env.python or "?" for env in envs})
-        return f"{len(envs)} environment(s), Python {', '.join(pythons)}: interpreters present, nothing shadowed"
-    if check.id == "neuron-release":
-        releases = sorted({env.release for env in envs if env.release})
-        if not releases:
-            return "no Neuron packages installed"
-        return f"Neuron {', '.join(releases)}; every package is in that release (newest known: {report.latest_release})"
-    if check.id == "pytorch-stack":
-        torches = sorted({f"torch {env.torch}" for env in envs if env.torch})
-        anchors = sorted({env.anchor for env in envs if env.anchor})
-        if not torches:
-            return "torch not installed"
-        return ", ".join(torches) + (f" matches {', '.join(anchors)}" if anchors else "; no Neuron framework")
-    if check.id == "pip-index":
-        if any(env.neuron_packages for env in envs):
-            return "pip reaches the Neuron repository; no PyPI placeholders"
-        return "no PyPI placeholders installed"
-    return "no problems found"
-
-
-def area_line(report: Report, check: CheckResult) -> str:
-    if check.status == STATUS_CRASHED:
-        return f"the check crashed: {check.error}"
+def area_line(check: CheckResult) -> str:
+    """The text after an area's status box: why it could not judge, its worst finding, or its healthy line."""
+    if check.status in UNJUDGED_STATUSES:
+        prefix = "the check crashed: " if check.status == STATUS_CRASHED else ""
+        return prefix + (check.error or "could not judge")
     if check.status == STATUS_SKIPPED:
-        return _hardware_line(report.facts.host.snapshot) if check.id == "hardware" else "not applicable"
+        return check.summary or "not applicable"
     if not check.findings:
-        return _healthy_line(report, check)
+        return check.summary or "no problems found"
     worst = sorted(check.findings, key=lambda finding: SEVERITY_ORDER[finding.severity])[0]
     more = len(check.findings) - 1
     return worst.title + (f" (+{more} more)" if more else "")
 
 
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
 def verdict_line(report: Report) -> str:
+    """The last line: the verdict, then what it counts (errors and warnings, and the areas that hold them)."""
     errors, warnings = report.count(SEVERITY_ERROR), report.count(SEVERITY_WARNING)
-    text = f"{errors} error{'s' if errors != 1 else ''}"
-    if warnings:
-        text += f", {warnings} warning{'s' if warnings != 1 else ''}"
+    failing = [check for check in report.checks if check.status in (STATUS_ERROR, STATUS_WARNING)]
+    unjudged = [check for check in report.checks if check.status in UNJUDGED_STATUSES]
+    counts = [_plural(errors, "error")] + ([_plural(warnings, "warning")] if warnings else [])
+    text = f"{VERDICT_WORDS[report.health.state]}: {', '.join(counts)}"
+    if failing:
+        text += f" in {_plural(len(failing), 'area')}"
+    if unjudged:
+        text += f"; {_plural(len(unjudged), 'area')} could not be checked ({', '.join(c.title for c in unjudged)})"
+    elif report.health.state == STATE_UNKNOWN:
+        text += f"; could not check: {report.health.reasons[0]}"
     return text + "."

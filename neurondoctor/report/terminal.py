@@ -1,12 +1,15 @@
 """The terminal report: a header, one line per environment, one status line per area, hints with fixes.
 
-Modelled on flutter doctor (STYLE.md): `[✓] [!] [✗]` boxes, the fix command indented under its finding,
-`-v` for facts and per-check timings. rich is imported here only, so `--json` never pays for it.
+Modelled on flutter doctor (STYLE.md): `[✓] [!] [✗]` boxes (`[?]` could not check, `[☠]` crashed), the fix
+command indented under its finding, `-v` for facts and per-check timings. Text is laid out as plain lines first
+(text_layout: wrapped to the terminal with hanging indents, commands kept copy-pasteable) and styled after.
+rich is imported here only, so `--json` never pays for it.
 """
 
 from __future__ import annotations
 
-from typing import TextIO
+import shutil
+from typing import Optional, TextIO
 
 from rich.console import Console
 from rich.markup import escape
@@ -17,7 +20,9 @@ from neurondoctor.report.model import (
     STATUS_INFO,
     STATUS_OK,
     STATUS_SKIPPED,
+    STATUS_UNKNOWN,
     STATUS_WARNING,
+    CheckResult,
     Report,
 )
 from neurondoctor.report.status_lines import (
@@ -28,85 +33,128 @@ from neurondoctor.report.status_lines import (
     release_line,
     verdict_line,
 )
+from neurondoctor.report.text_layout import wrap_command, wrap_words
 from neurondoctor.rules.finding import Finding
 
 BOXES = {
-    STATUS_OK: "[green][✓][/green]",
-    STATUS_INFO: "[green][✓][/green]",
-    STATUS_WARNING: "[yellow][!][/yellow]",
-    STATUS_ERROR: "[red][✗][/red]",
-    STATUS_CRASHED: "[magenta][☠][/magenta]",
-    STATUS_SKIPPED: "[dim][–][/dim]",
+    STATUS_OK: ("[✓]", "green"),
+    STATUS_INFO: ("[✓]", "green"),
+    STATUS_WARNING: ("[!]", "yellow"),
+    STATUS_ERROR: ("[✗]", "red"),
+    STATUS_UNKNOWN: ("[?]", "magenta"),
+    STATUS_CRASHED: ("[☠]", "magenta"),
+    STATUS_SKIPPED: ("[–]", "dim"),
 }
-MARKS = {"error": "[red]✗[/red]", "warning": "[yellow]![/yellow]", "info": "[blue]•[/blue]"}
+MARKS = {"error": ("✗", "red"), "warning": ("!", "yellow"), "info": ("•", "blue")}
 AREA_WIDTH = 20
+LABEL_WIDTH = 9
 
 
-def _finding_lines(finding: Finding, verbose: bool) -> list[str]:
-    lines = [f"    {MARKS[finding.severity]} [bold]{finding.id}[/bold] {escape(finding.title)}"]
+def _styled(style: str, text: str) -> str:
+    return f"[{style}]{escape(text)}[/{style}]"
+
+
+def _area_lines(check: CheckResult, width: Optional[int], verbose: bool) -> list[str]:
+    box, style = BOXES[check.status]
+    first = f"{box} {check.title:<{AREA_WIDTH}} "
+    timing = f" [{check.duration_ms:.0f} ms]" if verbose else ""
+    lines = wrap_words(area_line(check) + timing, width, first, " " * len(first))
+    return [_styled(style, box) + escape(lines[0][len(box):])] + [escape(line) for line in lines[1:]]
+
+
+def _finding_lines(finding: Finding, width: Optional[int], verbose: bool) -> list[str]:
+    mark, style = MARKS[finding.severity]
+    head = wrap_words(f"{finding.id} {finding.title}", width, f"    {mark} ", "      ")
+    lines = [f"    {_styled(style, mark)} [bold]{escape(finding.id)}[/bold]{escape(head[0][6 + len(finding.id):])}"]
+    lines += [escape(line) for line in head[1:]]
     if finding.detail:
-        lines.append(f"      {escape(finding.detail)}")
+        lines += [escape(line) for line in wrap_words(finding.detail, width, "      ", "      ")]
     for index, command in enumerate(finding.fix):
         label = "Fix: " if index == 0 else "     "
-        lines.append(f"      {label}[cyan]{escape(command)}[/cyan]")
+        lines += [_styled("cyan", line) if number else escape(line[:11]) + _styled("cyan", line[11:])
+                  for number, line in enumerate(wrap_command(command, width, f"      {label}", " " * 13))]
     if verbose and finding.evidence:
         for key, value in finding.evidence.items():
-            lines.append(f"      [dim]{escape(str(key))}: {escape(str(value))}[/dim]")
+            lines += [_styled("dim", line) for line in wrap_words(f"{key}: {value}", width, "      ", "        ")]
     return lines
 
 
 def _fact_lines(report: Report) -> list[str]:
     lines = ["", "[bold]Facts[/bold]"]
     host = report.facts.host
-    lines.append(f"  instance type: {escape(str(host.instance_type or 'unknown'))}")
+    lines.append(f"  instance type: {escape(str(host.instance_type or 'unknown'))}, hostname "
+                 f"{escape(str(host.hostname or 'unknown'))}, instance id {escape(str(host.instance_id or 'unknown'))}")
+    for failure in host.collector_failures:
+        lines.append(f"  [magenta]could not collect[/magenta] {escape(failure.collector)}: {escape(failure.reason)}")
     for env in report.facts.environments:
         lines.append(f"  {escape(env.path)} ({env.mode}, interpreter {escape(env.interpreter or '?')})")
         for site in env.site_dirs:
             state = f", {site.error}" if site.error else ""
             lines.append(f"    {site.role}: {escape(site.path)} ({len(site.distributions)} distributions{state})")
         for source in env.pip_config:
-            urls = ([f"index-url {source.index_url}"] if source.index_url else []) + [
-                f"extra-index-url {url}" for url in source.extra_index_urls]
-            lines.append(f"    pip config {escape(source.origin)}: {escape(', '.join(urls) or '(no index settings)')}")
+            settings = ([f"index-url {source.index_url}"] if source.index_url else [])
+            settings += [f"extra-index-url {url}" for url in source.extra_index_urls]
+            settings += [f"find-links {link}" for link in source.find_links]
+            settings += [f"constraint {source.constraint}"] if source.constraint else []
+            shown = ", ".join(settings) or "(no index settings)"
+            lines.append(f"    pip config {escape(source.origin)}: {escape(shown)}")
     timings = ", ".join(f"{key} {value:.0f} ms" for key, value in report.collector_timings_ms.items())
     lines.append(f"  collectors: {escape(timings)}")
     return lines
 
 
-def render_terminal(report: Report, stream: TextIO, verbose: bool = False, color: bool | None = None) -> None:
+def terminal_width(stream: TextIO) -> Optional[int]:
+    """The terminal's width when the report goes to one; None (no wrapping) for files and pipes."""
+    try:
+        return shutil.get_terminal_size().columns if stream.isatty() else None
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def render_terminal(report: Report, stream: TextIO, verbose: bool = False, color: Optional[bool] = None,
+                    width: Optional[int] = None) -> None:
+    """`width` wraps at that many columns; by default the terminal's width, or none off a terminal."""
+    width = width if width is not None else terminal_width(stream)
     console = Console(file=stream, highlight=False, soft_wrap=True, no_color=color is False,
                       force_terminal=color if color else None)
+
+    def say(line: str = "") -> None:
+        console.print(line)
+
     instance = report.facts.host.instance_type or "instance type unknown"
     root = "" if report.root == "/" else f" · root {report.root}"
-    console.print(f"[bold]neurondoctor {report.tool_version}[/bold] · {escape(instance)}{escape(root)} · "
-                  f"{report.duration_ms / 1000:.2f} s")
+    title = f"neurondoctor {report.tool_version}"
+    header = wrap_words(f"{title} · {instance}{root} · {report.duration_ms / 1000:.2f} s", width, "", "  ")
+    say(f"[bold]{escape(title)}[/bold]{escape(header[0][len(title):])}")
+    for line in header[1:]:
+        say(escape(line))
     for problem in report.input_problems:
-        console.print(f"[red]error:[/red] {escape(problem.source)}: {escape(problem.message)}")
+        say(f"[red]error:[/red] {escape(problem.source)}: {escape(problem.message)}")
     for message in report.internal_problems:
-        console.print(f"[red]internal error:[/red] {escape(message)}")
-    console.print()
-    host = host_line(report)
-    if host:
-        console.print(f"Host     {escape(host)}")
-    for env in report.environments:
-        console.print(f"Python   {escape(environment_line(env, report.latest_release))}")
-    releases = release_line(report)
-    if releases:
-        console.print(f"Release  {escape(releases)}")
-    if report.target_release:
-        console.print(f"Target   Neuron {escape(report.target_release)} (--release)")
-    console.print()
+        say(f"[red]internal error:[/red] {escape(message)}")
+    say()
+    labelled = [("Host", host_line(report))]
+    labelled += [("Python", environment_line(env, report.latest_release)) for env in report.environments]
+    labelled += [("Release", release_line(report)),
+                 ("Target", f"Neuron {report.target_release} (--release)" if report.target_release else None)]
+    for label, text in labelled:
+        if text:
+            for line in wrap_words(text, width, f"{label:<{LABEL_WIDTH}}", " " * LABEL_WIDTH):
+                say(escape(line))
+    say()
     for check in report.checks:
-        if check.status == STATUS_SKIPPED and check.id != "hardware" and not verbose:
+        if check.status == STATUS_SKIPPED and not check.shown_when_skipped and not verbose:
             continue  # a machine without Neuron gets one hardware line, not a wall of n/a
-        timing = f" [dim][{check.duration_ms:.0f} ms][/dim]" if verbose else ""
-        console.print(f"{BOXES[check.status]} {check.title:<{AREA_WIDTH}} {escape(area_line(report, check))}{timing}")
+        for line in _area_lines(check, width, verbose):
+            say(line)
         for finding in sorted(check.findings, key=lambda item: SEVERITY_ORDER[item.severity]):
-            for line in _finding_lines(finding, verbose):
-                console.print(line)
+            for line in _finding_lines(finding, width, verbose):
+                say(line)
     if verbose:
         for line in _fact_lines(report):
-            console.print(line)
-    console.print()
+            say(line)
+    say()
     hints = "" if verbose else " Full facts: neurondoctor check -v ·"
-    console.print(f"{verdict_line(report)}{hints} for a ticket: neurondoctor check --format markdown")
+    for line in wrap_words(f"{verdict_line(report)}{hints} for a ticket: neurondoctor check --format markdown",
+                           width, "", ""):
+        say(escape(line))

@@ -11,7 +11,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Optional
 
-from neurondoctor.facts import Distribution, Facts, PythonEnvironment
+from neurondoctor.facts import Facts
+from neurondoctor.facts.python_env import Distribution, PythonEnvironment
 from neurondoctor.neuron_version import framework_prefix
 from neurondoctor.release_data.catalog import ReleaseCatalog
 from neurondoctor.rules.host_release import HostRelease, detect_host_release
@@ -93,6 +94,14 @@ class RuleContext:
         """An environment with any Neuron pip package (placeholders included: they were meant to be Neuron)."""
         names = self.catalog.neuron_pip_packages()
         return any(name in names for name in env.effective_distributions())
+
+
+def neuron_host(ctx: RuleContext) -> bool:
+    """Host areas apply where there is Neuron hardware, a Neuron OS package or module, or a Trn/Inf instance."""
+    snapshot = ctx.facts.host.snapshot
+    family = ctx.facts.host.instance_family or ""
+    return (snapshot.has_neuron_hardware or any(name.startswith("aws-neuron") for name in snapshot.packages)
+            or "neuron" in snapshot.modules or family.startswith(("trn", "inf")))
 
 
 def pip_command(env: PythonEnvironment, *args: str) -> str:

@@ -1,15 +1,15 @@
-"""Devices: nodes missing, nodes not accessible, cores held by other processes, uncorrectable ECC errors.
+"""Devices: nodes missing, nodes not accessible, cores held by other processes.
 
 Sources: deploy/troubleshooting.rst (`TDRV:tdrv_get_dev_info No neuron device available`: a container
 without `--device=/dev/neuronN`), drv:postinstall (udev `MODE="0666"`), nrt-ts (`NeuronCore(s) not
-available`: kill the holder, e.g. a Jupyter kernel; `Uncorrectable memory error is detected`: replace the
-instance).
+available`: kill the holder, e.g. a Jupyter kernel).
 """
 
 from __future__ import annotations
 
-from neurondoctor.host.host_facts import DeviceNode, HostSnapshot
-from neurondoctor.rules.context import RuleContext
+from neurondoctor.facts.host import DeviceNode, HostSnapshot
+from neurondoctor.rules.check import Check, FindingSpec, RuleSet
+from neurondoctor.rules.context import RuleContext, neuron_host
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 
 NEURON_FAMILIES = ("trn", "inf")
@@ -126,27 +126,18 @@ def cores_busy(ctx: RuleContext) -> list[Finding]:
     )]
 
 
-def uncorrectable_ecc(ctx: RuleContext) -> list[Finding]:
-    """ND-HW-001: uncorrectable memory/SRAM ECC errors counted by the driver."""
-    snapshot = ctx.facts.host.snapshot
-    failing = {device.name: {name: count for name, count in device.ecc_uncorrected.items() if count > 0}
-               for device in snapshot.sysfs_devices}
-    failing = {name: counters for name, counters in failing.items() if counters}
-    if not failing:
-        return []
-    return [Finding(
-        id="ND-HW-001",
-        category="hardware-error",
-        severity=SEVERITY_ERROR,
-        title=f"uncorrectable ECC errors on {', '.join(sorted(failing))}",
-        detail=("The runtime reports `Uncorrectable memory error is detected` and the kernel log "
-                "`NEURON_HW_ERR=…_UNCORRECTABLE_ERROR … action=TERMINATE_INSTANCE`: the hardware is faulty. "
-                "Stop and start the instance to move to other hardware (a reboot keeps it)."),
-        evidence={"counters": failing},
-        fix=["aws ec2 stop-instances --instance-ids <this instance> && aws ec2 start-instances --instance-ids "
-             "<this instance>"],
-    )]
+def devices_summary(ctx: RuleContext) -> str:
+    return f"{len(ctx.facts.host.snapshot.device_nodes)} device node(s) usable, no process holds a NeuronCore"
 
 
-RULES = (devices_missing, device_permission, cores_busy)
-HARDWARE_RULES = (uncorrectable_ecc,)
+RULE_SET = RuleSet(
+    rules=(devices_missing, device_permission, cores_busy),
+    findings=(
+        FindingSpec("ND-DEV-001", "device-missing", SEVERITY_ERROR,
+                    "fewer device nodes than Neuron devices (a container without --device)"),
+        FindingSpec("ND-DEV-002", "device-permission", SEVERITY_ERROR, "device nodes this user cannot open"),
+        FindingSpec("ND-DEV-003", "cores-busy", SEVERITY_WARNING, "processes (PID, command, age) holding devices"),
+    ),
+)
+CHECK = Check("devices", "Devices & cores", (RULE_SET,), devices_summary, applies=neuron_host,
+              needs=("hardware", "processes", "neuron-ls"))

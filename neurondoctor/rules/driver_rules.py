@@ -7,9 +7,10 @@ whats-new 2.28.1 (kernel 6.18 needs aws-neuronx-dkms 2.26.10.0).
 
 from __future__ import annotations
 
-from neurondoctor.host.host_facts import HostSnapshot
+from neurondoctor.facts.host import HostSnapshot
 from neurondoctor.neuron_version import normalize_neuron_version, release_tuple
-from neurondoctor.rules.context import RuleContext
+from neurondoctor.rules.check import Check, FindingSpec, RuleSet
+from neurondoctor.rules.context import RuleContext, neuron_host
 from neurondoctor.rules.finding import SEVERITY_ERROR, Finding
 from neurondoctor.rules.host_fixes import (
     headers_command,
@@ -24,10 +25,6 @@ DKMS_PACKAGE = "aws-neuronx-dkms"
 LEGACY_DKMS_PACKAGE = "aws-neuron-dkms"
 
 
-def neuron_hardware(snapshot: HostSnapshot) -> bool:
-    return bool(snapshot.pci or snapshot.device_nodes or snapshot.sysfs_devices)
-
-
 def _stop_holders(snapshot: HostSnapshot) -> list[str]:
     return [f"sudo kill {holder.pid}  # {holder.command}" for holder in snapshot.holders]
 
@@ -38,7 +35,7 @@ def driver_missing(ctx: RuleContext) -> list[Finding]:
     has_runtime = any(name.startswith("aws-neuronx-") for name in snapshot.packages)
     if DKMS_PACKAGE in snapshot.packages or "neuron" in snapshot.modules:
         return []
-    if not neuron_hardware(snapshot) and not has_runtime:
+    if not snapshot.has_neuron_hardware and not has_runtime:
         return []
     release = host_target_release(ctx)
     version = release_version(ctx, release, DKMS_PACKAGE)
@@ -170,4 +167,32 @@ def driver_stale(ctx: RuleContext) -> list[Finding]:
     )]
 
 
-RULES = (driver_missing, legacy_driver_package, module_not_built, driver_not_loaded, driver_stale)
+def driver_summary(ctx: RuleContext) -> str:
+    """`aws-neuronx-dkms 2.29.0.0, loaded 2.29.0.0, built for 6.8.0-1015-aws`."""
+    snapshot = ctx.facts.host.snapshot
+    package = snapshot.packages.get(DKMS_PACKAGE)
+    loaded = snapshot.loaded_driver_version
+    parts = [f"{DKMS_PACKAGE} {normalize_neuron_version(package.version)}" if package else "no driver package"]
+    parts.append(f"loaded {normalize_neuron_version(loaded)}" if loaded else "not loaded")
+    if snapshot.kernel and (snapshot.dkms.installed_module or snapshot.dkms.built_for_kernel):
+        parts.append(f"built for {snapshot.kernel}")
+    return ", ".join(parts)
+
+
+RULE_SET = RuleSet(
+    rules=(driver_missing, legacy_driver_package, module_not_built, driver_not_loaded, driver_stale),
+    findings=(
+        FindingSpec("ND-DRV-001", "driver-missing", SEVERITY_ERROR,
+                    "Neuron hardware (or runtime packages) but no aws-neuronx-dkms"),
+        FindingSpec("ND-DRV-002", "driver-not-loaded", SEVERITY_ERROR,
+                    "the driver is built for this kernel but the `neuron` module is not loaded"),
+        FindingSpec("ND-DRV-003", "driver-stale", SEVERITY_ERROR,
+                    "the loaded module's version is not the installed package's (reload or reboot pending)"),
+        FindingSpec("ND-DKMS-001", "dkms-build", SEVERITY_ERROR, "the driver is not built for the running kernel"),
+        FindingSpec("ND-DKMS-002", "dkms-build", SEVERITY_ERROR, "no kernel headers for the running kernel"),
+        FindingSpec("ND-DKMS-003", "dkms-build", SEVERITY_ERROR, "the kernel is too new for this driver version"),
+        FindingSpec("ND-DKMS-004", "dkms-build", SEVERITY_ERROR, "the deprecated aws-neuron-dkms is installed"),
+    ),
+)
+CHECK = Check("driver", "Driver", (RULE_SET,), driver_summary, applies=neuron_host,
+              needs=("system", "hardware", "driver", "packages"))

@@ -10,8 +10,11 @@ from __future__ import annotations
 import re
 from typing import Optional
 
+from neurondoctor.rules import os_rules, resource_rules
+from neurondoctor.rules.check import Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_INFO, SEVERITY_WARNING, Finding
+from neurondoctor.rules.resource_rules import GIB
 
 _RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
 
@@ -128,4 +131,29 @@ def collective_core_count(ctx: RuleContext) -> list[Finding]:
                      ctx.facts.environ[variable], [f"export NEURON_RT_VISIBLE_CORES=0-{usable - 1}"])]
 
 
-RULES = (visible_cores, num_cores, logical_core_config, collective_core_count)
+def host_env_summary(ctx: RuleContext) -> str:
+    """`NEURON_RT_* unset; compile cache /var/tmp/neuron-compile-cache, 41 GiB free`."""
+    variables = [key for key in ctx.facts.environ if key.startswith("NEURON_RT_")]
+    parts = [f"{', '.join(variables)} set" if variables else "NEURON_RT_* unset"]
+    cache = ctx.facts.host.snapshot.compile_cache
+    if cache is not None:
+        free = f", {cache.free_bytes / GIB:.0f} GiB free" if cache.free_bytes is not None else ""
+        parts.append(f"compile cache {cache.path}{free}")
+    return "; ".join(parts)
+
+
+RULE_SET = RuleSet(
+    rules=(visible_cores, num_cores, logical_core_config, collective_core_count),
+    findings=(
+        FindingSpec("ND-ENV-001", "env-var-misconfig", SEVERITY_ERROR,
+                    "NEURON_RT_VISIBLE_CORES malformed or naming cores this host does not have"),
+        FindingSpec("ND-ENV-002", "env-var-misconfig", SEVERITY_ERROR,
+                    "NEURON_RT_NUM_CORES not a count, above this host's cores, or shadowed"),
+        FindingSpec("ND-ENV-003", "env-var-misconfig", SEVERITY_ERROR,
+                    "NEURON_LOGICAL_NC_CONFIG not 1/2, or on a family without logical cores"),
+        FindingSpec("ND-ENV-004", "env-var-misconfig", SEVERITY_WARNING,
+                    "a per-process core count outside the trn1.32xlarge collectives sets"),
+    ),
+)
+CHECK = Check("host-env", "Environment", (RULE_SET, resource_rules.RULE_SET, os_rules.RULE_SET), host_env_summary,
+              needs=("system", "resources"))

@@ -17,6 +17,7 @@ CATEGORIES = frozenset({
     "unknown-version", "wrong-pip-index", "python-unsupported", "os-unsupported", "instance-unsupported",
     "shadowing", "broken-venv", "tools-missing", "device-missing", "device-permission", "cores-busy",
     "env-var-misconfig", "resource", "hardware-error", "unsupported-op", "cpu-fallback", "compile-failure",
+    "framework-missing", "dynamic-shape", "host-sync",
 })
 
 

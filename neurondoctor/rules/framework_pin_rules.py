@@ -8,8 +8,9 @@ Known bad neighbours (torch-neuron beside torch-neuronx, TensorFlow/JAX beside t
 
 from __future__ import annotations
 
-from neurondoctor.facts import PythonEnvironment
+from neurondoctor.facts.python_env import PythonEnvironment
 from neurondoctor.neuron_version import normalize_package_name
+from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, pin, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, Finding
 from neurondoctor.rules.release_detection import EnvironmentRelease, PackageReleases
@@ -161,4 +162,15 @@ def guard_pins_moved(ctx: RuleContext) -> list[Finding]:
     return findings
 
 
-RULES = (release_outliers, known_conflicts, missing_framework_partners, guard_pins_moved)
+RULE_SET = RuleSet(
+    rules=(release_outliers, known_conflicts, missing_framework_partners, guard_pins_moved),
+    findings=(
+        FindingSpec("ND-PIN-001", "framework-pin-mismatch", SEVERITY_ERROR,
+                    "Neuron framework packages from releases that do not go together"),
+        FindingSpec("ND-PIN-002", "framework-pin-mismatch", SEVERITY_ERROR,
+                    "a known conflict (torch-neuron beside torch-neuronx, TensorFlow/JAX beside torch-xla, …)"),
+        FindingSpec("ND-PIN-003", "framework-pin-mismatch", SEVERITY_ERROR, "torch-neuronx without torch or torch-xla"),
+        FindingSpec("ND-PIN-004", "framework-pin-mismatch", SEVERITY_ERROR,
+                    "a package of a neurondoctor-built environment moved off its guarded pin"),
+    ),
+)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from neurondoctor.host.host_facts import HostSnapshot
+from neurondoctor.facts.host import HostSnapshot
 from neurondoctor.rules.context import RuleContext, quoted
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from neurondoctor.host.host_facts import HostSnapshot
+from neurondoctor.facts.host import HostSnapshot
 from neurondoctor.neuron_version import normalize_neuron_version
 from neurondoctor.release_data.catalog import ReleaseCatalog
 from neurondoctor.rules.release_detection import narrow_releases

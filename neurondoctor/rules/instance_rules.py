@@ -7,6 +7,7 @@ only (n2-manifest.json). Judged only when the instance type is known.
 from __future__ import annotations
 
 from neurondoctor.neuron_version import normalize_neuron_version
+from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, Finding
 
@@ -40,4 +41,8 @@ def wrong_instance_packages(ctx: RuleContext) -> list[Finding]:
     return findings
 
 
-RULES = (wrong_instance_packages,)
+RULE_SET = RuleSet(
+    rules=(wrong_instance_packages,),
+    findings=(FindingSpec("ND-INST-001", "instance-unsupported", SEVERITY_ERROR,
+                          "a package built for another instance family"),),
+)

@@ -4,15 +4,15 @@
 from __future__ import annotations
 
 from neurondoctor.neuron_version import release_tuple
+from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext
-from neurondoctor.rules.driver_rules import neuron_hardware
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 
 
 def unsupported_os(ctx: RuleContext) -> list[Finding]:
     """ND-OS-001/002: the OS is not a tested one (warning) or one the runtime dropped; the kernel is too old."""
     snapshot = ctx.facts.host.snapshot
-    if not neuron_hardware(snapshot) and not snapshot.packages:
+    if not snapshot.has_neuron_hardware and not snapshot.packages:
         return []
     os_id, version = snapshot.os.id or "", snapshot.os.version_id or ""
     findings = []
@@ -38,4 +38,11 @@ def unsupported_os(ctx: RuleContext) -> list[Finding]:
     return findings
 
 
-RULES = (unsupported_os,)
+RULE_SET = RuleSet(
+    rules=(unsupported_os,),
+    findings=(
+        FindingSpec("ND-OS-001", "os-unsupported", SEVERITY_WARNING,
+                    "an OS the Neuron runtime is not tested on, or one it dropped"),
+        FindingSpec("ND-OS-002", "os-unsupported", SEVERITY_ERROR, "a kernel older than the driver's minimum"),
+    ),
+)

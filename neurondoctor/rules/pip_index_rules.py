@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Optional
 
-from neurondoctor.actions.venv_files import CONSTRAINTS_FILE
-from neurondoctor.facts import PipConfigSource
+from neurondoctor.facts.guard_files import CONSTRAINTS_FILE
+from neurondoctor.facts.python_env import PipConfigSource
 from neurondoctor.neuron_version import release_tuple
+from neurondoctor.rules.check import NO_ENVIRONMENT, Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, pin, pip_command, quoted
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_INFO, SEVERITY_WARNING, Finding
 
@@ -151,4 +152,25 @@ def incomplete_guard(ctx: RuleContext) -> list[Finding]:
     return findings
 
 
-RULES = (placeholder_packages, repository_not_configured, incomplete_guard)
+def pip_index_summary(ctx: RuleContext) -> str:
+    envs = ctx.facts.environments
+    if not envs:
+        return NO_ENVIRONMENT
+    if any(ctx.release_of(env).packages for env in envs):
+        return "pip reaches the Neuron repository; no PyPI placeholders"
+    return "no PyPI placeholders installed"
+
+
+RULE_SET = RuleSet(
+    rules=(placeholder_packages, repository_not_configured, incomplete_guard),
+    findings=(
+        FindingSpec("ND-PIP-001", "wrong-pip-index", SEVERITY_ERROR,
+                    "a PyPI placeholder (`WRONG PACKAGE`) instead of the Neuron package"),
+        FindingSpec("ND-PIP-002", "wrong-pip-index", SEVERITY_WARNING, "pip cannot reach the Neuron repository"),
+        FindingSpec("ND-PIP-003", "wrong-pip-index", SEVERITY_WARNING,
+                    "the Neuron repository is pip's only index (info when a mirror is configured)"),
+        FindingSpec("ND-PIP-004", "wrong-pip-index", SEVERITY_WARNING,
+                    "the guard of a neurondoctor-built environment is incomplete"),
+    ),
+)
+CHECK = Check("pip-index", "Package index", (RULE_SET,), pip_index_summary, needs=("environments",))

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import Optional
 
-from neurondoctor.facts import PythonEnvironment
+from neurondoctor.facts.python_env import PythonEnvironment
 from neurondoctor.neuron_version import normalize_neuron_version, release_tuple
+from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, pin, quoted
 from neurondoctor.rules.finding import SEVERITY_ERROR, Finding
 
@@ -81,4 +82,8 @@ def unsupported_python(ctx: RuleContext) -> list[Finding]:
     return findings
 
 
-RULES = (unsupported_python,)
+RULE_SET = RuleSet(
+    rules=(unsupported_python,),
+    findings=(FindingSpec("ND-PY-001", "python-unsupported", SEVERITY_ERROR,
+                          "the interpreter's X.Y has no wheels in the environment's release"),),
+)

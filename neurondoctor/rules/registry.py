@@ -1,92 +1,71 @@
-"""The checks `check` runs: each an area of the report (one status line) made of rules with stable ids.
+"""The checks `check` runs, in report order, and the finding ids the probes emit: collected, never defined, here.
 
-Adding a rule is adding a function to a rule module's `RULES`; adding an area is one entry here. Host
-areas (hardware, driver, runtime, devices, environment variables) join this list with the host collectors.
+Each check declares itself in the rule module that leads its area (`rules/check.py`); `--select`/`--skip` and
+`check --list` read those declarations, so an id that no rule declares cannot be selected.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Iterator, Sequence
 
 from neurondoctor.rules import (
+    canary_rules,
     device_rules,
     driver_rules,
     env_var_rules,
-    framework_pin_rules,
-    instance_rules,
-    os_rules,
+    hardware_rules,
+    op_rules,
     pip_index_rules,
-    python_support_rules,
     release_rules,
-    resource_rules,
     runtime_rules,
-    shadowing_rules,
     stock_torch_rules,
     venv_health_rules,
 )
-from neurondoctor.rules.context import RuleContext
+from neurondoctor.rules.check import Check, FindingSpec
 from neurondoctor.rules.finding import CATEGORIES, Finding
 
-Rule = Callable[[RuleContext], list[Finding]]
-
-
-def neuron_host(ctx: RuleContext) -> bool:
-    """Host areas apply where there is Neuron hardware, a Neuron OS package, or a Trn/Inf instance type."""
-    snapshot = ctx.facts.host.snapshot
-    family = ctx.facts.host.instance_family or ""
-    return (driver_rules.neuron_hardware(snapshot) or any(name.startswith("aws-neuron") for name in snapshot.packages)
-            or "neuron" in snapshot.modules or family.startswith(("trn", "inf")))
-
-
-def _always(ctx: RuleContext) -> bool:
-    return True
-
-
-@dataclass(frozen=True)
-class Check:
-    """One report area: its stable id, its title on the status line, its rules and finding-id prefixes, and
-    whether it applies to this host (host areas are skipped on a machine without Neuron)."""
-
-    id: str
-    title: str
-    rules: tuple[Rule, ...]
-    finding_prefixes: tuple[str, ...]
-    applies: Callable[[RuleContext], bool] = _always
-
-
 CHECKS: tuple[Check, ...] = (
-    Check("hardware", "Neuron hardware", device_rules.HARDWARE_RULES, ("ND-HW-",), neuron_host),
-    Check("driver", "Driver", driver_rules.RULES, ("ND-DRV-", "ND-DKMS-"), neuron_host),
-    Check("runtime", "Runtime & tools", runtime_rules.RULES, ("ND-RT-",), neuron_host),
-    Check("devices", "Devices & cores", device_rules.RULES, ("ND-DEV-",), neuron_host),
-    Check("host-env", "Environment", env_var_rules.RULES + resource_rules.RULES + os_rules.RULES,
-          ("ND-ENV-", "ND-RES-", "ND-OS-")),
-    Check("python-env", "Python environment",
-          venv_health_rules.RULES + python_support_rules.RULES + shadowing_rules.RULES,
-          ("ND-VENV-", "ND-PY-", "ND-SHADOW-")),
-    Check("neuron-release", "Neuron release",
-          release_rules.RULES + runtime_rules.RELEASE_RULES + instance_rules.RULES, ("ND-REL-", "ND-INST-")),
-    Check("pytorch-stack", "PyTorch stack",
-          stock_torch_rules.RULES + framework_pin_rules.RULES, ("ND-TORCH-", "ND-PIN-")),
-    Check("pip-index", "Package index", pip_index_rules.RULES, ("ND-PIP-",)),
+    hardware_rules.CHECK,
+    driver_rules.CHECK,
+    runtime_rules.CHECK,
+    device_rules.CHECK,
+    env_var_rules.CHECK,
+    venv_health_rules.CHECK,
+    release_rules.CHECK,
+    stock_torch_rules.CHECK,
+    pip_index_rules.CHECK,
 )
+# The probes' areas: their findings are listed and explained like the others, but `check` does not run them.
+PROBE_CHECKS: tuple[Check, ...] = (op_rules.CHECK, canary_rules.CHECK)
+CHECK_IDS = frozenset(check.id for check in CHECKS)
+
+
+def all_finding_specs() -> Iterator[tuple[Check, FindingSpec]]:
+    for check in (*CHECKS, *PROBE_CHECKS):
+        for spec in check.findings:
+            yield check, spec
+
+
+def finding_spec(finding_id: str) -> FindingSpec | None:
+    return next((spec for _, spec in all_finding_specs() if spec.id == finding_id.upper()), None)
+
+
+def _names_findings(check: Check, selector: str) -> bool:
+    """A finding id (`ND-PIN-001`) or id prefix (`ND-PIN`) that names at least one of this check's findings."""
+    wanted = selector.strip().upper()
+    return bool(wanted) and any(finding_id.startswith(wanted) for finding_id in check.finding_ids)
 
 
 def _matches(check: Check, selector: str) -> bool:
-    """A check is named by its id, a finding-id prefix of its rules, or any category (filtered later)."""
-    wanted = selector.strip()
-    return (wanted.lower() == check.id or wanted.lower() in CATEGORIES
-            or any(prefix.startswith(wanted.upper()) or wanted.upper().startswith(prefix)
-                   for prefix in check.finding_prefixes))
+    """A check is named by its id, a finding id or prefix of its findings, or any category (filtered later)."""
+    wanted = selector.strip().lower()
+    return wanted == check.id or wanted in CATEGORIES or _names_findings(check, selector)
 
 
 def select_checks(select: Sequence[str], skip: Sequence[str]) -> list[Check]:
-    """Checks named (by check id or finding-id prefix) in `select`, minus those in `skip`."""
+    """Checks named in `select` (all when empty), minus those whose id is in `skip`."""
     chosen = [check for check in CHECKS if not select or any(_matches(check, item) for item in select)]
-    return [check for check in chosen
-            if not any(item.lower() == check.id for item in skip)]
+    return [check for check in chosen if not any(item.strip().lower() == check.id for item in skip)]
 
 
 def finding_selected(finding: Finding, select: Sequence[str], skip: Sequence[str]) -> bool:
@@ -95,14 +74,13 @@ def finding_selected(finding: Finding, select: Sequence[str], skip: Sequence[str
         item = item.strip()
         return finding.id.startswith(item.upper()) or finding.category == item.lower()
 
-    check_ids = {check.id for check in CHECKS}
-    finding_select = [item for item in select if item.lower() not in check_ids]
-    finding_skip = [item for item in skip if item.lower() not in check_ids]
+    finding_select = [item for item in select if item.strip().lower() not in CHECK_IDS]
+    finding_skip = [item for item in skip if item.strip().lower() not in CHECK_IDS]
     if finding_select and not any(hit(item) for item in finding_select):
         return False
     return not any(hit(item) for item in finding_skip)
 
 
 def known_selector(item: str) -> bool:
-    """Whether --select/--skip ITEM names a check, a finding-id prefix or a category."""
+    """Whether --select/--skip ITEM names a check, a declared finding id (or prefix of one) or a category."""
     return any(_matches(check, item) for check in CHECKS)

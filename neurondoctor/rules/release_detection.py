@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from neurondoctor.facts import Distribution, PythonEnvironment
+from neurondoctor.facts.python_env import Distribution, PythonEnvironment
 from neurondoctor.neuron_version import release_tuple
 from neurondoctor.release_data.catalog import ReleaseCatalog
 

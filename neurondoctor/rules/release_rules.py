@@ -7,6 +7,8 @@ package (nki, neuronx-cc-stubs, runtime-discovery, …) from another release is 
 from __future__ import annotations
 
 from neurondoctor.release_data.catalog import Neighbours
+from neurondoctor.rules import instance_rules, runtime_rules
+from neurondoctor.rules.check import NO_ENVIRONMENT, Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_WARNING, Finding
 from neurondoctor.rules.framework_pin_rules import describe_releases, realign_command
@@ -66,4 +68,26 @@ def unknown_versions(ctx: RuleContext) -> list[Finding]:
     return findings
 
 
-RULES = (mixed_release_packages, unknown_versions)
+def release_summary(ctx: RuleContext) -> str:
+    envs = ctx.facts.environments
+    if not envs:
+        return NO_ENVIRONMENT
+    releases = sorted({release for release in (ctx.release_of(env).release for env in envs) if release})
+    if not releases:
+        return "no Neuron packages installed"
+    return (f"Neuron {', '.join(releases)}; every package is in that release "
+            f"(newest known: {ctx.catalog.latest})")
+
+
+RULE_SET = RuleSet(
+    rules=(mixed_release_packages, unknown_versions),
+    findings=(
+        FindingSpec("ND-REL-001", "mixed-sdk-release", SEVERITY_WARNING,
+                    "a Neuron package from a different release than the rest"),
+        FindingSpec("ND-REL-002", "unknown-version", SEVERITY_WARNING,
+                    "a Neuron version in no known release, with its nearest known neighbours"),
+    ),
+)
+CHECK = Check("neuron-release", "Neuron release",
+              (RULE_SET, runtime_rules.HOST_RELEASE_RULE_SET, instance_rules.RULE_SET), release_summary,
+              needs=("packages", "environments"))

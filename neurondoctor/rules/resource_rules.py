@@ -7,6 +7,7 @@ trn1.32xlarge/trn1n; ignore it on a single node).
 
 from __future__ import annotations
 
+from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, quoted
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 
@@ -67,4 +68,11 @@ def memlock_limit(ctx: RuleContext) -> list[Finding]:
     )]
 
 
-RULES = (compile_cache_space, efa_absent, memlock_limit)
+RULE_SET = RuleSet(
+    rules=(compile_cache_space, efa_absent, memlock_limit),
+    findings=(
+        FindingSpec("ND-RES-001", "resource", SEVERITY_WARNING, "little free disk for the compile cache"),
+        FindingSpec("ND-RES-002", "resource", SEVERITY_WARNING, "no EFA on a trn1.32xlarge/trn1n"),
+        FindingSpec("ND-RES-003", "resource", SEVERITY_WARNING, "a finite memlock limit with EFA"),
+    ),
+)

@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Optional
 
 from neurondoctor.neuron_version import release_tuple
-from neurondoctor.rules.context import RuleContext, pin, pip_command
+from neurondoctor.rules.check import Check, FindingSpec, RuleSet
+from neurondoctor.rules.context import RuleContext, neuron_host, pin, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 from neurondoctor.rules.framework_pin_rules import describe_releases
 from neurondoctor.rules.host_fixes import host_target_release, install_command, release_version
@@ -173,5 +174,31 @@ def host_release_mixed(ctx: RuleContext) -> list[Finding]:
     return findings
 
 
-RULES = (driver_runtime_mismatch, compiler_newer_than_runtime, runtime_files_missing)
-RELEASE_RULES = (host_release_mixed,)
+def runtime_summary(ctx: RuleContext) -> str:
+    """`runtime-lib 2.33.10.0, collectives 2.33.10.0, tools 2.31.15.0`."""
+    versions = ctx.host_release().versions
+    shown = [f"{name.replace('aws-neuronx-', '')} {versions[name]}" for name in (RUNTIME, COLLECTIVES, TOOLS)
+             if name in versions]
+    return ", ".join(shown) or "runtime files present"
+
+
+RULE_SET = RuleSet(
+    rules=(driver_runtime_mismatch, compiler_newer_than_runtime, runtime_files_missing),
+    findings=(
+        FindingSpec("ND-RT-001", "driver-runtime-mismatch", SEVERITY_ERROR,
+                    "the runtime is from a newer release than the driver, or a documented incompatible pair"),
+        FindingSpec("ND-RT-002", "runtime-compiler-mismatch", SEVERITY_ERROR,
+                    "an environment's neuronx-cc is from a newer release than the host runtime"),
+        FindingSpec("ND-RT-003", "tools-missing", SEVERITY_ERROR, "libnrt, libnccom or the Neuron tools missing"),
+    ),
+)
+HOST_RELEASE_RULE_SET = RuleSet(
+    rules=(host_release_mixed,),
+    findings=(
+        FindingSpec("ND-REL-003", "mixed-sdk-release", SEVERITY_WARNING, "host packages from different releases"),
+        FindingSpec("ND-REL-004", "mixed-sdk-release", SEVERITY_WARNING,
+                    "the host and an environment on different releases"),
+    ),
+)
+CHECK = Check("runtime", "Runtime & tools", (RULE_SET,), runtime_summary, applies=neuron_host,
+              needs=("packages", "runtime"))

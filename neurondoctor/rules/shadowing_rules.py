@@ -7,8 +7,9 @@ so a stray `pip install --user torch` silently replaces the Neuron-pinned torch.
 
 from __future__ import annotations
 
-from neurondoctor.facts import SITE_ROLE_PYTHONPATH, SITE_ROLE_USER, Distribution, PythonEnvironment, SiteDir
+from neurondoctor.facts.python_env import SITE_ROLE_PYTHONPATH, SITE_ROLE_USER, Distribution, PythonEnvironment, SiteDir
 from neurondoctor.neuron_version import release_tuple
+from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, pin, pip_command, quoted
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 
@@ -97,4 +98,11 @@ def _reinstall_one(env: PythonEnvironment, dists: list[Distribution]) -> list[st
                         pin(newest.display_name, newest.version))]
 
 
-RULES = (shadowing_copies, duplicate_records)
+RULE_SET = RuleSet(
+    rules=(shadowing_copies, duplicate_records),
+    findings=(
+        FindingSpec("ND-SHADOW-001", "shadowing", SEVERITY_ERROR,
+                    "user-site or PYTHONPATH copies imported instead of the environment's"),
+        FindingSpec("ND-SHADOW-002", "shadowing", SEVERITY_WARNING, "duplicate records of one distribution"),
+    ),
+)

@@ -7,8 +7,10 @@ fail with `undefined symbol` in `_XLAC` (train-ts; gh#875). torch-xla must match
 
 from __future__ import annotations
 
-from neurondoctor.facts import Distribution, PythonEnvironment, TorchBuild
+from neurondoctor.facts.python_env import Distribution, PythonEnvironment, TorchBuild
 from neurondoctor.neuron_version import major_minor
+from neurondoctor.rules import framework_pin_rules
+from neurondoctor.rules.check import NO_ENVIRONMENT, Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, TorchStack, pin, pip_command, quoted
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 
@@ -167,4 +169,36 @@ def duplicate_torch(ctx: RuleContext) -> list[Finding]:
     return findings
 
 
-RULES = (torch_version_mismatch, cuda_torch_in_neuron_env, torch_xla_mismatch, duplicate_torch)
+def pytorch_summary(ctx: RuleContext) -> str:
+    """`torch 2.9.0 (cpu) matches torch-neuronx`, or that there is no torch or no Neuron framework."""
+    envs = ctx.facts.environments
+    if not envs:
+        return NO_ENVIRONMENT
+    torches, anchors = set(), set()
+    for env in envs:
+        torch = env.effective_distributions().get("torch")
+        if torch is not None:
+            torches.add(f"torch {torch_version_shown(torch, env.torch_build())}")
+        anchor = ctx.release_of(env).anchor
+        if anchor is not None:
+            anchors.add(anchor.dist.name)
+    if not torches:
+        return "torch not installed"
+    return ", ".join(sorted(torches)) + (f" matches {', '.join(sorted(anchors))}" if anchors
+                                         else "; no Neuron framework")
+
+
+RULE_SET = RuleSet(
+    rules=(torch_version_mismatch, cuda_torch_in_neuron_env, torch_xla_mismatch, duplicate_torch),
+    findings=(
+        FindingSpec("ND-TORCH-001", "stock-torch-conflict", SEVERITY_ERROR,
+                    "torch X.Y differs from the X.Y the Neuron framework is built for"),
+        FindingSpec("ND-TORCH-002", "stock-torch-conflict", SEVERITY_WARNING,
+                    "the right torch X.Y, but PyPI's CUDA build with nvidia-* packages"),
+        FindingSpec("ND-TORCH-003", "stock-torch-conflict", SEVERITY_ERROR, "torch-xla X.Y differs from torch X.Y"),
+        FindingSpec("ND-TORCH-004", "stock-torch-conflict", SEVERITY_ERROR,
+                    "two torch dist-infos in one site-packages"),
+    ),
+)
+CHECK = Check("pytorch-stack", "PyTorch stack", (RULE_SET, framework_pin_rules.RULE_SET), pytorch_summary,
+              needs=("environments",))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from neurondoctor.facts import PythonEnvironment
+from neurondoctor.facts.python_env import PythonEnvironment
+from neurondoctor.rules import python_support_rules, shadowing_rules
+from neurondoctor.rules.check import NO_ENVIRONMENT, Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, pin, quoted
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 
@@ -83,4 +85,22 @@ def damaged_metadata(ctx: RuleContext) -> list[Finding]:
     return findings
 
 
-RULES = (missing_interpreter, interpreter_failed, damaged_metadata)
+def python_env_summary(ctx: RuleContext) -> str:
+    envs = ctx.facts.environments
+    if not envs:
+        return NO_ENVIRONMENT
+    pythons = sorted({env.python_version or "?" for env in envs})
+    return f"{len(envs)} environment(s), Python {', '.join(pythons)}: interpreters present, nothing shadowed"
+
+
+RULE_SET = RuleSet(
+    rules=(missing_interpreter, interpreter_failed, damaged_metadata),
+    findings=(
+        FindingSpec("ND-VENV-001", "broken-venv", SEVERITY_ERROR, "the environment's interpreter is gone"),
+        FindingSpec("ND-VENV-002", "broken-venv", SEVERITY_ERROR, "the interpreter does not run"),
+        FindingSpec("ND-VENV-003", "broken-venv", SEVERITY_WARNING, "unreadable or damaged metadata"),
+    ),
+)
+CHECK = Check("python-env", "Python environment",
+              (RULE_SET, python_support_rules.RULE_SET, shadowing_rules.RULE_SET), python_env_summary,
+              needs=("environments",))

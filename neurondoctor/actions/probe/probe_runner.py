@@ -1,14 +1,18 @@
-"""Runs a shipped probe script in the target interpreter with a timeout and reads its one JSON line."""
+"""Runs a shipped probe script in the target interpreter with a timeout and reads its one JSON line; what every
+probe shares: the default target interpreter and the verdict."""
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
 from neurondoctor.command_runner import run_command
+from neurondoctor.report.health import Health, judge_health
+from neurondoctor.rules.finding import Finding
 
 SCRIPTS = Path(__file__).with_name("scripts")
 
@@ -38,3 +42,21 @@ def run_probe(python: str, script: str, arguments: list[str], timeout: float,
         if isinstance(document, dict) and document.get("schema") == "neurondoctor.probe/1":
             return ProbeOutcome(document, None, False, result.duration_s)
     return ProbeOutcome(None, result.describe_failure(), False, result.duration_s)
+
+
+def default_python(environ: Mapping[str, str]) -> str:
+    """The active environment's interpreter, else the first discovered Neuron venv (DLAMI, ~/aws_neuron_venv_*),
+    else `python3` — the same discovery `check` uses."""
+    from neurondoctor.host.rootfs import RootFS
+    from neurondoctor.pyenv.discovery import discover_environments
+
+    for found in discover_environments(RootFS("/"), environ):
+        interpreter = Path(found.path) if found.live else Path(found.path) / "bin" / "python"
+        if interpreter.exists():
+            return str(interpreter)
+    return "python3"
+
+
+def probe_health(findings: list[Finding]) -> Health:
+    """A probe's verdict: from its findings alone (a probe that could not run raised before it had any)."""
+    return judge_health(findings, [])

@@ -1,4 +1,4 @@
-"""Classifies the ops a probe recorded against `manifests/op-support.json` (pure: document in, findings out).
+"""Classifies the ops a probe recorded against the op-support data (pure: the probe's op list in, findings out).
 
 cpu-fallback ops are warnings with their rewrite; unsupported ops are errors; `.item()` syncs are info; ops the
 data file does not list are reported as unknown, never as fine.
@@ -6,15 +6,12 @@ data file does not list are reported as unknown, never as fine.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from neurondoctor.release_data.catalog import bundled_manifest_dir
+from neurondoctor.rules.check import Check, FindingSpec, RuleSet
+from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_INFO, SEVERITY_WARNING, Finding
-
-OP_SUPPORT_FILE = "op-support.json"
 
 
 @dataclass
@@ -35,14 +32,13 @@ class Inventory:
         return [verdict for verdict in self.verdicts if verdict.status == status]
 
 
-def load_op_support(directory: Path | None = None) -> dict[str, dict[str, Any]]:
-    """The op table; raises OSError/ValueError with the file named when it is unreadable or malformed."""
-    path = (directory or bundled_manifest_dir()) / OP_SUPPORT_FILE
-    document = json.loads(path.read_text(encoding="utf-8"))
-    ops = document.get("ops") if isinstance(document, dict) else None
-    if not isinstance(ops, dict):
-        raise ValueError(f"{path}: no `ops` table")
-    return ops
+# status -> (finding id, severity, category, consequence)
+_BY_STATUS = {
+    "cpu-fallback": ("ND-OP-001", SEVERITY_WARNING, "cpu-fallback",
+                     "runs on the CPU on the Neuron XLA path: a device-to-host copy and a graph break"),
+    "unsupported": ("ND-OP-002", SEVERITY_ERROR, "unsupported-op", "neuronx-cc cannot lower it: compilation fails"),
+    "sync": ("ND-OP-003", SEVERITY_INFO, "cpu-fallback", "forces a device-to-host sync (not a missing lowering)"),
+}
 
 
 def _phases(phases: dict[str, int]) -> str:
@@ -62,16 +58,11 @@ def classify(ops: list[dict[str, Any]], support: dict[str, dict[str, Any]], mode
         verdict = OpVerdict(name, int(entry.get("count", 0)), dict(entry.get("phases", {})),
                             str(known.get("status", "unknown")), str(known.get("rewrite", "")))
         inventory.verdicts.append(verdict)
-        if verdict.status not in ("cpu-fallback", "unsupported", "sync"):
+        if verdict.status not in _BY_STATUS:
             continue
-        severity, category, consequence = {
-            "cpu-fallback": (SEVERITY_WARNING, "cpu-fallback",
-                             "runs on the CPU on the Neuron XLA path: a device-to-host copy and a graph break"),
-            "unsupported": (SEVERITY_ERROR, "unsupported-op", "neuronx-cc cannot lower it: compilation fails"),
-            "sync": (SEVERITY_INFO, "cpu-fallback", "forces a device-to-host sync (not a missing lowering)"),
-        }[verdict.status]
+        finding_id, severity, category, consequence = _BY_STATUS[verdict.status]
         inventory.findings.append(Finding(
-            id={"cpu-fallback": "ND-OP-001", "unsupported": "ND-OP-002", "sync": "ND-OP-003"}[verdict.status],
+            id=finding_id,
             category=category,
             severity=severity,
             title=f"{name} ({known.get('what', name)}) {consequence} — {_phases(verdict.phases)}",
@@ -81,3 +72,15 @@ def classify(ops: list[dict[str, Any]], support: dict[str, dict[str, Any]], mode
             fix=[],
         ))
     return inventory
+
+
+def _probe_summary(ctx: RuleContext) -> str:
+    return "no op falls back to the CPU"
+
+
+RULE_SET = RuleSet(
+    rules=(),
+    findings=tuple(FindingSpec(finding_id, category, severity, consequence)
+                   for finding_id, severity, category, consequence in _BY_STATUS.values()),
+)
+CHECK = Check("probe-ops", "Op inventory", (RULE_SET,), _probe_summary)

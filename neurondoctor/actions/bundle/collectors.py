@@ -16,15 +16,14 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from neurondoctor.command_runner import run_command
-from neurondoctor.facts import PythonEnvironment
+from neurondoctor.facts.names import BUNDLE_ENV_PREFIXES, NEURON_OS_PACKAGE_PREFIXES
+from neurondoctor.facts.python_env import PythonEnvironment
 from neurondoctor.host.compile_cache import cache_location
-from neurondoctor.host.os_packages import NEURON_PACKAGE_PREFIXES, rpm_command, rpm_database_present
+from neurondoctor.host.os_packages import rpm_command, rpm_database_present
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.redaction import Redactor
 
 FILE_LIMIT = 8 << 20
-ENV_VALUE_PREFIXES = ("NEURON_", "XLA_", "PJRT_", "PYTHON", "AWS_NEURON_", "PT_XLA_", "FI_EFA_", "NCCL_",
-                      "VIRTUAL_ENV", "CONDA_PREFIX", "LD_LIBRARY_PATH", "PATH", "HF_HUB_OFFLINE")
 COPIED_FILES = ("/etc/os-release", "/proc/modules", "/proc/cmdline", "/etc/modules-load.d/neuron.conf",
                 "/etc/pip.conf", "/etc/xdg/pip/pip.conf", "/etc/apt/sources.list.d/neuron.list",
                 "/etc/yum.repos.d/neuron.repo", "/sys/module/neuron/version")
@@ -156,7 +155,7 @@ def package_lists(ctx: BundleContext) -> list[Member]:
         result = run_command(rpm_command(ctx.fs), timeout=ctx.command_timeout, env=dict(ctx.environ))
         everything = result.stdout if result.ok else f"# {result.describe_failure()}\n"
         neuron_lines = "".join(line + "\n" for line in everything.splitlines()
-                               if line.startswith(NEURON_PACKAGE_PREFIXES))
+                               if line.startswith(NEURON_OS_PACKAGE_PREFIXES))
         members.append(Member("packages/rpm-neuron.txt", _text(ctx, neuron_lines)))
         members.append(Member("packages/rpm-all.txt.gz", gzip.compress(_text(ctx, everything))))
     return members
@@ -219,7 +218,7 @@ def environment_variables(ctx: BundleContext) -> list[Member]:
     """Neuron/XLA/PJRT/Python variables by value (redacted); every other variable by name only."""
     lines = []
     for key in sorted(ctx.environ):
-        if key.startswith(ENV_VALUE_PREFIXES):
+        if key.startswith(BUNDLE_ENV_PREFIXES):
             lines.append(f"{key}={ctx.environ[key]}")
         else:
             lines.append(f"{key} (value not collected)")

@@ -8,20 +8,21 @@ it does not pay for typer's import (about 0.1 s with its pydantic dependency, mo
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
-from collections.abc import Sequence
-from typing import Optional
+from collections.abc import Mapping, Sequence
+from typing import Optional, TextIO
 
 FORMATS = ("text", "json", "markdown", "nhc", "npd")
-EXIT_USAGE = 2
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="neurondoctor check",
-        description="Check the Neuron stack on this host and its Python environments. Exit codes: 0 no errors, "
-                    "1 errors (with --strict: warnings too), 2 bad usage or input, 3 the doctor failed.")
+        description="Check the Neuron stack on this host and its Python environments. Exit codes: 0 healthy or "
+                    "warnings only, 1 errors (with --strict: warnings too), 2 bad usage or input, 3 the verdict is "
+                    "unknown (a check crashed or could not collect what it needs) or the doctor failed.")
     parser.add_argument("--root", default="/", metavar="DIR",
                         help="inspect the Linux tree under DIR (a mounted AMI, a container rootfs); default /")
     parser.add_argument("--venv", action="append", default=[], metavar="DIR",
@@ -39,42 +40,55 @@ def build_parser() -> argparse.ArgumentParser:
                         help="only these checks, finding ids (ND-TORCH, ND-PIN-001) or categories (repeatable)")
     parser.add_argument("--skip", action="append", default=[], metavar="ID",
                         help="leave out these checks, finding ids or categories (repeatable)")
+    parser.add_argument("--list", dest="list_ids", action="store_true",
+                        help="list every check and finding id (ID, category, severity, title; --json for a document)")
     parser.add_argument("-v", "--verbose", action="store_true", help="facts and per-check timings")
     return parser
 
 
-def _usage_error(message: str) -> int:
-    sys.stderr.write(f"error: {message}\n")
-    return EXIT_USAGE
+def write_id_list(stream: TextIO, as_json: bool) -> None:
+    """`check --list`: every check, then its finding ids, tab-separated; the probes' ids last."""
+    from neurondoctor.rules.registry import CHECKS, PROBE_CHECKS
+
+    checks = (*CHECKS, *PROBE_CHECKS)
+    if as_json:
+        document = {"schema": "neurondoctor.checks/1", "checks": [
+            {"id": check.id, "title": check.title, "run_by": "check" if check in CHECKS else check.id,
+             "findings": [{"id": spec.id, "category": spec.category, "severity": spec.severity,
+                           "title": spec.title, "docs": list(spec.docs)} for spec in check.findings]}
+            for check in checks]}
+        stream.write(json.dumps(document) + "\n")
+        return
+    for check in checks:
+        stream.write(f"{check.id}\tcheck\t-\t{check.title}\n")
+        for spec in check.findings:
+            stream.write(f"{spec.id}\t{spec.category}\t{spec.severity}\t{spec.title}\n")
 
 
-def run(argv: Sequence[str], environ: Optional[dict[str, str]] = None) -> int:
-    """Parse, check, render; returns the exit code (ARCHITECTURE.md §7)."""
+def run(argv: Sequence[str], environ: Optional[Mapping[str, str]] = None) -> int:
+    """Parse, check, render; returns the exit code (ARCHITECTURE.md §7), raises UserError for bad input."""
     args = build_parser().parse_args(list(argv))
-    from neurondoctor.check_run import CheckOptions, run_check
+    if args.list_ids:
+        write_id_list(sys.stdout, args.as_json or args.output_format == "json")
+        return 0
+    from neurondoctor.actions.check_run import CheckOptions, run_check, validate_options
     from neurondoctor.release_data.catalog import load_catalog
-    from neurondoctor.rules.registry import known_selector
 
-    if not os.path.isdir(args.root):
-        return _usage_error(f"--root {args.root}: not a directory")
-    for item in [*args.select, *args.skip]:
-        if not known_selector(item):
-            return _usage_error(f"--select/--skip {item!r}: not a check, finding id or category")
     catalog = load_catalog()
-    if args.release is not None and args.release not in catalog.releases:
-        return _usage_error(f"--release {args.release}: not a known Neuron release (newest known: {catalog.latest};"
-                            " see `neurondoctor manifests list`)")
     options = CheckOptions(root=args.root, venvs=args.venv, pythons=args.python, release=args.release,
                            select=args.select, skip=args.skip,
                            environ=dict(os.environ) if environ is None else environ)
+    validate_options(options, catalog)
     report = run_check(options, catalog=catalog)
     output_format = "json" if args.as_json else args.output_format
     if output_format == "json":
-        from neurondoctor.report.model import render_json
+        from neurondoctor.report.document import render_json
 
         sys.stdout.write(render_json(report) + "\n")
+        from neurondoctor.cli import print_user_error
+
         for problem in report.input_problems:
-            sys.stderr.write(f"error: {problem.source}: {problem.message}\n")
+            print_user_error(f"{problem.source}: {problem.message}")
     elif output_format == "markdown":
         from neurondoctor.report.markdown import render_markdown
 

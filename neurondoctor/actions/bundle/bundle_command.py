@@ -13,15 +13,15 @@ import json
 import os
 import secrets
 import socket
-import sys
 import tarfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from neurondoctor.bundle.collectors import (
+from neurondoctor import exit_codes
+from neurondoctor.actions.bundle.collectors import (
     BundleContext,
     CollectorTimeout,
     Member,
@@ -35,6 +35,7 @@ from neurondoctor.redaction import Redactor
 
 DEFAULT_MAX_SIZE_MB = 100
 DEFAULT_TIME_BUDGET = 120.0
+DEFAULT_COMMAND_TIMEOUT = 10.0
 
 
 @dataclass
@@ -120,14 +121,30 @@ def _write_archive(path: Path, prefix: str, members: list[Member]) -> None:
     temporary.rename(path)
 
 
-def build_bundle(root: str, output: Optional[str], venvs: Sequence[str], obfuscate: bool, since: Optional[str],
-                 max_size_mb: float, time_budget: float, command_timeout: float,
-                 progress: Callable[[str], None]) -> BundleResult:
-    from neurondoctor.check_run import CheckOptions, run_check
-    from neurondoctor.report.markdown import render_markdown
-    from neurondoctor.report.model import render_json
+@dataclass
+class BundleOptions:
+    root: str = "/"
+    output: Optional[str] = None
+    venvs: Sequence[str] = ()
+    obfuscate: bool = False
+    since: Optional[str] = None
+    max_size_mb: float = DEFAULT_MAX_SIZE_MB
+    time_budget: float = DEFAULT_TIME_BUDGET
+    command_timeout: float = DEFAULT_COMMAND_TIMEOUT
+    environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
 
-    environ = dict(os.environ)
+
+def build_bundle(options: BundleOptions, progress: Callable[[str], None]) -> BundleResult:
+    """Collect everything and write the archive; raises UserError for a root that is not a directory."""
+    from neurondoctor.actions.check_run import CheckOptions, run_check
+    from neurondoctor.report.document import render_json
+    from neurondoctor.report.markdown import render_markdown
+
+    if not os.path.isdir(options.root):
+        raise exit_codes.UserError(f"--root {options.root}: not a directory")
+    root, output, obfuscate = options.root, options.output, options.obfuscate
+    max_size_mb, time_budget, command_timeout = options.max_size_mb, options.time_budget, options.command_timeout
+    environ = dict(options.environ)
     fs = RootFS(root)
     hostname = socket.gethostname() if fs.is_live else (fs.try_read_text("/etc/hostname", 256) or "image").strip()
     redactor = Redactor(obfuscate=obfuscate, hostnames=[hostname, socket.getfqdn()] if fs.is_live else [hostname])
@@ -135,9 +152,9 @@ def build_bundle(root: str, output: Optional[str], venvs: Sequence[str], obfusca
     members: list[Member] = []
     cap = SizeCap(int(max_size_mb * (1 << 20)))
     progress("running the check")
-    report = run_check(CheckOptions(root=root, venvs=list(venvs), environ=environ))
+    report = run_check(CheckOptions(root=root, venvs=list(options.venvs), environ=environ))
     ctx = BundleContext(fs=fs, environ=environ, redactor=redactor, environments=report.facts.environments,
-                        command_timeout=command_timeout, since=since)
+                        command_timeout=command_timeout, since=options.since)
 
     def check_members(_: BundleContext) -> list[Member]:
         return [Member("report.json", redactor.text(render_json(report)).encode()),
@@ -174,25 +191,17 @@ def build_bundle(root: str, output: Optional[str], venvs: Sequence[str], obfusca
     return BundleResult(path, path.stat().st_size, records, map_file)
 
 
-def run_bundle(root: str, output: Optional[str], venvs: Sequence[str], obfuscate: bool, since: Optional[str],
-               max_size_mb: float, time_budget: float, command_timeout: float) -> int:
-    def progress(message: str) -> None:
-        sys.stderr.write(f"[{time.strftime('%H:%M:%S')}] {message}\n")
-
-    if not os.path.isdir(root):
-        sys.stderr.write(f"error: --root {root}: not a directory\n")
-        return 2
-    result = build_bundle(root, output, venvs, obfuscate, since, max_size_mb, time_budget, command_timeout,
-                          progress)
+def describe_result(result: BundleResult) -> str:
+    """The lines that end `bundle`: where the archive is, what each collector did, and the review reminder."""
     statuses: dict[str, int] = {}
     for record in result.records:
         statuses[record.status] = statuses.get(record.status, 0) + 1
     summary = ", ".join(f"{count} {status}" for status, count in sorted(statuses.items()))
-    print(f"{result.archive} ({result.size / 1024:.0f} KiB; collectors: {summary})")
+    lines = [f"{result.archive} ({result.size / 1024:.0f} KiB; collectors: {summary})"]
     if result.map_file:
-        print(f"obfuscation map (not in the archive, keep it private): {result.map_file}")
-    print("Secrets were redacted while collecting; review the archive before sharing it.")
-    return 0
+        lines.append(f"obfuscation map (not in the archive, keep it private): {result.map_file}")
+    lines.append("Secrets were redacted while collecting; review the archive before sharing it.")
+    return "\n".join(lines) + "\n"
 
 
 def manifest_of(archive: Path) -> dict[str, Any]:

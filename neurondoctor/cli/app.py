@@ -6,24 +6,20 @@ Heavy modules are imported inside the commands that need them.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 import typer
 
-from neurondoctor import __version__
+from neurondoctor import __version__, exit_codes
 
 if TYPE_CHECKING:
     from neurondoctor.release_data.catalog import ReleaseCatalog
+    from neurondoctor.report.model import ProbeReport
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Checks that the layers of an AWS Neuron host agree, and says the exact fix.")
 manifests_app = typer.Typer(no_args_is_help=True, help="The bundled Neuron release data.")
 app.add_typer(manifests_app, name="manifests")
-
-
-def _fail_usage(message: str) -> None:
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(2)
 
 
 def _version_callback(value: bool) -> None:
@@ -44,7 +40,7 @@ def main_options(
                                "help_option_names": []}, add_help_option=False)
 def check(ctx: typer.Context) -> None:
     """Check the Neuron stack on this host and its Python environments (`check --help` for options)."""
-    from neurondoctor.check_command import run
+    from neurondoctor.cli.check_command import run
 
     raise typer.Exit(run(ctx.args))
 
@@ -57,7 +53,7 @@ app.add_typer(venv_app, name="venv")
 def venv_create(
     path: str = typer.Argument(..., help="Where the environment goes."),
     release: str = typer.Option(..., "--release", help="Neuron release, e.g. 2.31.1."),
-    framework: str = typer.Option("pytorch", "--framework", help="Framework stack (pytorch)."),
+    framework: str = typer.Option("pytorch", "--framework", help="Framework stack: pytorch."),
     torch: Optional[str] = typer.Option(None, "--torch", help="torch X.Y when the release offers several."),
     python: Optional[str] = typer.Option(None, "--python", help="Interpreter to build on (default python3)."),
     installer: Optional[str] = typer.Option(None, "--installer", help="uv (default when present) or pip."),
@@ -68,30 +64,58 @@ def venv_create(
     force: bool = typer.Option(False, "--force", help="Replace an existing environment once the new one is built."),
 ) -> None:
     """Build a fresh, pinned, guarded environment for a Neuron release, then check it."""
-    from neurondoctor.actions.venv_command import run_venv_create
+    from neurondoctor.actions.venv_command import VenvCreateOptions, create_venv, describe_plan, prepare_venv
+    from neurondoctor.cli.progress import progress_for_stderr
+    from neurondoctor.report.terminal import render_terminal
 
-    raise typer.Exit(run_venv_create(path, release, framework, torch, python, installer, index_url,
-                                     extra_index_url, find_links, dry_run, force))
+    prepared = prepare_venv(VenvCreateOptions(
+        path=path, release=release, framework=framework, torch=torch, python=python, installer=installer,
+        index_url=index_url, extra_index_urls=extra_index_url, find_links=find_links, force=force))
+    if dry_run:
+        sys.stdout.write(describe_plan(prepared))
+        raise typer.Exit(exit_codes.OK)
+    progress = progress_for_stderr()
+    try:
+        report = create_venv(prepared, progress)
+    except KeyboardInterrupt:
+        typer.echo("interrupted: the partial environment was removed", err=True)
+        raise typer.Exit(exit_codes.INTERRUPTED) from None
+    finally:
+        progress.close()
+    render_terminal(report, sys.stdout)
+    raise typer.Exit(report.exit_code())
 
 
 probe_app = typer.Typer(no_args_is_help=True, help="Probes that run in the target environment.")
 app.add_typer(probe_app, name="probe")
 
 
+def _emit_probe(report: ProbeReport, as_json: bool, render_text: Callable[[ProbeReport], str]) -> None:
+    from neurondoctor.report.document import render_json
+
+    sys.stdout.write(render_json(report) + "\n" if as_json else render_text(report))
+    raise typer.Exit(report.exit_code())
+
+
 @probe_app.command("ops")
 def probe_ops(
     model_spec: str = typer.Argument(..., help="file.py:factory, module:factory or builtin:mlp|transformer|convnet"),
     python: Optional[str] = typer.Option(None, "--python", help="Target interpreter (default: the active venv)."),
-    mode: str = typer.Option("inventory", "--mode", help="inventory: every aten op of one step, classified."),
+    mode: str = typer.Option("inventory", "--mode",
+                             help="inventory (every aten op of one step, classified against the release data) or "
+                                  "xla (the ops that really fall back to CPU on an XLA device)."),
     as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout."),
     timeout: float = typer.Option(600.0, "--timeout", help="Seconds before the model step is stopped."),
 ) -> None:
     """List the ops of a model's training step and which of them run on CPU instead of the device."""
     import os
 
-    from neurondoctor.probe.ops_command import run_probe_ops
+    from neurondoctor.actions.probe.ops_command import ProbeOpsOptions, run_probe_ops
+    from neurondoctor.report.probe_text import render_inventory_text
 
-    raise typer.Exit(run_probe_ops(model_spec, python, mode, as_json, timeout, dict(os.environ)))
+    report = run_probe_ops(ProbeOpsOptions(model_spec=model_spec, python=python, mode=mode, timeout=timeout,
+                                           environ=dict(os.environ)))
+    _emit_probe(report, as_json, render_inventory_text)
 
 
 @probe_app.command("canary")
@@ -106,9 +130,12 @@ def probe_canary(
     """Trace a small model with torch_neuronx, run it on a NeuronCore, compare with CPU, save/load, time it."""
     import os
 
-    from neurondoctor.probe.canary_command import run_canary
+    from neurondoctor.actions.probe.canary_command import CanaryOptions, run_canary
+    from neurondoctor.report.probe_text import render_canary_text
 
-    raise typer.Exit(run_canary(python, root, cpu_backend, runs, as_json, timeout, dict(os.environ)))
+    report = run_canary(CanaryOptions(python=python, root=root, cpu_backend=cpu_backend, runs=runs, timeout=timeout,
+                                      environ=dict(os.environ)))
+    _emit_probe(report, as_json, render_canary_text)
 
 
 @app.command()
@@ -123,9 +150,17 @@ def bundle(
     command_timeout: float = typer.Option(10.0, "--command-timeout", help="Seconds per command."),
 ) -> None:
     """Write one redacted support archive: the check, command outputs, logs, package lists, a manifest."""
-    from neurondoctor.bundle.bundle_command import run_bundle
+    import time
 
-    raise typer.Exit(run_bundle(root, output, venv, obfuscate, since, max_size, max_time, command_timeout))
+    from neurondoctor.actions.bundle.bundle_command import BundleOptions, build_bundle, describe_result
+
+    def progress(message: str) -> None:
+        sys.stderr.write(f"[{time.strftime('%H:%M:%S')}] {message}\n")
+
+    result = build_bundle(BundleOptions(root=root, output=output, venvs=venv, obfuscate=obfuscate, since=since,
+                                        max_size_mb=max_size, time_budget=max_time, command_timeout=command_timeout),
+                          progress)
+    sys.stdout.write(describe_result(result))
 
 
 @manifests_app.command("list")
@@ -147,7 +182,7 @@ def manifests_show(release: str = typer.Argument(..., help="A release such as 2.
 
     catalog = load_catalog()
     if release not in catalog.releases:
-        _fail_usage(f"{release}: not a known Neuron release (newest known: {catalog.latest})")
+        raise exit_codes.UserError(f"{release}: not a known Neuron release (newest known: {catalog.latest})")
     sys.stdout.write(render_release(catalog, release))
     _report_load_problems(catalog)
 
@@ -170,15 +205,12 @@ def manifests_update(
         result = install_manifest(data, source, cache_manifest_dir(os.environ),
                                   floor_version=str(bundled.sdk.get("manifest_version", "")) or None)
     except UpdateError as error:
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(2) from error
+        raise exit_codes.UserError(str(error)) from error
     before = f" (was {result.replaced})" if result.replaced else ""
     typer.echo(f"release data {result.manifest_version}{before}: {result.releases} releases in {result.directory}")
 
 
 def _report_load_problems(catalog: ReleaseCatalog) -> None:
     problems = catalog.problems
-    for problem in problems:
-        typer.echo(f"error: {problem.path}: {problem.message}", err=True)
     if problems:
-        raise typer.Exit(2)
+        raise exit_codes.UserError("; ".join(f"{problem.path}: {problem.message}" for problem in problems))

@@ -150,3 +150,8 @@ class HostSnapshot:
     groups: list[int] = field(default_factory=list)
     neuron_ls: list[NeuronLsDevice] = field(default_factory=list)
     commands: list[CommandFact] = field(default_factory=list)
+
+    @property
+    def has_neuron_hardware(self) -> bool:
+        """Neuron devices on PCI, device nodes, or driver sysfs entries: any one proves the hardware is here."""
+        return bool(self.pci or self.device_nodes or self.sysfs_devices)

@@ -1,14 +1,10 @@
-"""Facts: plain typed data the collectors produce and the rules judge (ARCHITECTURE.md §2).
-
-Everything here serialises to JSON with `dataclasses.asdict`; rules are tested by building these in memory.
-"""
+"""Facts about one Python environment: its import path, distributions, torch build and pip configuration, read
+statically (`--venv`) or live (`--python`) by `pyenv` (ARCHITECTURE.md §4)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Optional
-
-from neurondoctor.host.host_facts import HostSnapshot
 
 # Where a site-packages directory sits in an interpreter's import order.
 SITE_ROLE_VENV = "venv"
@@ -132,31 +128,3 @@ class PythonEnvironment:
             if site.torch_build is not None:
                 return site.torch_build
         return None
-
-
-@dataclass
-class HostFacts:
-    """What the doctor knows about the host: its identity and the §3 snapshot below Python."""
-
-    root: str
-    instance_type: Optional[str] = None
-    instance_type_source: Optional[str] = None
-    snapshot: HostSnapshot = field(default_factory=HostSnapshot)
-    problems: list[str] = field(default_factory=list)
-
-    @property
-    def instance_family(self) -> Optional[str]:
-        """`trn1` for `trn1.32xlarge`; trn1n instances run trn1 packages."""
-        if not self.instance_type or "." not in self.instance_type:
-            return None
-        family = self.instance_type.split(".", 1)[0].lower()
-        return "trn1" if family == "trn1n" else family
-
-
-@dataclass
-class Facts:
-    """Everything collected for one `check` run."""
-
-    host: HostFacts
-    environments: list[PythonEnvironment] = field(default_factory=list)
-    environ: dict[str, str] = field(default_factory=dict)

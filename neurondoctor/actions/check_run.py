@@ -1,0 +1,249 @@
+"""`check` as a library: collect facts, run the selected checks over them, judge the verdict, build the report.
+
+Collectors and rules are each guarded: a crash becomes a `crashed` check, a collector that could not read what a
+check needs makes that check `unknown`, and the other checks still report (flutter doctor's "crashed
+validator"). The verdict is judged once here, from all of it (report/health.py).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Optional
+
+from neurondoctor import __version__, exit_codes
+from neurondoctor.facts import CollectorFailure, Facts, HostFacts
+from neurondoctor.facts.names import NEURON_ENV_PREFIXES
+from neurondoctor.facts.python_env import PythonEnvironment
+from neurondoctor.host.collect_host import collect_host_snapshot
+from neurondoctor.host.instance_identity import read_hostname, read_instance_id, read_instance_type
+from neurondoctor.host.rootfs import RootFS
+from neurondoctor.pyenv.discovery import discover_environments
+from neurondoctor.pyenv.static_venv import inspect_venv
+from neurondoctor.release_data.catalog import ReleaseCatalog, load_catalog
+from neurondoctor.report.health import judge_health
+from neurondoctor.report.model import (
+    STATUS_CRASHED,
+    STATUS_ERROR,
+    STATUS_INFO,
+    STATUS_OK,
+    STATUS_SKIPPED,
+    STATUS_UNKNOWN,
+    STATUS_WARNING,
+    UNJUDGED_STATUSES,
+    CheckResult,
+    EnvironmentSummary,
+    InputProblem,
+    NodeIdentity,
+    Report,
+)
+from neurondoctor.rules.check import Check
+from neurondoctor.rules.context import RuleContext
+from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
+from neurondoctor.rules.registry import finding_selected, known_selector, select_checks
+from neurondoctor.rules.stock_torch_rules import torch_version_shown
+
+ENVIRONMENTS_COLLECTOR = "environments"
+
+
+@dataclass
+class CheckOptions:
+    """What `check` (and every action that checks: venv create, health, bootstrap) is asked to judge."""
+
+    root: str = "/"
+    venvs: Sequence[str] = ()
+    pythons: Sequence[str] = ()
+    release: Optional[str] = None
+    select: Sequence[str] = ()
+    skip: Sequence[str] = ()
+    environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+
+
+def validate_options(options: CheckOptions, catalog: ReleaseCatalog) -> None:
+    """Raises UserError for a root that is not a directory, an unknown selector or release."""
+    if not os.path.isdir(options.root):
+        raise exit_codes.UserError(f"--root {options.root}: not a directory")
+    for item in [*options.select, *options.skip]:
+        if not known_selector(item):
+            raise exit_codes.UserError(f"--select/--skip {item!r}: not a check, finding id or category "
+                                       "(see `neurondoctor check --list`)")
+    if options.release is not None and options.release not in catalog.releases:
+        raise exit_codes.UserError(f"--release {options.release}: not a known Neuron release (newest known: "
+                                   f"{catalog.latest}; see `neurondoctor manifests list`)")
+
+
+def relevant_environ(environ: Mapping[str, str]) -> dict[str, str]:
+    """Neuron/XLA/Python variables only: the report must not carry the rest of a user's environment."""
+    from neurondoctor.redaction import redact_secrets
+
+    return {key: redact_secrets(value) for key, value in sorted(environ.items())
+            if key.startswith(NEURON_ENV_PREFIXES)}
+
+
+def _timed(timings: dict[str, float], key: str, started: float) -> None:
+    timings[key] = (time.perf_counter() - started) * 1000
+
+
+def collect_host(fs: RootFS, environ: Mapping[str, str], timings: dict[str, float]) -> HostFacts:
+    host = HostFacts(root=str(fs.root))
+    host.instance_type, host.instance_type_source = read_instance_type(fs)
+    host.instance_id = read_instance_id(fs)
+    host.hostname = read_hostname(fs)
+    host.snapshot = collect_host_snapshot(fs, environ, host.collector_failures, timings)
+    return host
+
+
+def collect_environments(fs: RootFS, options: CheckOptions, timings: dict[str, float],
+                         failures: list[CollectorFailure]) -> list[PythonEnvironment]:
+    targets = [(path, False, "argument") for path in options.venvs]
+    targets += [(path, True, "argument") for path in options.pythons]
+    if not targets:
+        targets = [(found.path, found.live, found.reason) for found in discover_environments(fs, options.environ)]
+    environments = []
+    for path, live, reason in targets:
+        started = time.perf_counter()
+        try:
+            if live:
+                from neurondoctor.pyenv.live_interpreter import inspect_interpreter
+
+                environments.append(inspect_interpreter(fs, path, options.environ, discovered_by=reason))
+            else:
+                environments.append(inspect_venv(fs, path, options.environ, discovered_by=reason))
+        except Exception as error:  # a collector bug must not cost the whole report
+            failures.append(CollectorFailure(ENVIRONMENTS_COLLECTOR,
+                                             f"inspecting {path} crashed: {type(error).__name__}: {error}"))
+        _timed(timings, f"python-env:{path}", started)
+    return environments
+
+
+def _status(findings: list[Finding]) -> str:
+    severities = {finding.severity for finding in findings}
+    if SEVERITY_ERROR in severities:
+        return STATUS_ERROR
+    if SEVERITY_WARNING in severities:
+        return STATUS_WARNING
+    return STATUS_INFO if findings else STATUS_OK
+
+
+def _describe(failures: list[CollectorFailure]) -> str:
+    return "could not collect: " + "; ".join(f"{failure.collector}: {failure.reason}" for failure in failures)
+
+
+def run_one_check(ctx: RuleContext, check: Check, select: Sequence[str], skip: Sequence[str]) -> CheckResult:
+    """One area: unknown when what it needs could not be collected, skipped when it does not apply, else its
+    rules' findings (a crashed rule makes it crashed and the other rules still run)."""
+    started = time.perf_counter()
+
+    def result(status: str, findings: list[Finding], error: Optional[str], summary: str = "") -> CheckResult:
+        return CheckResult(check.id, check.title, status, (time.perf_counter() - started) * 1000, findings,
+                           error, summary)
+
+    failed = ctx.facts.failed(check.needs)
+    if failed:
+        return result(STATUS_UNKNOWN, [], _describe(failed))
+    try:
+        applies = check.applies(ctx)
+    except Exception as crash:  # a broken predicate is a crashed check, not a lost report
+        return result(STATUS_CRASHED, [], f"{check.id} crashed deciding whether it applies: {crash}")
+    if not applies:
+        return result(STATUS_SKIPPED, [], None, check.not_applicable(ctx) if check.not_applicable else "")
+    findings: list[Finding] = []
+    errors: list[str] = []
+    for rule in check.rules:
+        try:
+            findings.extend(rule(ctx))
+        except Exception as crash:  # one crashed rule must not hide the others
+            errors.append(f"{rule.__name__} crashed: {type(crash).__name__}: {crash}")
+    undeclared = sorted({finding.id for finding in findings} - check.finding_ids)
+    if undeclared:  # a rule emitting an id its check does not declare is a bug that --list and explain would miss
+        errors.append(f"{check.id} emitted undeclared finding id(s): {', '.join(undeclared)}")
+    findings = [finding for finding in findings if finding_selected(finding, select, skip)]
+    if errors:
+        return result(STATUS_CRASHED, findings, "; ".join(errors))
+    try:
+        summary = check.summary(ctx)
+    except Exception as crash:  # the healthy line is decoration: its bug must not turn a verdict
+        summary = f"(no summary: {type(crash).__name__}: {crash})"
+    return result(_status(findings), findings, None, summary)
+
+
+def run_checks(ctx: RuleContext, checks: Sequence[Check], select: Sequence[str],
+               skip: Sequence[str]) -> list[CheckResult]:
+    return [run_one_check(ctx, check, select, skip) for check in checks]
+
+
+def summarize_environment(ctx: RuleContext, env: PythonEnvironment) -> EnvironmentSummary:
+    verdict = ctx.release_of(env)
+    torch = env.effective_distributions().get("torch")
+    build = env.torch_build()
+    return EnvironmentSummary(
+        path=env.path,
+        mode=env.mode,
+        python=env.python_version,
+        release=verdict.release,
+        releases=verdict.agreed,
+        consistent=verdict.consistent and not verdict.unknown,
+        anchor=verdict.anchor.dist.name if verdict.anchor else None,
+        torch=torch_version_shown(torch, build) if torch else None,
+        torch_flavour=build.flavour if (torch and build) else None,
+        neuron_packages={package.dist.display_name: package.dist.version for package in verdict.packages},
+        discovered_by=env.discovered_by,
+        guarded_release=str(env.neurondoctor_venv.get("release")) if env.neurondoctor_venv else None,
+    )
+
+
+def unchecked_reasons(checks: Sequence[CheckResult], input_problems: Sequence[InputProblem],
+                      internal_problems: Sequence[str]) -> list[str]:
+    """Everything that kept the run from judging something: crashed and unknown checks, unusable input."""
+    reasons = [f"{check.title}: {check.error}" for check in checks if check.status in UNJUDGED_STATUSES]
+    reasons += [f"{problem.source}: {problem.message}" for problem in input_problems]
+    return reasons + list(internal_problems)
+
+
+def run_check(options: CheckOptions, catalog: Optional[ReleaseCatalog] = None) -> Report:
+    """Everything `neurondoctor check` does short of rendering."""
+    started = time.perf_counter()
+    timings: dict[str, float] = {}
+    internal: list[str] = []
+    step = time.perf_counter()
+    catalog = catalog or load_catalog()
+    _timed(timings, "manifests", step)
+    fs = RootFS(options.root)
+    step = time.perf_counter()
+    host = collect_host(fs, options.environ, timings)
+    _timed(timings, "host", step)
+    environments = collect_environments(fs, options, timings, host.collector_failures)
+    facts = Facts(host=host, environments=environments, environ=relevant_environ(options.environ))
+    ctx = RuleContext(facts, catalog, target_release=options.release)
+    checks = run_checks(ctx, select_checks(options.select, options.skip), options.select, options.skip)
+    summaries = []
+    for env in environments:
+        try:
+            summaries.append(summarize_environment(ctx, env))
+        except Exception as error:  # a summary bug must not cost the report
+            internal.append(f"summarising {env.path} crashed: {type(error).__name__}: {error}")
+    input_problems = [InputProblem(problem.path, problem.message) for problem in catalog.problems]
+    findings = [finding for check in checks for finding in check.findings]
+    host_release = ctx.host_release()
+    return Report(
+        tool_version=__version__,
+        generated_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        root=str(fs.root),
+        facts=facts,
+        environments=summaries,
+        latest_release=catalog.latest,
+        checks=checks,
+        health=judge_health(findings, unchecked_reasons(checks, input_problems, internal)),
+        node=NodeIdentity(host.hostname, host.instance_id, host.instance_type),
+        input_problems=input_problems,
+        internal_problems=internal,
+        collector_timings_ms=timings,
+        duration_ms=(time.perf_counter() - started) * 1000,
+        target_release=options.release,
+        host_release=host_release.release,
+        host_release_versions=host_release.versions,
+        host_release_consistent=not (host_release.outliers or host_release.unknown),
+        host_agreed_releases=host_release.agreed,
+    )

@@ -1,0 +1,80 @@
+"""Entry point of the `neurondoctor` command (console script and `python -m neurondoctor`).
+
+`check` goes straight to its argparse front end (`check_command`), so the hot path never imports typer;
+every other command is the typer application in `app`. Both end here, where the two things no command can
+handle itself are handled once: a `UserError` becomes one `error: …` line, and a stdout that is closed or full
+(`check --json >&-`, `> /dev/full`) becomes exit 3 with a line on stderr instead of a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import NoReturn
+
+from neurondoctor import exit_codes
+
+
+def print_user_error(message: str, label: str = "error") -> None:
+    """The one way an error reaches the user: `error: message` (or `skipped: …`) on stderr."""
+    if sys.stderr is not None:
+        sys.stderr.write(f"{label}: {message}\n")
+
+
+def _stdout_lost(error: BaseException) -> NoReturn:
+    """Report a stdout that cannot take the output, and keep Python's shutdown flush from raising again."""
+    if not isinstance(error, BrokenPipeError):  # a reader that stopped early (`| head`) wants no complaint
+        reason = getattr(error, "strerror", None) or type(error).__name__
+        print_user_error(f"could not write the output: standard output is closed or full ({reason})")
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+    except OSError:
+        pass
+    os._exit(exit_codes.UNKNOWN)
+
+
+def _dispatch(argv: list[str]) -> int:
+    if argv[:1] == ["check"]:
+        from neurondoctor.cli.check_command import run
+
+        return run(argv[1:])
+    from neurondoctor.cli.app import app
+
+    try:
+        app(prog_name="neurondoctor", args=argv)
+    except SystemExit as stop:  # click ends every command this way, with its exit code
+        return stop.code if isinstance(stop.code, int) else exit_codes.OK
+    return exit_codes.OK
+
+
+def main() -> None:
+    if sys.stdout is None:  # started with fd 1 closed: nothing can be reported, so nothing is done
+        print_user_error("standard output is closed; nothing was checked")
+        raise SystemExit(exit_codes.UNKNOWN)
+    try:
+        code = _dispatch(sys.argv[1:])
+        sys.stdout.flush()
+    except exit_codes.UserError as error:
+        print_user_error(error.message, error.label)
+        code = error.exit_code
+    except (BrokenPipeError, OSError) as error:
+        if not _is_stdout_error(error):
+            raise
+        _stdout_lost(error)
+    raise SystemExit(code)
+
+
+def _is_stdout_error(error: OSError) -> bool:
+    """An error writing stdout (EPIPE, ENOSPC, EBADF), as opposed to one of a file the command itself opened."""
+    import errno
+
+    if isinstance(error, BrokenPipeError):
+        return True
+    if error.errno not in (errno.ENOSPC, errno.EBADF, errno.EPIPE, errno.EIO):
+        return False
+    try:
+        os.fstat(1)
+    except OSError:
+        return True
+    return getattr(error, "filename", None) is None

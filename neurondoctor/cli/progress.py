@@ -1,0 +1,45 @@
+"""Progress displays the command line owns (STYLE.md: library code reports state, only the CLI draws): a live
+status line with the elapsed time on a terminal, timestamped plain lines otherwise (CI logs, cloud-init)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Union
+
+
+class PlainProgress:
+    """`[12:01:07] step` lines, for logs."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+
+    def step(self, message: str) -> None:
+        sys.stderr.write(f"[{time.strftime('%H:%M:%S')}] {message}\n")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        self.step(f"done in {time.monotonic() - self.started:.1f} s")
+
+
+class TerminalProgress:
+    """A rich status line with the current step and the elapsed time."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+
+        self.console = Console(stderr=True)
+        self.started = time.monotonic()
+        self.status = self.console.status("starting")
+        self.status.start()
+
+    def step(self, message: str) -> None:
+        self.console.print(f"[dim]{time.monotonic() - self.started:5.1f} s[/dim] {message}")
+        self.status.update(message)
+
+    def close(self) -> None:
+        self.status.stop()
+
+
+def progress_for_stderr() -> Union[PlainProgress, TerminalProgress]:
+    return TerminalProgress() if sys.stderr.isatty() else PlainProgress()

@@ -1,0 +1,58 @@
+"""The data the probes judge by: `op-support.json` (which aten ops fall back to CPU) and `error-signatures.json`
+(what a runtime or compiler message means). Both are release data beside the manifests, so they update with them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from neurondoctor.release_data.catalog import bundled_manifest_dir
+
+OP_SUPPORT_FILE = "op-support.json"
+ERROR_SIGNATURES_FILE = "error-signatures.json"
+
+
+@dataclass(frozen=True)
+class ErrorSignature:
+    pattern: str
+    category: str
+    why: str
+    source: str
+
+
+@dataclass(frozen=True)
+class ErrorSignatures:
+    signatures: tuple[ErrorSignature, ...]
+    compiler_unsupported_codes: frozenset[str]
+
+
+def _read(directory: Optional[Path], name: str) -> Any:
+    path = (directory or bundled_manifest_dir()) / name
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as error:
+        raise ValueError(f"{path}: not valid JSON ({error})") from error
+
+
+def load_op_support(directory: Optional[Path] = None) -> dict[str, dict[str, Any]]:
+    """The op table; raises OSError/ValueError with the file named when it is unreadable or malformed."""
+    document = _read(directory, OP_SUPPORT_FILE)
+    ops = document.get("ops") if isinstance(document, dict) else None
+    if not isinstance(ops, dict):
+        raise ValueError(f"{OP_SUPPORT_FILE}: no `ops` table")
+    return ops
+
+
+def load_error_signatures(directory: Optional[Path] = None) -> ErrorSignatures:
+    """The signatures in file order; raises OSError/ValueError naming the file when it is malformed."""
+    document = _read(directory, ERROR_SIGNATURES_FILE)
+    try:
+        signatures = tuple(ErrorSignature(str(entry["pattern"]), str(entry["category"]), str(entry["why"]),
+                                          str(entry["source"])) for entry in document["signatures"])
+        codes = frozenset(str(code) for code in document["compiler_unsupported_codes"]["codes"])
+    except (KeyError, TypeError) as error:
+        raise ValueError(f"{ERROR_SIGNATURES_FILE}: unexpected shape ({error})") from error
+    return ErrorSignatures(signatures, codes)

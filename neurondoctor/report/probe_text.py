@@ -1,0 +1,55 @@
+"""The terminal texts of the probes: the op inventory (or measured fallbacks) and the canary."""
+
+from __future__ import annotations
+
+from neurondoctor.report.model import ProbeReport
+
+_MARKS = {"error": "✗", "warning": "!", "info": "•"}
+
+
+def render_inventory_text(report: ProbeReport) -> str:
+    probe = report.details
+    ops = probe.get("ops", [])
+    lines = [f"neurondoctor {report.tool_version} · probe ops {probe.get('model')} · torch {probe.get('torch')} "
+             f"({report.python})", ""]
+    for finding in report.findings:
+        lines.append(f"{_MARKS[finding.severity]} {finding.id} {finding.title}")
+        if finding.detail:
+            lines.append(f"    {finding.detail}")
+    counted = {status: sum(1 for op in ops if op["status"] == status) for status in
+               ("supported", "cpu-fallback", "unsupported", "sync", "unknown")}
+    if probe.get("mode") == "xla":
+        lines += ["", f"{len(ops)} op(s) fell back to the CPU on the XLA device "
+                  f"(PJRT_DEVICE={probe.get('pjrt_device')}, torch-xla {probe.get('torch_xla')})"]
+    else:
+        lines += ["", f"{len(ops)} distinct aten ops in forward + backward + optimizer step: "
+                  + ", ".join(f"{count} {status}" for status, count in counted.items() if count)]
+    unknown = probe.get("unknown", [])
+    if unknown and probe.get("mode") != "xla":
+        lines.append("no data (unknown, not assumed fine): " + ", ".join(unknown))
+    comparison = probe.get("comparison") or {}
+    if comparison.get("available"):
+        lines.append("against the CPU inventory's prediction: predicted but not observed: "
+                     + (", ".join(comparison["predicted_not_observed"]) or "none")
+                     + "; observed but not predicted: " + (", ".join(comparison["observed_not_predicted"]) or "none"))
+    return "\n".join(lines) + "\n"
+
+
+def render_canary_text(report: ProbeReport) -> str:
+    probe = report.details
+    lines = [f"neurondoctor {report.tool_version} · probe canary · {report.python}", ""]
+    if probe.get("status") == "ok":
+        what = "compiled (--cpu-backend, no device run)" if probe.get("cpu_backend") else "compiled and ran"
+        lines.append(f"[✓] canary {what}: torch-neuronx {probe.get('torch_neuronx')}, compile "
+                     f"{probe.get('compile_s')} s")
+        latency = probe.get("latency_ms")
+        if isinstance(latency, dict):
+            lines.append(f"    latency p50 {latency['p50']} ms, p99 {latency['p99']} ms over {latency['runs']} runs; "
+                         f"max abs diff vs CPU {probe.get('max_abs_diff'):.3g} (tolerance {probe.get('tolerance')}); "
+                         f"save/load round trip {'ok' if probe.get('roundtrip_matches') else 'CHANGED the output'}")
+    for finding in report.findings:
+        lines.append(f"[✗] {finding.id} ({finding.category}) {finding.title}")
+        if finding.detail:
+            lines.append(f"    {finding.detail}")
+        lines += [f"    Fix: {command}" for command in finding.fix]
+    return "\n".join(lines) + "\n"

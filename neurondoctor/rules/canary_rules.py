@@ -1,0 +1,77 @@
+"""Judges a canary run (pure): a failed stage is classified by the error signatures in the release data; a run
+that finished is judged by its output against the CPU and its save/load round trip.
+
+Compiler errors are classified by their `NCC_…` code (the unsupported-operator codes are data too); runtime and
+import errors by the messages the runtime and the framework print.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from neurondoctor.release_data.probe_data import ErrorSignatures
+from neurondoctor.rules.check import Check, FindingSpec, RuleSet
+from neurondoctor.rules.context import RuleContext, quoted
+from neurondoctor.rules.finding import SEVERITY_ERROR, Finding
+
+_NCC_CODE = re.compile(r"NCC_[A-Z]{4}\d{3}")
+
+
+def classify_failure(stage: str, message: str, signatures: ErrorSignatures) -> tuple[str, str]:
+    """(category, why) for a failed canary stage."""
+    for signature in signatures.signatures:
+        if signature.pattern in message:
+            return signature.category, signature.why
+    if stage == "compile":
+        codes = set(_NCC_CODE.findall(message))
+        named = ", ".join(sorted(codes)) or "see message"
+        if codes & signatures.compiler_unsupported_codes or "not supported" in message:
+            return "unsupported-op", f"the compiler cannot lower an operator ({named})"
+        return "compile-failure", f"neuronx-cc failed ({named})"
+    if stage == "import":
+        return "broken-venv", "torch_neuronx does not import in this environment"
+    return "compile-failure", "the compiled model failed to run"
+
+
+def failure_findings(document: dict[str, Any], python: str, signatures: ErrorSignatures) -> list[Finding]:
+    """ND-CAN-001 for a canary that stopped at a stage, in the category its message points to."""
+    stage = str(document.get("stage"))
+    message = str(document.get("message", ""))
+    category, why = classify_failure(stage, message, signatures)
+    return [Finding(id="ND-CAN-001", category=category, severity=SEVERITY_ERROR,
+                    title=f"canary failed at {stage}: {why}",
+                    detail=message.splitlines()[0][:500] if message else "",
+                    evidence={"stage": stage, "error_type": document.get("error_type"), "message": message[:2000],
+                              "python": python},
+                    fix=[f"neurondoctor check --python {quoted(python)}"] if stage == "import" else [])]
+
+
+def result_findings(document: dict[str, Any]) -> list[Finding]:
+    """ND-CAN-002/003 for a canary that ran but whose output is wrong or changed by save/load."""
+    findings = []
+    if document.get("matches_cpu") is False:
+        findings.append(Finding(id="ND-CAN-002", category="compile-failure", severity=SEVERITY_ERROR,
+                                title=f"the traced model's output differs from the CPU output (max abs diff "
+                                      f"{document.get('max_abs_diff'):.3g} beyond {document.get('tolerance')})",
+                                evidence={key: document.get(key) for key in ("max_abs_diff", "tolerance")}))
+    if document.get("roundtrip_matches") is False:
+        findings.append(Finding(id="ND-CAN-003", category="compile-failure", severity=SEVERITY_ERROR,
+                                title="torch.jit.save/load round trip changed the model's output"))
+    return findings
+
+
+def _canary_summary(ctx: RuleContext) -> str:
+    return "the canary compiled, ran and matched the CPU"
+
+
+RULE_SET = RuleSet(
+    rules=(),
+    findings=(
+        FindingSpec("ND-CAN-001", "compile-failure", SEVERITY_ERROR,
+                    "the canary failed at import, compile, run or round trip (category by cause)"),
+        FindingSpec("ND-CAN-002", "compile-failure", SEVERITY_ERROR, "the canary's output differs from the CPU's"),
+        FindingSpec("ND-CAN-003", "compile-failure", SEVERITY_ERROR, "torch.jit.save/load changed the output"),
+    ),
+)
+CHECK = Check("probe-canary", "Canary", (RULE_SET,), _canary_summary)

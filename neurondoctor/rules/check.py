@@ -1,0 +1,81 @@
+"""How a check declares itself: its id and title, the rules it runs, every finding id they can emit, the
+collectors it needs, and the line it shows when healthy (flutter doctor's statusInfo).
+
+A rule module exports a `RuleSet` (its rules and the findings they can emit); the module that leads a report
+area exports that area's `Check`, made of its own rule set and those of the concerns it groups. The registry
+only collects the checks, so adding a finding is one line beside the rule that emits it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+from neurondoctor.rules.context import RuleContext
+from neurondoctor.rules.finding import CATEGORIES, SEVERITIES, Finding
+
+Rule = Callable[[RuleContext], list[Finding]]
+NO_ENVIRONMENT = "no Python environment found (name one with --venv DIR or --python EXE)"
+
+
+@dataclass(frozen=True)
+class FindingSpec:
+    """A finding id a rule can emit: its category, its usual severity (a rule may lower or raise it where the
+    facts say so) and one line on what it means, for `check --list` and `explain`."""
+
+    id: str
+    category: str
+    severity: str
+    title: str
+    docs: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.category not in CATEGORIES:
+            raise ValueError(f"{self.id}: unknown category {self.category!r}")
+        if self.severity not in SEVERITIES:
+            raise ValueError(f"{self.id}: unknown severity {self.severity!r}")
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    """The rules of one concern module and every finding they can emit."""
+
+    rules: tuple[Rule, ...]
+    findings: tuple[FindingSpec, ...]
+
+
+def always(ctx: RuleContext) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class Check:
+    """One report area (one status line).
+
+    `needs` names the host collectors (and `environments`) whose failure leaves this check unable to judge: it
+    is then reported as unknown instead of running its rules on missing data. `applies` skips host areas on a
+    machine without Neuron; `not_applicable` is the line a skipped check still shows (hardware: "none found"),
+    None to hide it.
+    """
+
+    id: str
+    title: str
+    rule_sets: tuple[RuleSet, ...]
+    summary: Callable[[RuleContext], str]
+    applies: Callable[[RuleContext], bool] = always
+    needs: tuple[str, ...] = ()
+    not_applicable: Optional[Callable[[RuleContext], str]] = None
+
+    @property
+    def rules(self) -> Iterator[Rule]:
+        for rule_set in self.rule_sets:
+            yield from rule_set.rules
+
+    @property
+    def findings(self) -> tuple[FindingSpec, ...]:
+        return tuple(spec for rule_set in self.rule_sets for spec in rule_set.findings)
+
+    @property
+    def finding_ids(self) -> frozenset[str]:
+        return frozenset(spec.id for spec in self.findings)

@@ -1,0 +1,54 @@
+"""Hardware: the Neuron devices on the PCI bus and the driver's uncorrectable ECC counters.
+
+Source: nrt-ts (`Uncorrectable memory error is detected`: the hardware is faulty; stop and start the instance to
+move to other hardware).
+"""
+
+from __future__ import annotations
+
+from neurondoctor.facts.names import DEVICE_NAMES
+from neurondoctor.rules.check import Check, FindingSpec, RuleSet
+from neurondoctor.rules.context import RuleContext, neuron_host
+from neurondoctor.rules.finding import SEVERITY_ERROR, Finding
+
+
+def uncorrectable_ecc(ctx: RuleContext) -> list[Finding]:
+    """ND-HW-001: uncorrectable memory/SRAM ECC errors counted by the driver."""
+    snapshot = ctx.facts.host.snapshot
+    failing = {device.name: {name: count for name, count in device.ecc_uncorrected.items() if count > 0}
+               for device in snapshot.sysfs_devices}
+    failing = {name: counters for name, counters in failing.items() if counters}
+    if not failing:
+        return []
+    return [Finding(
+        id="ND-HW-001",
+        category="hardware-error",
+        severity=SEVERITY_ERROR,
+        title=f"uncorrectable ECC errors on {', '.join(sorted(failing))}",
+        detail=("The runtime reports `Uncorrectable memory error is detected` and the kernel log "
+                "`NEURON_HW_ERR=…_UNCORRECTABLE_ERROR … action=TERMINATE_INSTANCE`: the hardware is faulty. "
+                "Stop and start the instance to move to other hardware (a reboot keeps it)."),
+        evidence={"counters": failing},
+        fix=["aws ec2 stop-instances --instance-ids <this instance> && aws ec2 start-instances --instance-ids "
+             "<this instance>"],
+    )]
+
+
+def hardware_summary(ctx: RuleContext) -> str:
+    """`16 × Trainium1 (32 NeuronCores) on PCI, 16 device nodes`, or that there is no Neuron hardware."""
+    snapshot = ctx.facts.host.snapshot
+    if not snapshot.pci and not snapshot.device_nodes:
+        return "none found (this is not a Trainium/Inferentia instance)"
+    family = snapshot.pci[0].family if snapshot.pci else ""
+    cores = sum(device.core_count or 0 for device in snapshot.sysfs_devices)
+    core_text = f" ({cores} NeuronCores)" if cores else ""
+    return (f"{len(snapshot.pci)} × {DEVICE_NAMES.get(family, family or 'Neuron device')}{core_text} on PCI, "
+            f"{len(snapshot.device_nodes)} device nodes")
+
+
+RULE_SET = RuleSet(
+    rules=(uncorrectable_ecc,),
+    findings=(FindingSpec("ND-HW-001", "hardware-error", SEVERITY_ERROR, "uncorrectable ECC counters"),),
+)
+CHECK = Check("hardware", "Neuron hardware", (RULE_SET,), hardware_summary, applies=neuron_host,
+              needs=("hardware",), not_applicable=hardware_summary)
