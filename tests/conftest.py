@@ -116,7 +116,8 @@ def validated_report(text: str) -> dict[str, Any]:
     """A `check --json` document, validated against the shipped JSON Schema and read back by `load_report`."""
     import jsonschema
 
-    from neurondoctor.report.document import SCHEMA_FILE, load_report
+    from neurondoctor.report.document import SCHEMA_FILE
+    from neurondoctor.report.reader import load_report
 
     document: dict[str, Any] = json.loads(text)
     jsonschema.validate(document, json.loads(SCHEMA_FILE.read_text()))

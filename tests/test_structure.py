@@ -17,8 +17,9 @@ import pytest
 from neurondoctor.actions.check_run import CheckOptions, run_check
 from neurondoctor.cli import check_command
 from neurondoctor.release_data.catalog import ReleaseCatalog
-from neurondoctor.report.document import ReportFormatError, load_report, render_json
+from neurondoctor.report.document import render_json
 from neurondoctor.report.health import STATE_DEGRADED, STATE_OK, STATE_UNHEALTHY, STATE_UNKNOWN, judge_health
+from neurondoctor.report.reader import ReportFormatError, load_report
 from neurondoctor.report.terminal import render_terminal
 from neurondoctor.report.text_layout import wrap_command
 from neurondoctor.rules import registry
