@@ -1,12 +1,14 @@
-"""The one place the doctor runs commands: argv lists only, a timeout always, output decoded safely.
+"""The one place the doctor runs commands: argv lists only, a deadline always, output bounded and decoded safely.
 
-A missing command, a hang or undecodable output becomes a `CommandResult` that says so; callers
-record it as a fact and the report goes on.
+A missing command, a hang, a grandchild that keeps the output open, endless or undecodable output becomes a
+`CommandResult` that says so; callers record it as a fact and the report goes on.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import selectors
 import signal
 import subprocess
 import time
@@ -29,6 +31,7 @@ class CommandResult:
     duration_s: float
     timed_out: bool = False
     error: Optional[str] = None
+    truncated: bool = False
 
     @property
     def ok(self) -> bool:
@@ -45,41 +48,132 @@ class CommandResult:
         return f"`{command}` exited with status {self.returncode}" + (f": {last}" if last else "")
 
 
-def _decode(data: Optional[bytes]) -> str:
-    return (data or b"")[:OUTPUT_LIMIT].decode("utf-8", errors="replace")
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")
+
+
+class _Capture:
+    """Output of one pipe, kept up to a limit while the rest is read and dropped (the child never blocks on a
+    full pipe, and a command that prints a gigabyte costs OUTPUT_LIMIT of memory, not a gigabyte)."""
+
+    def __init__(self, limit: int) -> None:
+        self.data = bytearray()
+        self.limit = limit
+        self.dropped = 0
+
+    def add(self, chunk: bytes) -> None:
+        room = self.limit - len(self.data)
+        self.data += chunk[:max(0, room)]
+        self.dropped += max(0, len(chunk) - max(0, room))
+
+
+# After the command itself exits, a grandchild that kept its stdout (a daemon it started) gets this long to
+# close it before the doctor stops reading: the command's answer does not wait for its children.
+_AFTER_EXIT_GRACE = 0.5
+
+
+def _holders_of(pipe_inode: int) -> list[int]:
+    """PIDs that hold the write end of our pipe open: descendants of the command that escaped its process
+    group (`setsid`), found by the pipe they inherited (only they can hold it)."""
+    holders = []
+    own = os.getpid()
+    try:
+        pids = [name for name in os.listdir("/proc") if name.isdigit() and int(name) != own]
+    except OSError:
+        return []
+    wanted = f"pipe:[{pipe_inode}]"
+    for pid in pids:
+        try:
+            descriptors = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for descriptor in descriptors:
+            try:
+                if os.readlink(f"/proc/{pid}/fd/{descriptor}") == wanted:
+                    holders.append(int(pid))
+                    break
+            except OSError:
+                continue
+    return holders
+
+
+def _stop(process: subprocess.Popen[bytes], pipe_inodes: list[int]) -> None:
+    """Kill the command's process group and whatever else still holds its pipes; reap the command."""
+    _kill_group(process)
+    for inode in pipe_inodes:
+        for pid in _holders_of(inode):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=2)
 
 
 def run_command(argv: Sequence[str], timeout: float = DEFAULT_TIMEOUT,
                 env: Optional[Mapping[str, str]] = None, cwd: Optional[str] = None,
-                stdin_data: Optional[bytes] = None) -> CommandResult:
-    """Run argv (never through a shell) in its own process group, killing the group on timeout."""
+                output_limit: int = OUTPUT_LIMIT) -> CommandResult:
+    """Run argv (never through a shell) in its own process group, reading its output with a deadline.
+
+    The deadline holds whatever the command does: a hang, a grandchild that calls `setsid` and keeps stdout
+    open, endless output. At the deadline everything still attached to the command is killed.
+    """
     started = time.monotonic()
+    deadline = started + timeout
     try:
-        process = subprocess.Popen(
-            list(argv),
-            stdin=subprocess.PIPE if stdin_data is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=dict(env) if env is not None else None,
-            cwd=cwd,
-            start_new_session=True,
-        )
-    except OSError as error:
+        process = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, env=dict(env) if env is not None else None, cwd=cwd,
+                                   start_new_session=True)
+    except (OSError, ValueError) as error:
         return CommandResult(tuple(argv), None, "", "", time.monotonic() - started,
-                             error=error.strerror or str(error))
+                             error=getattr(error, "strerror", None) or str(error))
+    stdout, stderr = process.stdout, process.stderr
+    if stdout is None or stderr is None:  # cannot happen with PIPE; keeps the types honest
+        raise RuntimeError("subprocess pipes missing")
+    captures = {stdout.fileno(): _Capture(output_limit), stderr.fileno(): _Capture(output_limit)}
+    inodes = [os.fstat(descriptor).st_ino for descriptor in captures]
+    timed_out = False
     try:
-        stdout, stderr = process.communicate(input=stdin_data, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _kill_group(process)
-        stdout, stderr = process.communicate()
-        return CommandResult(tuple(argv), None, _decode(stdout), _decode(stderr),
-                             time.monotonic() - started, timed_out=True)
-    except BaseException:  # Ctrl-C: the child runs in its own session and would not see the signal
-        _kill_group(process)
-        process.wait()
+        with selectors.DefaultSelector() as selector:
+            for descriptor in captures:
+                os.set_blocking(descriptor, False)
+                selector.register(descriptor, selectors.EVENT_READ)
+            exited_at: Optional[float] = None
+            while selector.get_map():
+                now = time.monotonic()
+                if exited_at is None and process.poll() is not None:
+                    exited_at = now
+                limit = deadline if exited_at is None else min(deadline, exited_at + _AFTER_EXIT_GRACE)
+                if now >= limit:
+                    timed_out = exited_at is None
+                    break
+                for key, _ in selector.select(timeout=min(limit - now, 0.2)):
+                    try:
+                        chunk = os.read(key.fd, 1 << 16)
+                    except BlockingIOError:
+                        continue
+                    if chunk:
+                        captures[key.fd].add(chunk)
+                    else:
+                        selector.unregister(key.fd)
+            still_open = bool(selector.get_map())
+        if timed_out or still_open:
+            _stop(process, inodes)
+        else:
+            remaining = max(0.0, deadline - time.monotonic())
+            try:
+                process.wait(timeout=remaining)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                _stop(process, inodes)
+    except BaseException:  # Ctrl-C, SIGTERM: the child runs in its own session and would not see the signal
+        _stop(process, inodes)
         raise
-    return CommandResult(tuple(argv), process.returncode, _decode(stdout), _decode(stderr),
-                         time.monotonic() - started)
+    finally:
+        stdout.close()
+        stderr.close()
+    out, err = captures.values()
+    return CommandResult(tuple(argv), None if timed_out else process.returncode, _decode(bytes(out.data)),
+                         _decode(bytes(err.data)), time.monotonic() - started, timed_out=timed_out,
+                         truncated=bool(out.dropped or err.dropped))
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:

@@ -1,9 +1,9 @@
 """Redaction: secrets never leave the doctor (reports, command lines, bundles), identifiers only on request.
 
-Bundles apply it to every byte while collecting (never as an afterthought).
+Every secret form is one row of `SECRET_PATTERNS` (a name, a pattern, what replaces it), so adding a form is one
+row and one test case (tests/adversarial/test_secrets.py runs the table). Bundles apply it to every byte while
+collecting (never as an afterthought); `check` applies it to command lines and environment values it reports.
 
-Always: AWS access key ids and secret keys, session tokens, `HF_TOKEN` and every `*_TOKEN`/`*_SECRET`/
-`*PASSWORD*`/`*_KEY` value, private key blocks, bearer tokens, credentials in URLs (pip index URLs included).
 With `--obfuscate` also hostnames, IPv4 addresses, instance ids and account ids, each mapped consistently
 (the same input gets the same token everywhere) with the map kept outside the archive.
 """
@@ -12,20 +12,77 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Callable
 
 MARK = "[REDACTED]"
 
-_PRIVATE_KEY = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)", re.S)
-_URL_USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s'\"]+@")
-_ACCESS_KEY_ID = re.compile(r"\b(?:AKIA|ASIA|AROA|AIDA)[0-9A-Z]{16}\b")
-_ASSIGNMENT = re.compile(
-    r"(?i)(?P<key>\b[\w.-]*(?:token|secret|password|passwd|pwd|api[_-]?key|access[_-]?key|secret[_-]?key|"
-    r"credential|session)[\w.-]*)(?P<sep>\s*[=:]\s*)(?P<quote>['\"]?)(?P<value>[^\s'\",;]+)")
-_SECRET_OPTION = re.compile(r"(?i)(?P<key>--?[\w-]*(?:token|secret|password|passwd|api[_-]?key|access[_-]?key)"
-                            r"[\w-]*)(?P<sep>\s+)(?P<value>[^\s-][^\s]*)")
-_BEARER = re.compile(r"(?i)\b(bearer|token)\s+[A-Za-z0-9._~+/=-]{16,}")
-_HF_TOKEN = re.compile(r"\bhf_[A-Za-z0-9]{20,}\b")
-_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+Replacement = Callable[["re.Match[str]"], str]
+
+# Names that say a value is a secret. `pass` alone only as a whole word part (`db-pass`, `PASS=`), so `passthrough`
+# and `compass` stay readable.
+_SECRET_NAME = (
+    r"(?:[\w.-]*(?:token|secret|passw(?:or)?d|passphrase|(?<![a-z])pass(?![a-z])|pwd|api[_-]?key|"  # noqa: S105
+    r"access[_-]?key|private[_-]?key|secret[_-]?key|client[_-]?secret|credentials?|auth[_-]?key|"
+    r"session[_-]?key)[\w.-]*)")
+
+
+def _keep_key(match: re.Match[str]) -> str:
+    """The key stays (so a reader sees what was there), the mark replaces the value."""
+    return match.group(0) if match.group("value") == MARK else match.group("key") + MARK
+
+
+def _whole(match: re.Match[str]) -> str:
+    return MARK
+
+
+@dataclass(frozen=True)
+class SecretPattern:
+    """One form of secret: where it stands in text, and what replaces it (the key stays, the value goes)."""
+
+    name: str
+    pattern: re.Pattern[str]
+    replace: Replacement
+
+
+SECRET_PATTERNS: tuple[SecretPattern, ...] = (
+    SecretPattern("private key block (PEM, OpenSSH, PGP)", re.compile(
+        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----.*?"
+        r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)", re.S), _whole),
+    SecretPattern("credentials in a URL", re.compile(
+        r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<value>[^/@\s'\"]+)@"),
+        lambda match: f"{match.group('scheme')}{MARK}@"),
+    SecretPattern("presigned URL signature and credential", re.compile(
+        r"(?i)(?P<key>[?&](?:X-Amz-(?:Signature|Credential|Security-Token)|sig|Signature|Key-Pair-Id|Policy|"
+        r"AWSAccessKeyId|token|access_token)=)(?P<value>[^&\s'\"#]+)"), _keep_key),
+    SecretPattern("Authorization header", re.compile(
+        r"(?i)(?P<key>\b(?:proxy-)?authorization\s*[:=]\s*['\"]?(?:basic|bearer|token|digest|negotiate|aws4-hmac-sha256)"
+        r"\s+)(?P<value>[^\n'\"\\]+)"), _keep_key),
+    SecretPattern("bearer token", re.compile(r"(?i)(?P<key>\bbearer\s+)(?P<value>[A-Za-z0-9._~+/=-]{8,})"),
+                  _keep_key),
+    SecretPattern("quoted secret in JSON, YAML or code", re.compile(
+        r"(?i)(?P<key>['\"]?" + _SECRET_NAME + r"['\"]?\s*[:=]\s*)(?P<quote>['\"])(?P<value>(?:\\.|(?!(?P=quote)).)*)"
+        r"(?P=quote)"), lambda match: f"{match.group('key')}{match.group('quote')}{MARK}{match.group('quote')}"),
+    SecretPattern("secret assignment (KEY=value, key: value)", re.compile(
+        r"(?i)(?P<key>(?<![\w-])" + _SECRET_NAME + r"\s*(?:=|:(?!//))[ \t]*)(?P<value>(?!['\"])[^\n'\"\\]+)"),
+        _keep_key),
+    SecretPattern("secret command-line option", re.compile(
+        r"(?i)(?P<key>(?<![\w])--?" + _SECRET_NAME + r"(?:=|\s+))(?P<value>(?!-)[^\s'\"\\]+)"), _keep_key),
+    SecretPattern("mysql -pPASSWORD", re.compile(
+        r"(?P<key>\bmysql(?:dump|admin|import|check|sh)?\b[^\n]*?\s-p)(?P<value>[^\s'\"\\]+)"), _keep_key),
+    SecretPattern("curl/wget user:password", re.compile(
+        r"(?P<key>(?:\s|^)(?:-u|--user|--proxy-user|--http-user|--ftp-user)[\s=]+['\"]?[^:\s'\"]+:)"
+        r"(?P<value>[^\s'\"]+)"), _keep_key),
+    SecretPattern("GitHub token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})\b"),
+                  _whole),
+    SecretPattern("Slack token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"), _whole),
+    SecretPattern("API key (sk-…)", re.compile(r"\bsk-(?:[A-Za-z0-9_-]+-)?[A-Za-z0-9_-]{20,}\b"), _whole),
+    SecretPattern("Hugging Face token", re.compile(r"\bhf_[A-Za-z0-9]{20,}\b"), _whole),
+    SecretPattern("JSON Web Token", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+                  _whole),
+    SecretPattern("AWS access key id", re.compile(r"\b(?:AKIA|ASIA|AROA|AIDA|ANPA|ANVA|AGPA)[0-9A-Z]{16}\b"), _whole),
+    SecretPattern("AWS secret access key", re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"),
+                  lambda match: MARK if _looks_secret(match.group(0)) else match.group(0)),
+)
 
 # An address, not a version: Neuron versions look like addresses (`2.27.34.0-ec8cd5e8b`, `2.9.0.2.15.32035`), so
 # runs continued by `.N` or a `-hash` suffix are skipped, and so are first octets 0-2 (versions start there;
@@ -55,23 +112,11 @@ class Redactor:
             self.mapping[value] = f"{kind}-{count}"
         return self.mapping[value]
 
-    def _count(self, text: str, pattern: re.Pattern[str], replacement: object) -> str:
-        result, number = pattern.subn(replacement, text)  # type: ignore[call-overload]
-        self.redactions += number
-        return str(result)
-
     def secrets(self, text: str) -> str:
-        text = self._count(text, _PRIVATE_KEY, MARK)
-        text = self._count(text, _URL_USERINFO, lambda match: f"{match.group('scheme')}{MARK}@")
-        text = self._count(text, _ASSIGNMENT, lambda match: (
-            f"{match.group('key')}{match.group('sep')}{match.group('quote')}{MARK}"
-            if match.group("value") != MARK else match.group(0)))
-        text = self._count(text, _SECRET_OPTION, lambda match: f"{match.group('key')}{match.group('sep')}{MARK}"
-                           if match.group("value") != MARK else match.group(0))
-        text = self._count(text, _BEARER, lambda match: f"{match.group(1)} {MARK}")
-        text = self._count(text, _HF_TOKEN, MARK)
-        text = self._count(text, _ACCESS_KEY_ID, MARK)
-        return self._count(text, _AWS_SECRET, lambda match: MARK if _looks_secret(match.group(0)) else match.group(0))
+        for secret in SECRET_PATTERNS:
+            text, number = secret.pattern.subn(secret.replace, text)
+            self.redactions += number
+        return text
 
     def identifiers(self, text: str) -> str:
         names = (name for name in self.hostnames if name and name not in ("localhost", "localhost.localdomain"))
@@ -96,9 +141,12 @@ def _looks_secret(candidate: str) -> bool:
             and any(c.isdigit() for c in candidate) and not re.fullmatch(r"[0-9a-f]{40}", candidate))
 
 
+_URL_CREDENTIALS = SECRET_PATTERNS[1]
+
+
 def redact_url_credentials(text: str) -> str:
     """`https://user:token@host/simple` -> `https://[REDACTED]@host/simple`: reports and bundles get shared."""
-    return _URL_USERINFO.sub(lambda match: f"{match.group('scheme')}{MARK}@", text)
+    return _URL_CREDENTIALS.pattern.sub(_URL_CREDENTIALS.replace, text)
 
 
 def redact_secrets(text: str) -> str:

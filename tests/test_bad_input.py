@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from neurondoctor.host.rootfs import RootFS
 from neurondoctor.pyenv.dist_metadata import parse_metadata_headers, read_distribution
 from neurondoctor.pyenv.pip_config import parse_pip_config
 from neurondoctor.pyenv.static_venv import parse_pyvenv_cfg
@@ -138,7 +139,7 @@ def test_dist_info_reader_survives_any_metadata(tmp_path_factory: pytest.TempPat
     info.mkdir()
     (info / "METADATA").write_bytes(data)
     (info / "top_level.txt").write_bytes(data[:50])
-    dist = read_distribution(site, info.name)
+    dist = read_distribution(RootFS("/"), str(site), info.name)
     assert dist is not None and dist.name
 
 

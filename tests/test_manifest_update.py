@@ -75,7 +75,7 @@ def test_an_older_manifest_does_not_replace_the_bundled_floor(mirror: tuple[Path
     (served / "n2-manifest.json").write_text(json.dumps(document))
     env = cli_env({"NEURONDOCTOR_CACHE_DIR": str(tmp_path / "cache")})
     result = run_cli(["manifests", "update", "--url", f"{base}/n2-manifest.json"], env=env)
-    assert result.returncode == 2 and "older than the bundled 2.32.0" in result.stderr
+    assert result.returncode == 2 and "older than the 2.32.0 in use" in result.stderr
 
 
 def test_plain_http_off_loopback_and_missing_files_are_refused(mirror: tuple[Path, str], tmp_path: Path) -> None:

@@ -74,11 +74,15 @@ def validate_options(options: CheckOptions, catalog: ReleaseCatalog) -> None:
                                    f"{catalog.latest}; see `neurondoctor manifests list`)")
 
 
+ENV_VALUE_LIMIT = 4096
+
+
 def relevant_environ(environ: Mapping[str, str]) -> dict[str, str]:
-    """Neuron/XLA/Python variables only: the report must not carry the rest of a user's environment."""
+    """Neuron/XLA/Python variables only (the report must not carry the rest of a user's environment), redacted,
+    each cut to ENV_VALUE_LIMIT characters (a megabyte value must not make a megabyte report)."""
     from neurondoctor.redaction import redact_secrets
 
-    return {key: redact_secrets(value) for key, value in sorted(environ.items())
+    return {key: redact_secrets(value[:ENV_VALUE_LIMIT]) for key, value in sorted(environ.items())
             if key.startswith(NEURON_ENV_PREFIXES)}
 
 

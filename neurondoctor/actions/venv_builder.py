@@ -1,18 +1,26 @@
 """Builds a planned environment: in a temporary sibling, one resolver run, then renamed into place.
 
-A failed or interrupted build removes the sibling and never touches an existing environment; `--force`
-replaces an existing one only after the new one is built (the old one is moved aside, then deleted).
+A failed or interrupted (Ctrl-C, SIGTERM) build removes the sibling, stops the installer's whole process group and
+never touches an existing environment. `--force` replaces only a directory that is a virtual environment
+(`pyvenv.cfg` and `bin/python`, or our own marker), and only after the new one is built (the old one is moved
+aside, then deleted); anything else at PATH is refused, `--force` or not. A lock beside PATH keeps two builds of
+one PATH apart, and PATH is checked again just before the rename, so a directory that appeared meanwhile is
+never clobbered. pip is seeded from the interpreter's own `ensurepip` (offline), so a mirror that carries only
+the Neuron wheels still works.
 Virtual environments record their own path (script shebangs, `bin/activate`, `pyvenv.cfg`), so after the
 rename those mentions of the temporary path are rewritten to the final one.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import secrets
 import shutil
+import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Protocol
@@ -20,7 +28,7 @@ from typing import Optional, Protocol
 from neurondoctor.actions.venv_guard import write_guard
 from neurondoctor.actions.venv_plan import VenvPlan
 from neurondoctor.command_runner import run_command
-from neurondoctor.facts.guard_files import CONSTRAINTS_FILE
+from neurondoctor.facts.guard_files import CONSTRAINTS_FILE, MARKER_FILE
 
 INSTALL_TIMEOUT = 3600.0
 VENV_TIMEOUT = 300.0
@@ -44,6 +52,7 @@ class SilentProgress:
 class BuildCommands:
     create: list[str]
     install: list[str]
+    seed: Optional[list[str]] = None  # uv venvs have no pip: seed it from the interpreter's ensurepip
 
 
 def find_uv() -> Optional[str]:
@@ -73,7 +82,8 @@ def build_commands(plan: VenvPlan, venv: Path, python: str, installer: str, uv: 
         return BuildCommands(
             create=[tool, "venv", "--quiet", "--python", python, str(venv)],
             install=[tool, "pip", "install", "--python", interpreter, "--index-strategy", UV_INDEX_STRATEGY,
-                     *_index_arguments(plan), "--constraints", constraints, *requirements, "pip"],
+                     *_index_arguments(plan), "--constraints", constraints, *requirements],
+            seed=[interpreter, "-m", "ensurepip", "--default-pip"],
         )
     return BuildCommands(
         create=[python, "-m", "venv", str(venv)],
@@ -112,34 +122,96 @@ def _install_environment() -> dict[str, str]:
             if key not in ("PIP_CONSTRAINT", "UV_CONSTRAINT", "VIRTUAL_ENV", "PYTHONPATH", "PIP_REQUIRE_VIRTUALENV")}
 
 
+def replaceable_environment(path: Path) -> bool:
+    """Whether `--force` may replace what is at `path`: a real directory (not a link) that is a virtual
+    environment (`pyvenv.cfg` and `bin/python`) or carries the marker of one neurondoctor built."""
+    if path.is_symlink() or not path.is_dir():
+        return False
+    if (path / MARKER_FILE).is_file():
+        return True
+    python = path / "bin" / "python"
+    return (path / "pyvenv.cfg").is_file() and (python.exists() or python.is_symlink())
+
+
+def _check_target(target: Path, force: bool) -> None:
+    if not (target.exists() or target.is_symlink()):
+        return
+    if not force:
+        raise BuildError(f"{target} already exists; pass --force to replace it once the new one is built")
+    if not replaceable_environment(target):
+        raise BuildError(f"{target} is not a virtual environment (no pyvenv.cfg and bin/python); refusing to "
+                         "replace it, even with --force")
+
+
+class BuildInterrupted(KeyboardInterrupt):
+    """SIGTERM during a build: unwinds like Ctrl-C, so the sibling is removed and the installer stopped."""
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    def interrupt(signum: int, frame: object) -> None:
+        raise BuildInterrupted(f"signal {signum}")
+
+    try:
+        previous = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread: the caller owns signals
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
+def build_lock(target: Path) -> Iterator[None]:
+    """An exclusive lock on `.NAME.neurondoctor.lock` beside the target: a second build of the same PATH is
+    refused at once instead of racing the first to the rename."""
+    lock_path = target.with_name(f".{target.name}.neurondoctor.lock")
+    descriptor = os.open(lock_path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+    try:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as error:
+            raise BuildError(f"another `neurondoctor venv create` is building {target}; wait for it") from error
+        try:
+            yield
+        finally:
+            os.unlink(lock_path)  # while still holding it: a build that opens it now is refused, never let in
+    finally:
+        os.close(descriptor)
+
+
 def build_venv(plan: VenvPlan, target: Path, python: str, installer: str, force: bool = False,
                progress: Optional[Progress] = None) -> Path:
     """Build the planned environment at `target`; raises BuildError and leaves nothing behind on failure."""
     progress = progress or SilentProgress()
     target = target.absolute()
-    if target.exists() and not force:
-        raise BuildError(f"{target} already exists; pass --force to replace it once the new one is built")
+    _check_target(target, force)
     uv = find_uv() if installer == "uv" else None
     if installer == "uv" and uv is None:
         raise BuildError("uv is not installed; use --installer pip or install uv")
     target.parent.mkdir(parents=True, exist_ok=True)
-    staging = target.with_name(f".{target.name}.neurondoctor-{secrets.token_hex(4)}")
-    commands = build_commands(plan, staging, python, installer, uv)
-    finished = False
-    try:
-        progress.step(f"creating the environment with {installer} ({python})")
-        _run(commands.create, VENV_TIMEOUT, "creating the environment", env=_install_environment())
-        (staging / CONSTRAINTS_FILE).write_text(plan.constraints_text(), encoding="utf-8")
-        progress.step(f"installing {len(plan.packages)} pinned packages in one resolver run")
-        _run(commands.install, INSTALL_TIMEOUT, "installing the packages", env=_install_environment())
-        progress.step("writing the guard (constraints, pip.conf, activate)")
-        _rewrite_paths(staging, str(staging), str(target))
-        write_guard(plan, staging, installer, final=target)
-        _replace(staging, target)
-        finished = True
-    finally:
-        if not finished and staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
+    with build_lock(target), _terminate_as_interrupt():
+        _check_target(target, force)
+        staging = target.with_name(f".{target.name}.neurondoctor-{secrets.token_hex(4)}")
+        commands = build_commands(plan, staging, python, installer, uv)
+        try:
+            progress.step(f"creating the environment with {installer} ({python})")
+            _run(commands.create, VENV_TIMEOUT, "creating the environment", env=_install_environment())
+            if commands.seed:
+                _run(commands.seed, VENV_TIMEOUT, "seeding pip from ensurepip", env=_install_environment())
+            (staging / CONSTRAINTS_FILE).write_text(plan.constraints_text(), encoding="utf-8")
+            progress.step(f"installing {len(plan.packages)} pinned packages in one resolver run")
+            _run(commands.install, INSTALL_TIMEOUT, "installing the packages", env=_install_environment())
+            progress.step("writing the guard (constraints, pip.conf, activate)")
+            _rewrite_paths(staging, str(staging), str(target))
+            write_guard(plan, staging, installer, final=target)
+            _check_target(target, force)  # something may have appeared at PATH while we built
+            _replace(staging, target)
+        finally:
+            if staging.exists():
+                shutil.rmtree(staging, ignore_errors=True)
     return target
 
 

@@ -88,7 +88,9 @@ def describe_plan(prepared: PreparedVenv) -> str:
     lines += [f"  extra-index-url  {url}" for url in plan.extra_index_urls]
     lines += [f"  find-links       {directory}" for directory in plan.find_links]
     lines += ["", "commands (in a temporary sibling, renamed into place when they succeed):",
-              "  " + shlex.join(commands.create), "  " + shlex.join(commands.install),
+              "  " + shlex.join(commands.create),
+              *(["  " + shlex.join(commands.seed)] if commands.seed else []),
+              "  " + shlex.join(commands.install),
               "", "guard: neurondoctor-constraints.txt, pip.conf (constraint + indexes), UV_CONSTRAINT in bin/activate"]
     return "\n".join(lines) + "\n"
 

@@ -148,18 +148,17 @@ def bundle(
     max_size: float = typer.Option(100.0, "--max-size", help="Cap on collected data, in MB."),
     max_time: float = typer.Option(120.0, "--max-time", help="Total time budget in seconds."),
     command_timeout: float = typer.Option(10.0, "--command-timeout", help="Seconds per command."),
+    force: bool = typer.Option(False, "--force", help="Replace the regular file named by -o if it exists."),
 ) -> None:
     """Write one redacted support archive: the check, command outputs, logs, package lists, a manifest."""
-    import time
-
     from neurondoctor.actions.bundle.bundle_command import BundleOptions, build_bundle, describe_result
+    from neurondoctor.cli.progress import PlainProgress
 
-    def progress(message: str) -> None:
-        sys.stderr.write(f"[{time.strftime('%H:%M:%S')}] {message}\n")
-
+    progress = PlainProgress()
     result = build_bundle(BundleOptions(root=root, output=output, venvs=venv, obfuscate=obfuscate, since=since,
-                                        max_size_mb=max_size, time_budget=max_time, command_timeout=command_timeout),
-                          progress)
+                                        max_size_mb=max_size, time_budget=max_time, command_timeout=command_timeout,
+                                        force=force),
+                          progress.step)
     sys.stdout.write(describe_result(result))
 
 
@@ -190,20 +189,29 @@ def manifests_show(release: str = typer.Argument(..., help="A release such as 2.
 @manifests_app.command("update")
 def manifests_update(
     url: Optional[str] = typer.Option(None, "--url", help="Where to fetch n2-manifest.json (default: AWS's)."),
-    timeout: float = typer.Option(20.0, "--timeout", help="Seconds before the download is abandoned."),
+    file: Optional[str] = typer.Option(None, "--file", help="Use this n2-manifest.json instead (air-gapped hosts)."),
+    timeout: float = typer.Option(20.0, "--timeout", help="Seconds the whole download may take (positive)."),
 ) -> None:
-    """Fetch a newer AWS release manifest, validate it, and use it from now on (the bundled data is the floor)."""
+    """Fetch a newer AWS release manifest, validate it, and use it from now on (never older than the one in use)."""
     import os
 
     from neurondoctor.release_data.catalog import bundled_manifest_dir, cache_manifest_dir, load_catalog
-    from neurondoctor.release_data.manifest_update import UpdateError, fetch_manifest, install_manifest
+    from neurondoctor.release_data.manifest_update import (
+        UpdateError,
+        fetch_manifest,
+        install_manifest,
+        newest_in_use,
+        read_manifest_file,
+    )
 
+    if url and file:
+        raise exit_codes.UserError("--url and --file: give one of them")
     bundled = load_catalog(bundled_manifest_dir())
-    source = url or str(bundled.compat.get("manifest_source_url", ""))
+    cache = cache_manifest_dir(os.environ)
+    source = file or url or str(bundled.compat.get("manifest_source_url", ""))
     try:
-        data = fetch_manifest(source, timeout=timeout)
-        result = install_manifest(data, source, cache_manifest_dir(os.environ),
-                                  floor_version=str(bundled.sdk.get("manifest_version", "")) or None)
+        data = read_manifest_file(file) if file else fetch_manifest(source, timeout=timeout)
+        result = install_manifest(data, source, cache, floor_version=newest_in_use(bundled_manifest_dir(), cache))
     except UpdateError as error:
         raise exit_codes.UserError(str(error)) from error
     before = f" (was {result.replaced})" if result.replaced else ""

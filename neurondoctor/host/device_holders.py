@@ -1,5 +1,11 @@
 """Processes holding `/dev/neuron*`: `proc/<pid>/fd/*` links read as link text (never followed), with the
-command and its age, so a leftover Jupyter kernel can be named (nrt-ts: `NeuronCore(s) not available`)."""
+command and its age, so a leftover Jupyter kernel can be named (nrt-ts: `NeuronCore(s) not available`).
+
+`proc` and each `proc/<pid>/fd` are resolved inside the root: a `ROOT/proc` linked to the machine's `/proc`
+resolves back into the root (an image shows no processes), never to the processes of the machine running the
+doctor. A process with a huge number of descriptors is read up to MAX_FDS_PER_PROCESS of them (devices are
+opened early, so the lowest numbers are kept).
+"""
 
 from __future__ import annotations
 
@@ -28,22 +34,29 @@ def _age_seconds(fs: RootFS, pid: str) -> Optional[float]:
         return None
 
 
+MAX_FDS_PER_PROCESS = 65_536
+
+
 def read_device_holders(fs: RootFS) -> list[DeviceHolder]:
     holders = []
-    proc = fs.host_path("/proc")
     try:
-        pids = [name for name in os.listdir(proc) if name.isdigit()]
+        pids = [name for name in fs.listdir("/proc") if name.isdigit()]
     except OSError:
         return []
     for pid in sorted(pids, key=int):
+        fd_dir = fs.machine_path(f"/proc/{pid}/fd")
         try:
-            fds = os.listdir(proc / pid / "fd")
+            if fd_dir is None:
+                continue
+            fds = [name for name in os.listdir(fd_dir) if name.isdigit()]
         except OSError:
             continue
+        if len(fds) > MAX_FDS_PER_PROCESS:
+            fds = sorted(fds, key=int)[:MAX_FDS_PER_PROCESS]
         devices = set()
         for fd in fds:
             try:
-                target = os.readlink(proc / pid / "fd" / fd)
+                target = os.readlink(fd_dir / fd)
             except OSError:
                 continue
             if _DEVICE.match(target):

@@ -1,14 +1,19 @@
 """Reads files of a Linux tree under `--root` as a chroot would see them (ARCHITECTURE.md §3).
 
 An absolute symlink target such as `/usr/lib/os-release` means `ROOT/usr/lib/os-release`, never the
-file on the machine running the doctor. Reads are bounded in size and never write.
+file on the machine running the doctor; a chain that loops or runs away reads as absent. Reads are bounded in
+size, open regular files only (regular_files.py: a FIFO never blocks a read), and never write. On the live host
+(`/`) paths are the machine's own and the kernel follows links.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path, PurePosixPath
 from typing import Optional
+
+from neurondoctor.regular_files import read_regular_file
 
 _MAX_LINK_HOPS = 40
 DEFAULT_READ_LIMIT = 1 << 20
@@ -77,13 +82,18 @@ class RootFS:
         path = self.resolve(inner)
         return path is not None and path.exists()
 
+    def machine_path(self, inner: str) -> Optional[Path]:
+        """Where an in-root path is read on this machine: itself on the live host, its in-root resolution
+        elsewhere (None for a looping or runaway chain)."""
+        return Path(inner) if self.is_live else self.resolve(inner)
+
     def read_bytes(self, inner: str, limit: int = DEFAULT_READ_LIMIT) -> bytes:
-        """Up to `limit` bytes; raises OSError (FileNotFoundError, PermissionError) like `open`."""
-        path = self.resolve(inner)
+        """Up to `limit` bytes of a regular file; raises OSError (FileNotFoundError, PermissionError,
+        NotRegularFile) like `open`."""
+        path = self.machine_path(inner)
         if path is None:
-            raise OSError(f"{inner}: too many levels of symbolic links")
-        with path.open("rb") as handle:
-            return handle.read(limit)
+            raise OSError(errno.ELOOP, "too many levels of symbolic links", inner)
+        return read_regular_file(path, limit)
 
     def read_text(self, inner: str, limit: int = DEFAULT_READ_LIMIT) -> str:
         """Text decoded as UTF-8 with replacement, so a stray byte never stops a report."""
@@ -94,6 +104,21 @@ class RootFS:
             return self.read_text(inner, limit)
         except OSError:
             return None
+
+    def listdir(self, inner_dir: str) -> list[str]:
+        """Entry names of a directory, sorted; raises OSError like `os.listdir`."""
+        path = self.machine_path(inner_dir)
+        if path is None:
+            raise OSError(errno.ELOOP, "too many levels of symbolic links", inner_dir)
+        return sorted(os.listdir(path))
+
+    def is_dir(self, inner: str) -> bool:
+        path = self.machine_path(inner)
+        return path is not None and path.is_dir()
+
+    def is_link(self, inner: str) -> bool:
+        """Whether the last component is itself a symbolic link (not followed)."""
+        return self.host_path(inner).is_symlink()
 
     def glob(self, inner_dir: str, pattern: str) -> list[str]:
         """In-root paths of the entries of a directory that match a glob pattern, sorted."""

@@ -2,18 +2,19 @@
 
 Only the metadata headers are parsed (name, version, Requires-Dist), by hand: `email.parser` and
 `importlib.metadata` cost more than the whole scan (machine-notes.md). Garbage becomes a recorded
-problem on the distribution, never an exception.
+problem on the distribution, never an exception. Every file is read through the environment's filesystem view
+(`RootFS`), so under `--root` a METADATA linked to `/etc/shadow` reads the root's copy, and a FIFO in a
+dist-info is "unreadable", never a hang.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
-from pathlib import Path
 from typing import Optional
 
 from neurondoctor.facts.python_env import Distribution, TorchBuild
+from neurondoctor.host.rootfs import RootFS
 from neurondoctor.neuron_version import normalize_package_name
 
 METADATA_LIMIT = 1 << 20
@@ -23,16 +24,15 @@ _SMALL_FILE = 8192
 _MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
 
 
-def _read_bytes(path: str | Path, limit: int) -> Optional[bytes]:
+def _read_bytes(fs: RootFS, path: str, limit: int) -> Optional[bytes]:
     try:
-        with open(path, "rb") as handle:
-            return handle.read(limit)
+        return fs.read_bytes(path, limit)
     except (OSError, ValueError):  # ValueError: a NUL byte in a name read from metadata
         return None
 
 
-def _read_small_text(path: str | Path) -> Optional[str]:
-    data = _read_bytes(path, 64 * 1024)
+def _read_small_text(fs: RootFS, path: str) -> Optional[str]:
+    data = _read_bytes(fs, path, 64 * 1024)
     return None if data is None else data.decode("utf-8", errors="replace")
 
 
@@ -77,8 +77,8 @@ def _name_version_from_dirname(entry_name: str) -> tuple[str, str]:
     return name, version.split("-")[0]
 
 
-def _direct_url(path: str) -> tuple[Optional[str], bool]:
-    text = _read_small_text(path)
+def _direct_url(fs: RootFS, path: str) -> tuple[Optional[str], bool]:
+    text = _read_small_text(fs, path)
     if text is None:
         return None, False
     try:
@@ -93,28 +93,27 @@ def _direct_url(path: str) -> tuple[Optional[str], bool]:
     return (str(url) if url is not None else None), editable
 
 
-def _placeholder_code(site: str, top_level: list[str]) -> bool:
+def _placeholder_code(fs: RootFS, site: str, top_level: list[str]) -> bool:
     """PyPI's placeholder packages are one line: `raise ImportError("WRONG PACKAGE. ...")`."""
     for name in top_level[:3]:
-        data = _read_bytes(os.path.join(site, name, "__init__.py"), 512)
+        data = _read_bytes(fs, f"{site}/{name}/__init__.py", 512)
         if data is not None and PLACEHOLDER_MARKER in data:
             return True
     return False
 
 
-def _listing(path: str) -> Optional[set[str]]:
+def _listing(fs: RootFS, path: str) -> Optional[set[str]]:
     """File names in a metadata directory (one syscall instead of a failed open per absent file)."""
     try:
-        return set(os.listdir(path))
-    except OSError:
+        return set(fs.listdir(path))
+    except (OSError, ValueError):
         return None
 
 
-def read_distribution(site: Path, entry_name: str) -> Optional[Distribution]:
-    """The distribution recorded by `site/entry_name`, or None when the entry is not metadata at all."""
-    site_text = str(site)
-    meta_path = os.path.join(site_text, entry_name)
-    files = _listing(meta_path)
+def read_distribution(fs: RootFS, site: str, entry_name: str) -> Optional[Distribution]:
+    """The distribution recorded by `site/entry_name` (in-view paths), or None when the entry is not metadata."""
+    meta_path = f"{site}/{entry_name}"
+    files = _listing(fs, meta_path)
     if entry_name.endswith(".dist-info"):
         kind, metadata_name = "dist-info", "METADATA"
     elif entry_name.endswith(".egg-info"):
@@ -122,12 +121,12 @@ def read_distribution(site: Path, entry_name: str) -> Optional[Distribution]:
     else:
         return None
     is_directory = files is not None or kind == "dist-info"  # an egg-info may be a single PKG-INFO file
-    metadata_file = os.path.join(meta_path, metadata_name) if is_directory else meta_path
+    metadata_file = f"{meta_path}/{metadata_name}" if is_directory else meta_path
     fallback_name, fallback_version = _name_version_from_dirname(entry_name)
     problems: list[str] = []
     headers: dict[str, str] = {}
     requires: list[str] = []
-    data = _read_bytes(metadata_file, METADATA_LIMIT) if files is None or metadata_name in files else None
+    data = _read_bytes(fs, metadata_file, METADATA_LIMIT) if files is None or metadata_name in files else None
     if data is None:
         problems.append(f"{metadata_name} missing or unreadable")
     else:
@@ -138,22 +137,22 @@ def read_distribution(site: Path, entry_name: str) -> Optional[Distribution]:
     if data is not None and ("name" not in headers or "version" not in headers):
         problems.append(f"{metadata_name} has no Name/Version header; using the directory name")
     present = files or set()
-    installer_text = _read_small_text(os.path.join(meta_path, "INSTALLER")) if "INSTALLER" in present else None
-    top_text = _read_small_text(os.path.join(meta_path, "top_level.txt")) if "top_level.txt" in present else None
+    installer_text = _read_small_text(fs, f"{meta_path}/INSTALLER") if "INSTALLER" in present else None
+    top_text = _read_small_text(fs, f"{meta_path}/top_level.txt") if "top_level.txt" in present else None
     top_level = [line.strip() for line in (top_text or "").splitlines() if _MODULE_NAME.match(line.strip())]
-    url, editable = (_direct_url(os.path.join(meta_path, "direct_url.json")) if "direct_url.json" in present
+    url, editable = (_direct_url(fs, f"{meta_path}/direct_url.json") if "direct_url.json" in present
                      else (None, False))
     placeholder = False
     if data is not None and len(data) < _SMALL_FILE:  # placeholders are tiny; real packages rarely are
         module_guess = normalize_package_name(display_name).replace("-", "_")
         placeholder = PLACEHOLDER_MARKER in data or _placeholder_code(
-            site_text, top_level or ([module_guess] if _MODULE_NAME.match(module_guess) else []))
+            fs, site, top_level or ([module_guess] if _MODULE_NAME.match(module_guess) else []))
     return Distribution(
         name=normalize_package_name(display_name),
         display_name=display_name,
         version=version,
-        location=site_text,
-        metadata_dir=meta_path,
+        location=str(fs.host_path(site)),
+        metadata_dir=str(fs.host_path(meta_path)),
         kind=kind,
         installer=(installer_text or "").strip() or None,
         requires=requires,
@@ -165,13 +164,14 @@ def read_distribution(site: Path, entry_name: str) -> Optional[Distribution]:
     )
 
 
-def read_torch_build(site: Path) -> Optional[TorchBuild]:
+def read_torch_build(fs: RootFS, site: str) -> Optional[TorchBuild]:
     """`torch/version.py` as text: PyPI's x86_64 wheel says `__version__ = '2.9.0+cu128'`, `cuda = '12.8'`."""
-    version_file = site / "torch" / "version.py"
-    text = _read_small_text(version_file)
+    version_file = f"{site}/torch/version.py"
+    shown = str(fs.host_path(version_file))
+    text = _read_small_text(fs, version_file)
     if text is None:
-        return TorchBuild(path=str(version_file)) if (site / "torch").is_dir() else None
-    build = TorchBuild(path=str(version_file))
+        return TorchBuild(path=shown) if fs.is_dir(f"{site}/torch") else None
+    build = TorchBuild(path=shown)
     for line in text.splitlines():
         key, separator, value = line.partition("=")
         if not separator:
@@ -187,21 +187,26 @@ def read_torch_build(site: Path) -> Optional[TorchBuild]:
     return build
 
 
-def scan_site_dir(site: Path, follow_links: bool = True) -> tuple[list[Distribution], Optional[str]]:
-    """All distributions recorded in one site-packages directory, and an error when it is unreadable."""
+MAX_DISTRIBUTIONS = 20_000
+
+
+def scan_site_dir(fs: RootFS, site: str, follow_links: bool = True) -> tuple[list[Distribution], Optional[str]]:
+    """All distributions recorded in one site-packages directory (in-view path), and an error when it is
+    unreadable. More than MAX_DISTRIBUTIONS records (no real environment has them) are cut, and said so."""
     try:
-        entries = sorted(os.scandir(site), key=lambda entry: entry.name)
+        names = fs.listdir(site)
     except FileNotFoundError:
         return [], "missing"
     except OSError as error:
         return [], f"unreadable: {error.strerror or error}"
+    records = [name for name in names if name.endswith((".dist-info", ".egg-info"))]
     distributions: list[Distribution] = []
-    for entry in entries:
-        if not (entry.name.endswith(".dist-info") or entry.name.endswith(".egg-info")):
+    for name in records[:MAX_DISTRIBUTIONS]:
+        if not follow_links and fs.is_link(f"{site}/{name}"):
             continue
-        if not follow_links and entry.is_symlink():
-            continue
-        dist = read_distribution(site, entry.name)
+        dist = read_distribution(fs, site, name)
         if dist is not None:
             distributions.append(dist)
+    if len(records) > MAX_DISTRIBUTIONS:
+        return distributions, f"partial: {len(records)} install records, only the first {MAX_DISTRIBUTIONS} read"
     return distributions, None

@@ -64,6 +64,27 @@ def import_path(report: dict[str, Any]) -> list[tuple[str, str]]:
     return unique
 
 
+# What live_probe.py prints: a key and the type its value must have. A document of another shape (an interpreter
+# whose `sitecustomize` prints JSON, a hostile or broken one) could not be inspected: it is never read as healthy.
+_REPORT_SHAPE: dict[str, tuple[type, ...]] = {
+    "executable": (str,), "version": (str,), "prefix": (str,), "in_venv": (bool,),
+    "include_system_site_packages": (bool,), "sys_path": (list,), "stdlib": (list,), "site_packages": (list,),
+    "user_site": (str, type(None)), "user_site_enabled": (bool,), "pythonpath": (list,),
+}
+
+
+def report_shape_problem(report: Any) -> Optional[str]:
+    """Why a probe document is not what live_probe.py prints, or None when it is."""
+    if not isinstance(report, dict):
+        return f"a JSON {type(report).__name__}, not an object"
+    for key, kinds in _REPORT_SHAPE.items():
+        if not isinstance(report.get(key), kinds) or (key not in report and type(None) not in kinds):
+            return f"`{key}` missing or not {' or '.join(kind.__name__ for kind in kinds)}"
+        if kinds == (list,) and not all(isinstance(item, str) for item in report[key]):
+            return f"`{key}` holds something other than strings"
+    return None
+
+
 def _failed(env: PythonEnvironment, message: str) -> PythonEnvironment:
     env.problems.append(message)
     return env
@@ -81,12 +102,15 @@ def inspect_interpreter(root: RootFS, executable: str, environ: Mapping[str, str
     if not result.ok:
         env.interpreter_exists = result.error is None
         return _failed(env, result.describe_failure())
+    if result.truncated:
+        return _failed(env, f"`{executable} -I` printed more than the doctor reads (it is not our probe's answer)")
     try:
         report = json.loads(result.stdout.strip().splitlines()[-1])
-    except (ValueError, IndexError):
+    except (ValueError, IndexError, RecursionError):
         return _failed(env, f"`{executable} -I` printed no JSON: {result.stdout[:200]!r}")
-    if not isinstance(report, dict):
-        return _failed(env, f"`{executable} -I` printed unexpected JSON")
+    problem = report_shape_problem(report)
+    if problem is not None:
+        return _failed(env, f"could not inspect: `{executable} -I` printed JSON of an unexpected shape ({problem})")
     return _fill_from_report(env, root, report, environ)
 
 
@@ -99,13 +123,12 @@ def _fill_from_report(env: PythonEnvironment, root: RootFS, report: dict[str, An
     env.include_system_site_packages = bool(report.get("include_system_site_packages"))
     env.user_site_enabled = bool(report.get("user_site_enabled"))
     env.pythonpath = [str(entry) for entry in report.get("pythonpath", [])]
-    cfg_path = Path(prefix, "pyvenv.cfg")
-    if report.get("in_venv") and cfg_path.is_file():
-        env.pyvenv_cfg = parse_pyvenv_cfg(cfg_path.read_text(encoding="utf-8", errors="replace"))
-    for entry, role in import_path(report):
-        if Path(entry).is_dir():
-            env.site_dirs.append(inspect_site_dir(Path(entry), role))
     live_fs = RootFS("/")
+    if report.get("in_venv"):
+        env.pyvenv_cfg = parse_pyvenv_cfg(live_fs.try_read_text(f"{prefix}/pyvenv.cfg", limit=64 * 1024) or "")
+    for entry, role in import_path(report):
+        if live_fs.is_dir(entry):
+            env.site_dirs.append(inspect_site_dir(live_fs, entry, role))
     venv_inner: Optional[str] = prefix if report.get("in_venv") else None
     homes = home_dirs_for(live_fs, venv_inner, environ)
     env.pip_config = read_pip_config(root if root.is_live else live_fs, homes, live_fs, venv_inner, environ)

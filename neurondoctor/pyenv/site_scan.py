@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from neurondoctor.facts.python_env import SiteDir
+from neurondoctor.host.rootfs import RootFS
 from neurondoctor.pyenv.dist_metadata import read_torch_build, scan_site_dir
 
 
-def inspect_site_dir(path: Path, role: str, follow_links: bool = True) -> SiteDir:
-    """Read one site-packages (or PYTHONPATH) directory; an unreadable one is recorded, not raised."""
-    distributions, error = scan_site_dir(path, follow_links=follow_links)
-    site = SiteDir(path=str(path), role=role, readable=error is None or error == "missing", error=error,
+def inspect_site_dir(fs: RootFS, path: str, role: str, follow_links: bool = True) -> SiteDir:
+    """Read one site-packages (or PYTHONPATH) directory, an in-view path of `fs`; an unreadable one is recorded,
+    not raised."""
+    distributions, error = scan_site_dir(fs, path, follow_links=follow_links)
+    readable = error is None or error == "missing" or error.startswith("partial")
+    site = SiteDir(path=str(fs.host_path(path)), role=role, readable=readable, error=error,
                    distributions=distributions)
-    if error is None:
-        site.torch_build = read_torch_build(path)
+    if readable and error != "missing":
+        site.torch_build = read_torch_build(fs, path)
     return site

@@ -128,20 +128,17 @@ def inspect_venv(root: RootFS, venv_dir: str, environ: Mapping[str, str],
     if env.include_system_site_packages and major_minor:
         env.user_site_enabled = True
         for home in homes:
-            resolved = root.resolve(f"{home}/.local/lib/python{major_minor}/site-packages")
-            if resolved is not None and resolved.is_dir():
-                env.site_dirs.append(inspect_site_dir(resolved, SITE_ROLE_USER, follow_links=root.is_live))
+            user_site = f"{home}/.local/lib/python{major_minor}/site-packages"
+            if root.is_dir(user_site):
+                env.site_dirs.append(inspect_site_dir(root, user_site, SITE_ROLE_USER, follow_links=root.is_live))
     for _, site in python_dirs:
-        resolved = fs.resolve(site)
-        if resolved is not None:
-            env.site_dirs.append(inspect_site_dir(resolved, SITE_ROLE_VENV, follow_links=fs.is_live))
+        env.site_dirs.append(inspect_site_dir(fs, site, SITE_ROLE_VENV, follow_links=fs.is_live))
     if not python_dirs:
         env.problems.append("no lib/pythonX.Y/site-packages directory")
     if env.include_system_site_packages and major_minor:
         system = _system_site(fs, env.pyvenv_cfg, major_minor)
-        resolved = fs.resolve(system) if system else None
-        if resolved is not None:
-            env.site_dirs.append(inspect_site_dir(resolved, SITE_ROLE_SYSTEM, follow_links=fs.is_live))
+        if system is not None:
+            env.site_dirs.append(inspect_site_dir(fs, system, SITE_ROLE_SYSTEM, follow_links=fs.is_live))
     env.pip_config = read_pip_config(root, homes, fs, inner, environ)
     read_venv_marker(fs, inner, env)
     return env

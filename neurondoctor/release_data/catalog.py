@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, NamedTuple, Optional
 
 from neurondoctor.neuron_version import normalize_neuron_version, normalize_package_name, release_tuple
+from neurondoctor.regular_files import read_regular_file
 from neurondoctor.release_data.schema import (
     SchemaError,
     check_compat_document,
@@ -22,6 +23,7 @@ from neurondoctor.release_data.schema import (
     check_sdk_document,
 )
 
+MANIFEST_FILE_LIMIT = 32 << 20
 MANIFEST_DIR_ENV = "NEURONDOCTOR_MANIFESTS"
 CACHE_DIR_ENV = "NEURONDOCTOR_CACHE_DIR"
 
@@ -151,8 +153,7 @@ def bundled_manifest_dir() -> Path:
 
 def _read_json(path: Path, check: Callable[[Any], None], problems: list[LoadProblem]) -> Optional[Any]:
     try:
-        with path.open("rb") as handle:
-            document = json.loads(handle.read().decode("utf-8"))
+        document = json.loads(read_regular_file(path, MANIFEST_FILE_LIMIT).decode("utf-8"))
         check(document)
     except FileNotFoundError:
         problems.append(LoadProblem(str(path), "missing"))
@@ -162,6 +163,9 @@ def _read_json(path: Path, check: Callable[[Any], None], problems: list[LoadProb
         return None
     except json.JSONDecodeError as error:
         problems.append(LoadProblem(str(path), f"corrupt or truncated JSON ({error.msg} at line {error.lineno})"))
+        return None
+    except RecursionError:
+        problems.append(LoadProblem(str(path), "refused: JSON nested too deeply"))
         return None
     except SchemaError as error:
         problems.append(LoadProblem(str(path), f"unexpected shape: {error}"))

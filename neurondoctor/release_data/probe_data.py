@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
+from neurondoctor.regular_files import read_regular_file
 from neurondoctor.release_data.catalog import bundled_manifest_dir
 
 OP_SUPPORT_FILE = "op-support.json"
@@ -32,8 +33,8 @@ class ErrorSignatures:
 def _read(directory: Optional[Path], name: str) -> Any:
     path = (directory or bundled_manifest_dir()) / name
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as error:
+        return json.loads(read_regular_file(path, 32 << 20).decode("utf-8", errors="replace"))
+    except (ValueError, RecursionError) as error:
         raise ValueError(f"{path}: not valid JSON ({error})") from error
 
 

@@ -9,12 +9,14 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Optional, Union
 
+from neurondoctor.regular_files import read_regular_text
 from neurondoctor.report.document import SCHEMA
 from neurondoctor.report.health import STATES, Health
 from neurondoctor.report.model import NodeIdentity
+
+REPORT_LIMIT = 256 << 20
 
 
 class ReportFormatError(ValueError):
@@ -160,7 +162,7 @@ def load_report(source: Union[str, bytes, os.PathLike[str]]) -> ReportDocument:
         text = source
     else:
         try:
-            text = Path(source).read_text(encoding="utf-8", errors="replace")
+            text = read_regular_text(source, REPORT_LIMIT)
         except OSError as error:
             raise ReportFormatError(f"{os.fspath(source)}: cannot read it ({error.strerror or error})") from error
     try:

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Optional
 
 from neurondoctor.rules import os_rules, resource_rules
@@ -19,19 +20,50 @@ from neurondoctor.rules.resource_rules import GIB
 _RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
 
 
-def parse_core_list(value: str) -> Optional[list[int]]:
-    """`3`, `0-3` or `0-1,4-5` -> core indexes; None when malformed (including a reversed range)."""
-    cores: list[int] = []
+# Longer numbers are not core indexes (and `int()` of a huge digit string is slow, then refused): malformed.
+_MAX_DIGITS = 9
+
+
+@dataclass(frozen=True)
+class CoreList:
+    """The cores a `NEURON_RT_VISIBLE_CORES` value names, as merged inclusive ranges: `0-999999999999` is
+    judged from its ends, never expanded into a list."""
+
+    ranges: tuple[tuple[int, int], ...]
+
+    @property
+    def count(self) -> int:
+        return sum(last - first + 1 for first, last in self.ranges)
+
+    @property
+    def highest(self) -> int:
+        return self.ranges[-1][1]
+
+
+def parse_core_list(value: str) -> Optional[CoreList]:
+    """`3`, `0-3` or `0-1,4-5` -> the cores named; None when malformed (a reversed range, a huge number)."""
+    ranges: list[tuple[int, int]] = []
     for part in value.split(","):
         match = _RANGE.match(part)
-        if match is None:
+        if match is None or any(len(group or "") > _MAX_DIGITS for group in match.groups()):
             return None
         first = int(match.group(1))
         last = int(match.group(2)) if match.group(2) is not None else first
         if last < first:
             return None
-        cores.extend(range(first, last + 1))
-    return cores
+        ranges.append((first, last))
+    merged: list[tuple[int, int]] = []
+    for first, last in sorted(ranges):
+        if merged and first <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(last, merged[-1][1]))
+        else:
+            merged.append((first, last))
+    return CoreList(tuple(merged))
+
+
+def _shown(value: str) -> str:
+    """A variable's value as a title shows it: whole when short, cut when someone set a megabyte."""
+    return value if len(value) <= 40 else value[:37] + "..."
 
 
 def _finding(finding_id: str, severity: str, title: str, detail: str, variable: str, value: str,
@@ -47,15 +79,16 @@ def visible_cores(ctx: RuleContext) -> list[Finding]:
         return []
     total = ctx.total_cores()
     cores = parse_core_list(value)
+    shown = _shown(value)
     if cores is None:
-        return [_finding("ND-ENV-001", SEVERITY_ERROR, f"NEURON_RT_VISIBLE_CORES={value!r} is not a core index or "
+        return [_finding("ND-ENV-001", SEVERITY_ERROR, f"NEURON_RT_VISIBLE_CORES={shown!r} is not a core index or "
                          "range", "Use an index (`3`) or an inclusive range (`0-3`).", "NEURON_RT_VISIBLE_CORES",
                          value, [f"export NEURON_RT_VISIBLE_CORES=0-{(total or 1) - 1}"])]
-    outside = [core for core in cores if total is not None and core >= total]
-    if not outside or total is None:
+    if total is None or cores.highest < total:
         return []
+    first_outside = next(max(first, total) for first, last in cores.ranges if last >= total)
     return [_finding("ND-ENV-001", SEVERITY_ERROR,
-                     f"NEURON_RT_VISIBLE_CORES={value} names core(s) {outside[0]}… but this host has {total} "
+                     f"NEURON_RT_VISIBLE_CORES={shown} names core(s) {first_outside}… but this host has {total} "
                      f"NeuronCores (0-{total - 1})",
                      "The runtime fails to initialise when asked for cores that do not exist.",
                      "NEURON_RT_VISIBLE_CORES", value, [f"export NEURON_RT_VISIBLE_CORES=0-{total - 1}"])]
@@ -67,8 +100,8 @@ def num_cores(ctx: RuleContext) -> list[Finding]:
     if value is None:
         return []
     total = ctx.total_cores()
-    if not value.strip().isdigit():
-        return [_finding("ND-ENV-002", SEVERITY_ERROR, f"NEURON_RT_NUM_CORES={value!r} is not a number",
+    if not value.strip().isdigit() or len(value.strip()) > _MAX_DIGITS:
+        return [_finding("ND-ENV-002", SEVERITY_ERROR, f"NEURON_RT_NUM_CORES={_shown(value)!r} is not a core count",
                          "It is a count of cores to claim (0 = all).", "NEURON_RT_NUM_CORES", value,
                          ["unset NEURON_RT_NUM_CORES"])]
     if total is not None and int(value) > total:
@@ -107,9 +140,9 @@ def _requested_core_count(ctx: RuleContext) -> tuple[str, int] | None:
     visible = ctx.facts.environ.get("NEURON_RT_VISIBLE_CORES")
     if visible is not None:
         cores = parse_core_list(visible)
-        return ("NEURON_RT_VISIBLE_CORES", len(cores)) if cores else None
+        return ("NEURON_RT_VISIBLE_CORES", cores.count) if cores else None
     number = ctx.facts.environ.get("NEURON_RT_NUM_CORES", "").strip()
-    if number.isdigit() and int(number) > 0:
+    if number.isdigit() and len(number) <= _MAX_DIGITS and int(number) > 0:
         return "NEURON_RT_NUM_CORES", int(number)
     return None
 

@@ -13,6 +13,7 @@ import json
 import os
 import secrets
 import socket
+import stat
 import tarfile
 import time
 from collections.abc import Mapping, Sequence
@@ -107,18 +108,50 @@ def _run_collector(name: str, collect: Callable[[BundleContext], list[Member]], 
     return record
 
 
-def _write_archive(path: Path, prefix: str, members: list[Member]) -> None:
-    """Write to a temporary sibling and rename: a half-written archive is never left under the final name."""
-    temporary = path.with_name(f".{path.name}.partial")
-    with tarfile.open(temporary, "w:gz") as archive:
-        for member in members:
-            info = tarfile.TarInfo(f"{prefix}/{member.name}")
-            info.size = len(member.data)
-            info.mtime = int(time.time())
-            info.mode = 0o600
-            archive.addfile(info, io.BytesIO(member.data))
-    os.chmod(temporary, 0o600)
-    temporary.rename(path)
+def check_output_path(path: Path, force: bool) -> None:
+    """Refuse a target the bundle must not replace: a directory, a device or anything not a regular file (never,
+    `--force` or not), an existing file (unless `--force` names it), or a missing parent directory."""
+    try:
+        mode = path.lstat().st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None:
+        if stat.S_ISDIR(mode):
+            raise exit_codes.UserError(f"-o {path}: is a directory; name the archive file")
+        if not stat.S_ISREG(mode):
+            raise exit_codes.UserError(f"-o {path}: exists and is not a regular file; refusing to replace it")
+        if not force:
+            raise exit_codes.UserError(f"-o {path}: already exists; pass --force to replace it")
+    if not path.parent.is_dir():
+        raise exit_codes.UserError(f"-o {path}: the directory {path.parent} does not exist")
+
+
+def _write_archive(path: Path, prefix: str, members: list[Member], force: bool) -> None:
+    """Write to a temporary sibling and move it into place: a half-written archive is never left behind, under
+    the final name or the temporary one; without --force a file that appeared meanwhile is not replaced."""
+    temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.partial")
+    try:
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "wb") as raw, tarfile.open(fileobj=raw, mode="w:gz") as archive:
+            for member in members:
+                info = tarfile.TarInfo(f"{prefix}/{member.name}")
+                info.size = len(member.data)
+                info.mtime = int(time.time())
+                info.mode = 0o600
+                archive.addfile(info, io.BytesIO(member.data))
+        if force:
+            check_output_path(path, force=True)
+            os.replace(temporary, path)
+        else:
+            os.link(temporary, path)  # fails if anything appeared at the path meanwhile: never clobbers it
+            os.unlink(temporary)
+    except FileExistsError as error:
+        raise exit_codes.UserError(f"-o {path}: appeared while the bundle was written; not replaced") from error
+    except OSError as error:
+        raise exit_codes.UserError(f"could not write {path}: {error.strerror or error}") from error
+    finally:
+        if temporary.exists():
+            temporary.unlink()
 
 
 @dataclass
@@ -131,6 +164,7 @@ class BundleOptions:
     max_size_mb: float = DEFAULT_MAX_SIZE_MB
     time_budget: float = DEFAULT_TIME_BUDGET
     command_timeout: float = DEFAULT_COMMAND_TIMEOUT
+    force: bool = False
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
 
 
@@ -148,13 +182,16 @@ def build_bundle(options: BundleOptions, progress: Callable[[str], None]) -> Bun
     fs = RootFS(root)
     hostname = socket.gethostname() if fs.is_live else (fs.try_read_text("/etc/hostname", 256) or "image").strip()
     redactor = Redactor(obfuscate=obfuscate, hostnames=[hostname, socket.getfqdn()] if fs.is_live else [hostname])
+    path = Path(output).absolute() if output else None
+    if path is not None:
+        check_output_path(path, options.force)
     started = time.monotonic()
     members: list[Member] = []
     cap = SizeCap(int(max_size_mb * (1 << 20)))
     progress("running the check")
     report = run_check(CheckOptions(root=root, venvs=list(options.venvs), environ=environ))
     ctx = BundleContext(fs=fs, environ=environ, redactor=redactor, environments=report.facts.environments,
-                        command_timeout=command_timeout, since=options.since)
+                        command_timeout=command_timeout, since=options.since, deadline=started + time_budget)
 
     def check_members(_: BundleContext) -> list[Member]:
         return [Member("report.json", redactor.text(render_json(report)).encode()),
@@ -181,14 +218,27 @@ def build_bundle(options: BundleOptions, progress: Callable[[str], None]) -> Bun
     }
     members.append(Member("manifest.json", (json.dumps(manifest, indent=1) + "\n").encode()))
     prefix = _archive_name(hostname, redactor)
-    path = Path(output) if output else Path.cwd() / f"{prefix}.tar.gz"
-    _write_archive(path, prefix, members)
+    path = path or Path.cwd() / f"{prefix}.tar.gz"
+    _write_archive(path, prefix, members, options.force)
     map_file = None
     if obfuscate:
-        map_file = path.with_name(path.name + ".map.json")
-        map_file.write_text(json.dumps({"archive": path.name, "map": redactor.mapping}, indent=1) + "\n")
-        os.chmod(map_file, 0o600)
+        map_file = _write_map(path, redactor)
     return BundleResult(path, path.stat().st_size, records, map_file)
+
+
+def _write_map(archive: Path, redactor: Redactor) -> Path:
+    """The obfuscation map beside the archive, under a name that never replaces an earlier map."""
+    document = (json.dumps({"archive": archive.name, "map": redactor.mapping}, indent=1) + "\n").encode()
+    for attempt in range(100):
+        candidate = archive.with_name(archive.name + (".map.json" if attempt == 0 else f".map-{attempt}.json"))
+        try:
+            descriptor = os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            continue
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(document)
+        return candidate
+    raise exit_codes.UserError(f"could not write the obfuscation map beside {archive}")
 
 
 def describe_result(result: BundleResult) -> str:

@@ -21,6 +21,7 @@ from neurondoctor.facts.python_env import PythonEnvironment
 from neurondoctor.host.compile_cache import cache_location
 from neurondoctor.host.os_packages import rpm_command, rpm_database_present
 from neurondoctor.host.rootfs import RootFS
+from neurondoctor.pyenv.static_venv import filesystem_for
 from neurondoctor.redaction import Redactor
 
 FILE_LIMIT = 8 << 20
@@ -32,6 +33,10 @@ NEURON_LOG_WORDS = ("neuron", "nrt", "NEURON_HW_ERR")
 
 class Skipped(Exception):
     """The collector does not apply here (a missing tool, not a live host); recorded as skipped."""
+
+
+class BudgetSpent(Skipped):
+    """The total time budget (`--max-time`) ran out: what is left is recorded as skipped."""
 
 
 @dataclass
@@ -48,6 +53,18 @@ class BundleContext:
     environments: list[PythonEnvironment] = field(default_factory=list)
     command_timeout: float = 10.0
     since: Optional[str] = None
+    deadline: float = float("inf")
+
+    def time_left(self) -> float:
+        """Seconds left of the bundle's total budget (time.monotonic based)."""
+        return self.deadline - time.monotonic()
+
+    def timeout(self) -> float:
+        """A command's timeout: its own, cut to what is left of the total budget."""
+        left = self.time_left()
+        if left <= 0:
+            raise BudgetSpent("the total time budget was spent before it started")
+        return min(self.command_timeout, left)
 
 
 def _text(ctx: BundleContext, text: str) -> bytes:
@@ -62,7 +79,8 @@ def command_member(ctx: BundleContext, name: str, argv: list[str], keep: Optiona
     if shutil.which(argv[0], path=ctx.environ.get("PATH")) is None and not os.path.isabs(argv[0]):
         raise Skipped(f"{argv[0]} is not installed")
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    result = run_command(argv, timeout=ctx.command_timeout, env=dict(ctx.environ))
+    timeout = ctx.timeout()
+    result = run_command(argv, timeout=timeout, env=dict(ctx.environ))
     output = result.stdout + (f"\n--- stderr ---\n{result.stderr}" if result.stderr.strip() else "")
     if keep is not None:
         output = "\n".join(line for line in output.splitlines() if keep(line))
@@ -71,7 +89,7 @@ def command_member(ctx: BundleContext, name: str, argv: list[str], keep: Optiona
     header = (f"$ {' '.join(argv)}\n# {status}; started {started}; took {result.duration_s:.2f} s\n\n")
     member = Member(f"commands/{name}.txt", _text(ctx, header + output))
     if result.timed_out:
-        raise CollectorTimeout(member, f"did not finish within {ctx.command_timeout:g} s")
+        raise CollectorTimeout(member, f"did not finish within {timeout:g} s")
     return member
 
 
@@ -123,6 +141,9 @@ def copied_files(ctx: BundleContext) -> list[Member]:
     members = []
     unreadable = []
     for inner in COPIED_FILES:
+        if ctx.time_left() <= 0:
+            unreadable.append(f"{inner} (the total time budget was spent)")
+            continue
         try:
             data = ctx.fs.read_bytes(inner, FILE_LIMIT)
         except FileNotFoundError:
@@ -152,7 +173,7 @@ def package_lists(ctx: BundleContext) -> list[Member]:
         members.append(Member("packages/dpkg-neuron.txt", _text(ctx, listing)))
         members.append(Member("packages/dpkg-status.gz", gzip.compress(_text(ctx, status))))
     elif rpm_database_present(ctx.fs) and shutil.which("rpm", path=ctx.environ.get("PATH")):
-        result = run_command(rpm_command(ctx.fs), timeout=ctx.command_timeout, env=dict(ctx.environ))
+        result = run_command(rpm_command(ctx.fs), timeout=ctx.timeout(), env=dict(ctx.environ))
         everything = result.stdout if result.ok else f"# {result.describe_failure()}\n"
         neuron_lines = "".join(line + "\n" for line in everything.splitlines()
                                if line.startswith(NEURON_OS_PACKAGE_PREFIXES))
@@ -172,25 +193,44 @@ def dkms_build_log(ctx: BundleContext) -> list[Member]:
     return [Member(f"files{state.make_log}", _text(ctx, ctx.fs.read_text(state.make_log, FILE_LIMIT)))]
 
 
+MAX_CACHE_ENTRIES = 200_000
+
+
 def compile_logs(ctx: BundleContext, newest: int = 5) -> list[Member]:
-    """The newest `log-neuron-cc.txt` files in the compile cache."""
+    """The newest `log-neuron-cc.txt` files in the compile cache, read through the root (a log linked out of the
+    root reads the root's copy). The walk stops at the time budget or after MAX_CACHE_ENTRIES entries."""
     location, _ = cache_location(ctx.environ)
     if "://" in location:
         raise Skipped(f"the compile cache is remote ({location})")
     base = ctx.fs.resolve(location)
     if base is None or not base.is_dir():
         return []
-    logs = []
-    for directory, _, files in os.walk(base):
+    logs: list[tuple[float, str]] = []
+    seen = 0
+    stopped = None
+    for directory, subdirectories, files in os.walk(base):
+        seen += len(subdirectories) + len(files)
+        if ctx.time_left() <= 0 or seen > MAX_CACHE_ENTRIES:
+            stopped = "the total time budget was spent" if ctx.time_left() <= 0 else f"over {MAX_CACHE_ENTRIES} entries"
+            break
         if "log-neuron-cc.txt" in files:
             path = os.path.join(directory, "log-neuron-cc.txt")
-            logs.append((os.path.getmtime(path), path))
+            try:
+                logs.append((os.lstat(path).st_mtime, os.path.relpath(path, base)))
+            except OSError:
+                continue
     members = []
-    for _, path in sorted(logs, reverse=True)[:newest]:
-        relative = os.path.relpath(path, base)
-        with open(path, "rb") as handle:
-            members.append(Member(f"compile-cache/{relative}", _text(ctx, handle.read(FILE_LIMIT).decode(
-                "utf-8", errors="replace"))))
+    unreadable = [f"{location} (walk stopped: {stopped})"] if stopped else []
+    for _, relative in sorted(logs, reverse=True)[:newest]:
+        inner = f"{location.rstrip('/')}/{relative}"
+        try:
+            data = ctx.fs.read_bytes(inner, FILE_LIMIT)
+        except OSError as error:
+            unreadable.append(f"{inner} ({error.strerror or error})")
+            continue
+        members.append(Member(f"compile-cache/{relative}", _text(ctx, data.decode("utf-8", errors="replace"))))
+    if unreadable:
+        raise PartialCollection(members, unreadable)
     return members
 
 
@@ -203,11 +243,10 @@ def environment_packages(ctx: BundleContext) -> list[Member]:
             lines += [f"{dist.display_name}=={dist.version}\t{dist.installer or '-'}" for dist in site.distributions]
         name = os.path.basename(env.path.rstrip("/")) or f"env{index}"
         members.append(Member(f"environments/{index}-{name}.txt", _text(ctx, "\n".join(lines) + "\n")))
-        own_config = os.path.join(env.path, "pip.conf")
-        if os.path.isfile(own_config):
-            with open(own_config, "rb") as handle:
-                members.append(Member(f"environments/{index}-{name}-pip.conf",
-                                      _text(ctx, handle.read(FILE_LIMIT).decode("utf-8", errors="replace"))))
+        fs, inner = filesystem_for(ctx.fs, env.path)
+        own_config = fs.try_read_text(f"{inner}/pip.conf", FILE_LIMIT)
+        if own_config is not None:
+            members.append(Member(f"environments/{index}-{name}-pip.conf", _text(ctx, own_config)))
         compiler = os.path.join(env.path, "bin", "neuronx-cc")
         if ctx.fs.is_live and os.path.exists(compiler):
             members.append(command_member(ctx, f"neuronx-cc-version-{index}", [compiler, "--version"]))

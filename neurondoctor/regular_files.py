@@ -1,0 +1,56 @@
+"""The one way the doctor reads a file: regular files only, bounded, never blocking.
+
+A FIFO, socket or device node where a file belongs (`etc/os-release`, `var/lib/dpkg/status`, a dist-info's
+METADATA, a compile log) would block `open()` forever or trigger a device's side effects (a watchdog starts on
+open). So the path is stat'ed first and only a regular file is opened, with `O_NONBLOCK` and checked again with
+`fstat` (the path may be swapped in between); anything else raises `NotRegularFile`, an OSError the callers
+already record as "could not read".
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from typing import Union
+
+PathLike = Union[str, "os.PathLike[str]"]
+_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0)
+
+
+class NotRegularFile(OSError):
+    """Something other than a regular file stands where the doctor expected one."""
+
+    def __init__(self, path: PathLike, mode: int) -> None:
+        kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else
+                "a character device" if stat.S_ISCHR(mode) else "a block device" if stat.S_ISBLK(mode) else
+                "a directory" if stat.S_ISDIR(mode) else "not a file")
+        super().__init__(errno.EINVAL, f"not a regular file ({kind})", os.fspath(path))
+
+
+def read_regular_file(path: PathLike, limit: int) -> bytes:
+    """Up to `limit` bytes of a regular file; raises OSError (NotRegularFile, FileNotFoundError, …)."""
+    before = os.stat(path)
+    if not stat.S_ISREG(before.st_mode):
+        raise NotRegularFile(path, before.st_mode)
+    descriptor = os.open(path, _FLAGS)
+    try:
+        opened = os.fstat(descriptor)
+        if not stat.S_ISREG(opened.st_mode):
+            raise NotRegularFile(path, opened.st_mode)
+        chunks: list[bytes] = []
+        left = limit
+        while left > 0:
+            chunk = os.read(descriptor, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(descriptor)
+
+
+def read_regular_text(path: PathLike, limit: int) -> str:
+    """Text decoded as UTF-8 with replacement, so a stray byte never stops a report."""
+    return read_regular_file(path, limit).decode("utf-8", errors="replace")
