@@ -108,6 +108,29 @@ def _stop(process: subprocess.Popen[bytes], pipe_inodes: list[int]) -> None:
         process.wait(timeout=2)
 
 
+# Signal handlers that stop the doctor (SIGTERM, Ctrl-C during a build) must not raise while a child is being
+# spawned: an exception inside `Popen()` loses the child, which then runs on unsupervised. They call `interrupt()`,
+# which raises at once outside run_command and, inside it, at the next point where the child can be stopped.
+_running = 0
+_pending: Optional[BaseException] = None
+
+
+def interrupt(exception: BaseException) -> None:
+    """From a signal handler: raise `exception` now, or as soon as the running command can be stopped."""
+    global _pending
+    if _running:
+        _pending = exception
+        return
+    raise exception
+
+
+def _raise_pending() -> None:
+    global _pending
+    if _pending is not None:
+        pending, _pending = _pending, None
+        raise pending
+
+
 def run_command(argv: Sequence[str], timeout: float = DEFAULT_TIMEOUT,
                 env: Optional[Mapping[str, str]] = None, cwd: Optional[str] = None,
                 output_limit: int = OUTPUT_LIMIT) -> CommandResult:
@@ -116,6 +139,17 @@ def run_command(argv: Sequence[str], timeout: float = DEFAULT_TIMEOUT,
     The deadline holds whatever the command does: a hang, a grandchild that calls `setsid` and keeps stdout
     open, endless output. At the deadline everything still attached to the command is killed.
     """
+    global _running
+    _running += 1
+    try:
+        return _run(argv, timeout, env, cwd, output_limit)
+    finally:
+        _running -= 1
+        _raise_pending()
+
+
+def _run(argv: Sequence[str], timeout: float, env: Optional[Mapping[str, str]], cwd: Optional[str],
+         output_limit: int) -> CommandResult:
     started = time.monotonic()
     deadline = started + timeout
     try:
@@ -138,6 +172,7 @@ def run_command(argv: Sequence[str], timeout: float = DEFAULT_TIMEOUT,
                 selector.register(descriptor, selectors.EVENT_READ)
             exited_at: Optional[float] = None
             while selector.get_map():
+                _raise_pending()
                 now = time.monotonic()
                 if exited_at is None and process.poll() is not None:
                     exited_at = now
@@ -158,10 +193,10 @@ def run_command(argv: Sequence[str], timeout: float = DEFAULT_TIMEOUT,
         if timed_out or still_open:
             _stop(process, inodes)
         else:
-            remaining = max(0.0, deadline - time.monotonic())
-            try:
-                process.wait(timeout=remaining)
-            except subprocess.TimeoutExpired:
+            while process.poll() is None and time.monotonic() < deadline:
+                _raise_pending()
+                time.sleep(0.02)
+            if process.poll() is None:
                 timed_out = True
                 _stop(process, inodes)
     except BaseException:  # Ctrl-C, SIGTERM: the child runs in its own session and would not see the signal

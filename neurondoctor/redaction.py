@@ -19,11 +19,14 @@ MARK = "[REDACTED]"
 Replacement = Callable[["re.Match[str]"], str]
 
 # Names that say a value is a secret. `pass` alone only as a whole word part (`db-pass`, `PASS=`), so `passthrough`
-# and `compass` stay readable.
-_SECRET_NAME = (
-    r"(?:[\w.-]*(?:token|secret|passw(?:or)?d|passphrase|(?<![a-z])pass(?![a-z])|pwd|api[_-]?key|"  # noqa: S105
+# and `compass` stay readable. A name starts where a word starts and is at most ~130 characters: without the anchor
+# and the bounds every position of a long word would be tried, and a 64 KiB value would cost minutes (quadratic
+# backtracking); tests/adversarial/test_hangs.py times it.
+_NAME_BODY = (
+    r"(?:[\w.-]{0,64}(?:token|secret|passw(?:or)?d|passphrase|(?<![a-z])pass(?![a-z])|pwd|api[_-]?key|"
     r"access[_-]?key|private[_-]?key|secret[_-]?key|client[_-]?secret|credentials?|auth[_-]?key|"
-    r"session[_-]?key)[\w.-]*)")
+    r"session[_-]?key)[\w.-]{0,64})")
+_SECRET_NAME = r"(?<![\w.-])" + _NAME_BODY
 
 
 def _keep_key(match: re.Match[str]) -> str:
@@ -49,7 +52,7 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----.*?"
         r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)", re.S), _whole),
     SecretPattern("credentials in a URL", re.compile(
-        r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<value>[^/@\s'\"]+)@"),
+        r"(?P<scheme>(?<![a-zA-Z0-9+.-])[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<value>[^/@\s'\"]+)@"),
         lambda match: f"{match.group('scheme')}{MARK}@"),
     SecretPattern("presigned URL signature and credential", re.compile(
         r"(?i)(?P<key>[?&](?:X-Amz-(?:Signature|Credential|Security-Token)|sig|Signature|Key-Pair-Id|Policy|"
@@ -66,7 +69,7 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         r"(?i)(?P<key>(?<![\w-])" + _SECRET_NAME + r"\s*(?:=|:(?!//))[ \t]*)(?P<value>(?!['\"])[^\n'\"\\]+)"),
         _keep_key),
     SecretPattern("secret command-line option", re.compile(
-        r"(?i)(?P<key>(?<![\w])--?" + _SECRET_NAME + r"(?:=|\s+))(?P<value>(?!-)[^\s'\"\\]+)"), _keep_key),
+        r"(?i)(?P<key>(?<![\w-])--?" + _NAME_BODY + r"(?:=|\s+))(?P<value>(?!-)[^\s'\"\\]+)"), _keep_key),
     SecretPattern("mysql -pPASSWORD", re.compile(
         r"(?P<key>\bmysql(?:dump|admin|import|check|sh)?\b[^\n]*?\s-p)(?P<value>[^\s'\"\\]+)"), _keep_key),
     SecretPattern("curl/wget user:password", re.compile(
@@ -147,6 +150,15 @@ _URL_CREDENTIALS = SECRET_PATTERNS[1]
 def redact_url_credentials(text: str) -> str:
     """`https://user:token@host/simple` -> `https://[REDACTED]@host/simple`: reports and bundles get shared."""
     return _URL_CREDENTIALS.pattern.sub(_URL_CREDENTIALS.replace, text)
+
+
+_SECRET_VARIABLE = re.compile(r"(?i)^" + _SECRET_NAME + "$")
+
+
+def redact_variable(name: str, value: str) -> str:
+    """An environment variable's value as reports show it: gone when its name says secret (`*_TOKEN`,
+    `*PASSWORD*`, …), else with every secret pattern inside it redacted."""
+    return MARK if _SECRET_VARIABLE.match(name) else redact_secrets(value)
 
 
 def redact_secrets(text: str) -> str:

@@ -80,9 +80,9 @@ ENV_VALUE_LIMIT = 4096
 def relevant_environ(environ: Mapping[str, str]) -> dict[str, str]:
     """Neuron/XLA/Python variables only (the report must not carry the rest of a user's environment), redacted,
     each cut to ENV_VALUE_LIMIT characters (a megabyte value must not make a megabyte report)."""
-    from neurondoctor.redaction import redact_secrets
+    from neurondoctor.redaction import redact_variable
 
-    return {key: redact_secrets(value[:ENV_VALUE_LIMIT]) for key, value in sorted(environ.items())
+    return {key: redact_variable(key, value[:ENV_VALUE_LIMIT]) for key, value in sorted(environ.items())
             if key.startswith(NEURON_ENV_PREFIXES)}
 
 

@@ -5,8 +5,9 @@ never touches an existing environment. `--force` replaces only a directory that 
 (`pyvenv.cfg` and `bin/python`, or our own marker), and only after the new one is built (the old one is moved
 aside, then deleted); anything else at PATH is refused, `--force` or not. A lock beside PATH keeps two builds of
 one PATH apart, and PATH is checked again just before the rename, so a directory that appeared meanwhile is
-never clobbered. pip is seeded from the interpreter's own `ensurepip` (offline), so a mirror that carries only
-the Neuron wheels still works.
+never clobbered. pip comes from the interpreter's own `ensurepip` wheels (offline: `python -m venv` seeds them,
+and uv installs the bundled wheel through `--find-links`), so a mirror that carries only the Neuron wheels still
+works.
 Virtual environments record their own path (script shebangs, `bin/activate`, `pyvenv.cfg`), so after the
 rename those mentions of the temporary path are rewritten to the final one.
 """
@@ -27,7 +28,7 @@ from typing import Optional, Protocol
 
 from neurondoctor.actions.venv_guard import write_guard
 from neurondoctor.actions.venv_plan import VenvPlan
-from neurondoctor.command_runner import run_command
+from neurondoctor.command_runner import interrupt, run_command
 from neurondoctor.facts.guard_files import CONSTRAINTS_FILE, MARKER_FILE
 
 INSTALL_TIMEOUT = 3600.0
@@ -52,7 +53,7 @@ class SilentProgress:
 class BuildCommands:
     create: list[str]
     install: list[str]
-    seed: Optional[list[str]] = None  # uv venvs have no pip: seed it from the interpreter's ensurepip
+    seed: Optional[list[str]] = None  # a uv venv without the interpreter's bundled pip wheel: ensurepip seeds it
 
 
 def find_uv() -> Optional[str]:
@@ -72,8 +73,23 @@ def _index_arguments(plan: VenvPlan) -> list[str]:
     return arguments
 
 
-def build_commands(plan: VenvPlan, venv: Path, python: str, installer: str, uv: Optional[str]) -> BuildCommands:
-    """The two commands a build runs (also what `--dry-run` prints)."""
+_BUNDLED_WHEELS_PROBE = ("import ensurepip, os; print(os.path.join(os.path.dirname(ensurepip.__file__), "
+                         "'_bundled'))")
+
+
+def ensurepip_wheels(python: str) -> Optional[str]:
+    """The directory of the interpreter's bundled pip wheel (ensurepip's `_bundled`), when it has one."""
+    result = run_command([python, "-I", "-c", _BUNDLED_WHEELS_PROBE], timeout=30)
+    directory = result.stdout.strip()
+    if not result.ok or not directory or not any(Path(directory).glob("pip-*.whl")):
+        return None
+    return directory
+
+
+def build_commands(plan: VenvPlan, venv: Path, python: str, installer: str, uv: Optional[str],
+                   bundled_wheels: Optional[str] = None) -> BuildCommands:
+    """The commands a build runs (also what `--dry-run` prints). uv venvs have no pip: it comes from the
+    interpreter's bundled wheel in the same resolver run, or from ensurepip when there is none."""
     constraints = str(venv / CONSTRAINTS_FILE)
     requirements = [package.requirement for package in plan.packages]
     interpreter = str(venv / "bin" / "python")
@@ -82,8 +98,9 @@ def build_commands(plan: VenvPlan, venv: Path, python: str, installer: str, uv: 
         return BuildCommands(
             create=[tool, "venv", "--quiet", "--python", python, str(venv)],
             install=[tool, "pip", "install", "--python", interpreter, "--index-strategy", UV_INDEX_STRATEGY,
-                     *_index_arguments(plan), "--constraints", constraints, *requirements],
-            seed=[interpreter, "-m", "ensurepip", "--default-pip"],
+                     *_index_arguments(plan), *(["--find-links", bundled_wheels] if bundled_wheels else []),
+                     "--constraints", constraints, *requirements, *(["pip"] if bundled_wheels else [])],
+            seed=None if bundled_wheels else [interpreter, "-m", "ensurepip", "--default-pip"],
         )
     return BuildCommands(
         create=[python, "-m", "venv", str(venv)],
@@ -149,18 +166,20 @@ class BuildInterrupted(KeyboardInterrupt):
 
 @contextlib.contextmanager
 def _terminate_as_interrupt() -> Iterator[None]:
-    def interrupt(signum: int, frame: object) -> None:
-        raise BuildInterrupted(f"signal {signum}")
+    """SIGTERM and Ctrl-C stop the build through command_runner.interrupt: never inside a child's spawn."""
+    def on_signal(signum: int, frame: object) -> None:
+        interrupt(BuildInterrupted(f"signal {signum}") if signum == signal.SIGTERM else KeyboardInterrupt())
 
     try:
-        previous = signal.signal(signal.SIGTERM, interrupt)
+        previous = {signum: signal.signal(signum, on_signal) for signum in (signal.SIGTERM, signal.SIGINT)}
     except ValueError:  # not the main thread: the caller owns signals
         yield
         return
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 @contextlib.contextmanager
@@ -195,7 +214,8 @@ def build_venv(plan: VenvPlan, target: Path, python: str, installer: str, force:
     with build_lock(target), _terminate_as_interrupt():
         _check_target(target, force)
         staging = target.with_name(f".{target.name}.neurondoctor-{secrets.token_hex(4)}")
-        commands = build_commands(plan, staging, python, installer, uv)
+        commands = build_commands(plan, staging, python, installer, uv,
+                                  ensurepip_wheels(python) if installer == "uv" else None)
         try:
             progress.step(f"creating the environment with {installer} ({python})")
             _run(commands.create, VENV_TIMEOUT, "creating the environment", env=_install_environment())

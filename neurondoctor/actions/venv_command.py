@@ -15,7 +15,14 @@ from typing import Optional
 
 from neurondoctor import exit_codes
 from neurondoctor.actions.check_run import CheckOptions, run_check
-from neurondoctor.actions.venv_builder import BuildError, Progress, build_commands, build_venv, find_uv
+from neurondoctor.actions.venv_builder import (
+    BuildError,
+    Progress,
+    build_commands,
+    build_venv,
+    ensurepip_wheels,
+    find_uv,
+)
 from neurondoctor.actions.venv_plan import PlanError, VenvPlan, plan_venv
 from neurondoctor.command_runner import run_command
 from neurondoctor.release_data.catalog import load_catalog
@@ -79,7 +86,8 @@ def prepare_venv(options: VenvCreateOptions) -> PreparedVenv:
 
 def describe_plan(prepared: PreparedVenv) -> str:
     plan = prepared.plan
-    commands = build_commands(plan, prepared.target, prepared.python, prepared.installer, find_uv())
+    bundled = ensurepip_wheels(prepared.python) if prepared.installer == "uv" else None
+    commands = build_commands(plan, prepared.target, prepared.python, prepared.installer, find_uv(), bundled)
     lines = [f"venv create {prepared.target}: Neuron {plan.release}, {plan.framework}, Python {plan.python} "
              f"({prepared.python}), installer {prepared.installer}", "", "packages:"]
     lines += [f"  {package.requirement:<40} {package.why}" for package in plan.packages]

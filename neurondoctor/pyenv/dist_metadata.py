@@ -187,7 +187,7 @@ def read_torch_build(fs: RootFS, site: str) -> Optional[TorchBuild]:
     return build
 
 
-MAX_DISTRIBUTIONS = 20_000
+MAX_DISTRIBUTIONS = 10_000
 
 
 def scan_site_dir(fs: RootFS, site: str, follow_links: bool = True) -> tuple[list[Distribution], Optional[str]]:

@@ -22,7 +22,7 @@ from neurondoctor.host.compile_cache import cache_location
 from neurondoctor.host.os_packages import rpm_command, rpm_database_present
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.pyenv.static_venv import filesystem_for
-from neurondoctor.redaction import Redactor
+from neurondoctor.redaction import Redactor, redact_variable
 
 FILE_LIMIT = 8 << 20
 COPIED_FILES = ("/etc/os-release", "/proc/modules", "/proc/cmdline", "/etc/modules-load.d/neuron.conf",
@@ -258,7 +258,7 @@ def environment_variables(ctx: BundleContext) -> list[Member]:
     lines = []
     for key in sorted(ctx.environ):
         if key.startswith(BUNDLE_ENV_PREFIXES):
-            lines.append(f"{key}={ctx.environ[key]}")
+            lines.append(f"{key}={redact_variable(key, ctx.environ[key])}")
         else:
             lines.append(f"{key} (value not collected)")
     return [Member("environment-variables.txt", _text(ctx, "\n".join(lines) + "\n"))]

@@ -1,0 +1,149 @@
+"""Attack class: secrets. Every form below, planted in environment variables, files, command output and process
+command lines, must be absent from `check --json` and from every member of the decompressed bundle."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from neurondoctor.redaction import MARK, SECRET_PATTERNS, redact_secrets
+from tests.conftest import check_json, cli_env, run_cli
+from tests.host_fixture import Holder, HostSpec, build_host
+
+# (form, text holding the secret, the secret itself): one row per form the redactor must know.
+SECRET_FORMS = [
+    ("AWS access key id", "key AKIAZ7QWERTYUIOPASDF in a log", "AKIAZ7QWERTYUIOPASDF"),
+    ("AWS secret access key", "aws_secret_access_key = Zw9xQ1rT5yU8iO2pA4sD6fG8hJ0kL3zX7cV9bN1m", "Zw9xQ1rT5yU8"),
+    ("AWS session token", "AWS_SESSION_TOKEN=IQoJb3JpZ2luX2VjEBoaCXVzLWVhc3QtMSJHMEUCIQD", "IQoJb3JpZ2lu"),
+    ("Hugging Face token", "hub login hf_QwErTyUiOpAsDfGhJkLzXcVbNm12", "hf_QwErTyUiOp"),
+    ("*_TOKEN variable", "WANDB_TOKEN=wbtok_123456789", "wbtok_123456789"),
+    ("*_SECRET variable", "MY_APP_SECRET=sup3rs3cr3t", "sup3rs3cr3t"),
+    ("*PASSWORD* variable", "DB_PASSWORD_PRIMARY=pw-Hunter2!", "pw-Hunter2!"),
+    ("PEM private key", "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAq1\n-----END RSA PRIVATE KEY-----",
+     "MIIEowIBAAKCAQEAq1"),
+    ("OpenSSH private key", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk\n-----END OPENSSH PRIVATE KEY-----",
+     "b3BlbnNzaC1rZXk"),
+    ("PGP private key block", "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBGX9\n-----END PGP PRIVATE KEY BLOCK-----",
+     "lQOYBGX9"),
+    ("Bearer token", "curl -H 'Authorization: Bearer abcDEF123456ghiJKL789' x", "abcDEF123456ghiJKL789"),
+    ("Authorization Basic", "Authorization: Basic YWxpY2U6d29uZGVybGFuZA==", "YWxpY2U6d29uZGVybGFuZA"),
+    ("credentials in a URL", "extra-index-url = https://aws:cOdEaRtIfAcT@repo.example/simple", "cOdEaRtIfAcT"),
+    ("bare GitHub token", "token ghp_1234567890abcdefghijABCDEFGHIJ123456", "ghp_1234567890abcdef"),
+    ("GitHub fine-grained token",
+     "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01", "github_pat_11ABCDEFG"),
+    ("JWT without Bearer", "session eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.s1gnatureXYZ0123456789",
+     "s1gnatureXYZ0123456789"),
+    ("Slack token", "SLACK_HOOK xoxb-2345678901-3456789012-AbCdEfGhIjKl", "xoxb-2345678901"),
+    ("sk- API key", "OPENAI=sk-proj-AbCdEfGhIjKlMnOpQrStUvWx0123", "sk-proj-AbCdEfGhIjKl"),
+    ("JSON password key", '{"user": "a", "password": "p4ss w0rd; with@things"}', "p4ss w0rd"),
+    ("JSON api_key", '{"api_key":"ak-998877665544"}', "ak-998877665544"),
+    ("YAML client_secret", "oauth:\n  client_secret: cs-55443322aa\n", "cs-55443322aa"),
+    ("password= with spaces and ;/@", "password=correct horse;battery@staple", "horse;battery@staple"),
+    ("mysql -pPASS", "mysql -h db -u root -pMyS3cretPass app", "MyS3cretPass"),
+    ("curl -u user:pass", "curl -u deploy:T0psecret https://artifacts.example/x", "T0psecret"),
+    ("--db-pass X", "python serve.py --db-pass dbp4ss123 --port 8080", "dbp4ss123"),
+    ("--password X", "neuron_job --password pw998877 --epochs 3", "pw998877"),
+    ("--token X", "torchrun train.py --token tk112233445566", "tk112233445566"),
+    ("presigned X-Amz-Signature", "https://b.s3.amazonaws.com/m.bin?X-Amz-Credential=AKIAZ%2F1&X-Amz-Signature="
+     "0a1b2c3d4e5f60718293a4b5c6d7e8f9", "0a1b2c3d4e5f60718293a4b5c6d7e8f9"),
+    ("SAS sig=", "https://acct.blob.core.windows.net/c/f?sv=2022&sig=QmFzZTY0U2lnbmF0dXJl%3D&se=2026", "QmFzZTY0U2ln"),
+    ("kernel command line", "BOOT_IMAGE=/vmlinuz root=/dev/nvme0n1p1 rd.iscsi.password=k3rnelpw console=ttyS0",
+     "k3rnelpw"),
+]
+
+
+@pytest.mark.parametrize(("form", "text", "secret"), SECRET_FORMS, ids=[row[0] for row in SECRET_FORMS])
+def test_each_secret_form_is_redacted(form: str, text: str, secret: str) -> None:
+    redacted = redact_secrets(text)
+    assert secret not in redacted and MARK in redacted
+
+
+def test_every_pattern_has_a_form_above() -> None:
+    assert len(SECRET_PATTERNS) <= len(SECRET_FORMS)
+
+
+def test_ordinary_text_stays_readable() -> None:
+    for text in ("aws-neuronx-dkms 2.29.0.0 2.9.0.2.15.32035", "torch==2.9.0 passthrough compass",
+                 "NEURON_RT_VISIBLE_CORES=0-3", "sha256 5d41402abc4b2a76b9719d911017c592aaaaaaaa"):
+        assert redact_secrets(text) == text
+
+
+def _plant(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """A host whose files, device holder command line and a copied compile log hold every secret form."""
+    everything = "\n".join(text for _, text, _ in SECRET_FORMS)
+    cmdline = " ".join(text for form, text, _ in SECRET_FORMS if form.startswith("--") or "curl" in form
+                       or "mysql" in form)
+    root = build_host(tmp_path / "root", HostSpec(holders=[Holder(777, "python", cmdline, (0,))]))
+    (root / "etc/pip.conf").write_text(f"[global]\n{everything}\n")
+    (root / "proc/cmdline").write_text(SECRET_FORMS[-1][1] + "\n")
+    log = root / "var/tmp/neuron-compile-cache/neuronxcc-2.0/MODULE_1/log-neuron-cc.txt"
+    log.parent.mkdir(parents=True)
+    log.write_text(everything)
+    environ = {"HF_TOKEN": "hf_QwErTyUiOpAsDfGhJkLzXcVbNm12", "AWS_SECRET_ACCESS_KEY": SECRET_FORMS[1][1].split()[-1],
+               "AWS_SESSION_TOKEN": "IQoJb3JpZ2luX2VjEBoaCXVzLWVhc3QtMSJHMEUCIQD", "NEURON_CC_FLAGS":
+               "--password pw998877", "PYTHONSTARTUP_TOKEN": "tk112233445566",
+               "XLA_DB_URL": "mysql -u root -pMyS3cretPass", "PJRT_X": "https://aws:cOdEaRtIfAcT@repo.example/simple"}
+    return root, environ
+
+
+def _secrets_in(text: str) -> list[str]:
+    return [form for form, _, secret in SECRET_FORMS if secret in text]
+
+
+def test_planted_secrets_never_reach_check_json(tmp_path: Path) -> None:
+    root, environ = _plant(tmp_path)
+    _, report, _ = check_json(["--root", str(root)], env=cli_env(environ))
+    text = str(report)
+    assert _secrets_in(text) == []
+    assert MARK in report["facts"]["host"]["snapshot"]["holders"][0]["cmdline"]
+
+
+def test_planted_secrets_never_reach_the_bundle(tmp_path: Path) -> None:
+    root, environ = _plant(tmp_path)
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    (tools / "neuron-ls").write_text("#!/bin/sh\ncat <<'EOF'\n" + "\n".join(t for _, t, _ in SECRET_FORMS) + "\nEOF\n")
+    (tools / "neuron-ls").chmod(0o755)
+    archive = tmp_path / "b.tar.gz"
+    result = run_cli(["bundle", "--root", str(root), "-o", str(archive), "--max-time", "60"],
+                     env=cli_env({**environ, "PATH": f"{tools}:{os.environ['PATH']}"}), timeout=180)
+    assert result.returncode == 0, result.stderr
+    leaks = {}
+    with tarfile.open(archive) as bundle:
+        names = bundle.getnames()
+        for member in bundle.getmembers():
+            extracted = bundle.extractfile(member)
+            data = extracted.read() if extracted else b""
+            data = gzip.decompress(data) if member.name.endswith(".gz") else data
+            found = _secrets_in(data.decode("utf-8", errors="replace"))
+            if found:
+                leaks[member.name] = found
+    assert leaks == {}
+    assert any(name.endswith("files/proc/cmdline") for name in names)
+    assert any("log-neuron-cc.txt" in name for name in names)
+
+
+def test_live_bundle_command_output_is_redacted(tmp_path: Path) -> None:
+    """Commands run only on the live host: a fake neuron-ls on PATH prints every form."""
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    for tool in ("neuron-ls", "dkms"):
+        (tools / tool).write_text("#!/bin/sh\ncat <<'EOF'\n" + "\n".join(t for _, t, _ in SECRET_FORMS) + "\nEOF\n")
+        (tools / tool).chmod(0o755)
+    archive = tmp_path / "live.tar.gz"
+    environ = {"PATH": f"{tools}:{os.environ['PATH']}", "HF_TOKEN": "hf_QwErTyUiOpAsDfGhJkLzXcVbNm12"}
+    result = run_cli(["bundle", "-o", str(archive), "--max-time", "60", "--command-timeout", "5"],
+                     env=cli_env(environ), timeout=180)
+    assert result.returncode == 0, result.stderr
+    with tarfile.open(archive) as bundle:
+        commands = [member for member in bundle.getmembers() if "/commands/" in member.name]
+        assert any("neuron-ls" in member.name for member in commands)
+        for member in bundle.getmembers():
+            extracted = bundle.extractfile(member)
+            data = extracted.read() if extracted else b""
+            data = gzip.decompress(data) if member.name.endswith(".gz") else data
+            assert _secrets_in(data.decode("utf-8", errors="replace")) == [], member.name
