@@ -246,7 +246,9 @@ def test_torch_xla_from_another_release_than_torch(venvs: VenvFactory, host_root
 
 def test_duplicate_install_records_left_by_an_interrupted_upgrade(venvs: VenvFactory, host_root: Path) -> None:
     """An upgrade killed between writing the new dist-info and removing the old one leaves both records."""
-    venv = healthy_venv(venvs, "2.31.1")
+    venv = venvs.create("duplicate-records")
+    venvs.install(venv, stack_wheels(HEALTHY_STACKS["2.31.1"]))
+    write_pip_conf(venv)
     site = next(venv.glob("lib/python*/site-packages"))
     old = next(site.glob("numpy-*.dist-info"))
     version = old.name.removeprefix("numpy-").removesuffix(".dist-info")

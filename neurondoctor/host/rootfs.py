@@ -74,13 +74,20 @@ class RootFS:
         return self.root.joinpath(*resolved)
 
     def lexists(self, inner: str) -> bool:
-        """Whether anything (a file, a dangling link, a FIFO) stands at the path, following links inside the root."""
+        """Whether anything (a file, a dangling link, a FIFO) stands at the path, following links inside the root.
+        A path this user may not look at counts as present: it is unreadable, not absent."""
         path = self.resolve(inner)
-        return path is not None and (path.exists() or path.is_symlink())
+        try:
+            return path is not None and (path.exists() or path.is_symlink())
+        except PermissionError:
+            return True
 
     def exists(self, inner: str) -> bool:
         path = self.resolve(inner)
-        return path is not None and path.exists()
+        try:
+            return path is not None and path.exists()
+        except PermissionError:
+            return True
 
     def machine_path(self, inner: str) -> Optional[Path]:
         """Where an in-root path is read on this machine: itself on the live host, its in-root resolution
@@ -114,7 +121,10 @@ class RootFS:
 
     def is_dir(self, inner: str) -> bool:
         path = self.machine_path(inner)
-        return path is not None and path.is_dir()
+        try:
+            return path is not None and path.is_dir()
+        except OSError:
+            return False
 
     def is_link(self, inner: str) -> bool:
         """Whether the last component is itself a symbolic link (not followed)."""

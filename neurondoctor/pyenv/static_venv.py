@@ -67,6 +67,16 @@ def _python_dirs(fs: RootFS, inner_dir: str) -> list[tuple[str, str]]:
     return found
 
 
+def _leads_to_a_file(path: Optional[Path]) -> bool:
+    """Whether the chain ends at a file; one this user may not look at counts as present (it is not *gone*)."""
+    if path is None:
+        return False
+    try:
+        return path.is_file()
+    except PermissionError:
+        return True
+
+
 def _interpreter(fs: RootFS, inner_dir: str) -> tuple[str, bool, Optional[str]]:
     """(bin/python path, whether it leads to a real file, where the link chain ends)."""
     for name in ("python", "python3"):
@@ -74,7 +84,7 @@ def _interpreter(fs: RootFS, inner_dir: str) -> tuple[str, bool, Optional[str]]:
         link = fs.host_path(inner)
         if link.is_symlink() or link.exists():
             target = fs.resolve(inner)
-            exists = target is not None and target.is_file()
+            exists = _leads_to_a_file(target)
             shown = fs.inner_path(target) if target is not None and not fs.is_live else (
                 str(target) if target is not None else None)
             return str(link), exists, shown

@@ -217,7 +217,10 @@ def load_release_files(directory: Path, names: Iterable[str],
 def _updated_catalog(environ: Mapping[str, str], bundled: Path) -> Optional[ReleaseCatalog]:
     """The copy `manifests update` stored, when it loads cleanly and is not older than the bundled data."""
     cache = cache_manifest_dir(environ)
-    if not (cache / "sdk.json").is_file():
+    try:
+        if not (cache / "sdk.json").is_file():
+            return None
+    except OSError:  # a cache this user may not look into (HOME of another user): the bundled data serves
         return None
     candidate = load_catalog(cache, compat_directory=bundled, environ={})
     if candidate.problems:
