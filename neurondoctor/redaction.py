@@ -65,8 +65,10 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     SecretPattern("quoted secret in JSON, YAML or code", re.compile(
         r"(?i)(?P<key>['\"]?" + _SECRET_NAME + r"['\"]?\s*[:=]\s*)(?P<quote>['\"])(?P<value>(?:\\.|(?!(?P=quote)).)*)"
         r"(?P=quote)"), lambda match: f"{match.group('key')}{match.group('quote')}{MARK}{match.group('quote')}"),
+    # An unquoted value runs to the end of the line (a password may hold spaces, `;` or `@`), but stops before
+    # the next option or assignment of a command line, so `--epochs 3` after it stays readable.
     SecretPattern("secret assignment (KEY=value, key: value)", re.compile(
-        r"(?i)(?P<key>(?<![\w-])" + _SECRET_NAME + r"\s*(?:=|:(?!//))[ \t]*)(?P<value>(?!['\"])[^\n'\"\\]+)"),
+        r"(?i)(?P<key>(?<![\w-])" + _SECRET_NAME + r"\s*(?:=|:(?!//))[ \t]*)(?P<value>(?!['\"])(?:(?!\s+-{1,2}[A-Za-z]|\s+[\w.-]+=)[^\n'\"\\])+)"),
         _keep_key),
     SecretPattern("secret command-line option", re.compile(
         r"(?i)(?P<key>(?<![\w-])--?" + _NAME_BODY + r"(?:=|\s+))(?P<value>(?!-)[^\s'\"\\]+)"), _keep_key),

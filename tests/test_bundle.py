@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from neurondoctor.actions.bundle.bundle_command import manifest_of
-from tests.conftest import cli_env, run_cli
+from tests.conftest import cli_env, run_cli, validated_report
 from tests.host_fixture import HostSpec, build_host
 from tests.neuron_envs import stack_venv
 from tests.wheelhouse import VenvFactory
@@ -101,7 +101,7 @@ def test_fixture_host_archive_has_the_listed_members(venvs: VenvFactory, tmp_pat
                                "uname", "dmesg-neuron", "journalctl-neuron", "neuron-monitor-status"}
     assert collectors["dkms-status"]["status"] == "skipped" and "live host" in collectors["dkms-status"]["error"]
     assert all(record["duration_s"] >= 0 and "bytes" in record for record in manifest["collectors"])
-    report = json.loads(all_text(archive).split("\n", 1)[0])
+    report = validated_report(all_text(archive).split("\n", 1)[0])
     assert {finding["id"] for finding in report["findings"]} >= {"ND-DKMS-001"}
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import json
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,7 @@ from neurondoctor.report.markdown import render_markdown
 from neurondoctor.report.terminal import render_terminal
 from neurondoctor.rules import registry
 from neurondoctor.rules.check import Check, RuleSet
-from tests.conftest import run_cli
+from tests.conftest import run_cli, validated_report
 from tests.neuron_envs import HEALTHY_STACKS, cuda_torch_wheels, stack_wheels
 from tests.wheelhouse import VenvFactory, venv_python, write_pip_conf
 
@@ -61,7 +60,7 @@ def test_markdown_report_for_a_ticket(broken_venv: Path, host_root: Path) -> Non
 
 def test_json_document_shape(broken_venv: Path, host_root: Path, catalog: ReleaseCatalog) -> None:
     report = run_check(CheckOptions(root=str(host_root), venvs=[str(broken_venv)], environ={}), catalog=catalog)
-    document = json.loads(render_json(report))
+    document = validated_report(render_json(report))
     assert document["schema"] == SCHEMA
     assert set(document) >= {"tool", "generated_at", "root", "release", "checks", "findings", "facts", "summary"}
     for finding in document["findings"]:

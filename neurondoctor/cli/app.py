@@ -25,7 +25,7 @@ app.add_typer(manifests_app, name="manifests")
 def _version_callback(value: bool) -> None:
     if value:
         typer.echo(f"neurondoctor {__version__}")
-        raise typer.Exit(0)
+        raise typer.Exit(exit_codes.OK)
 
 
 @app.callback()

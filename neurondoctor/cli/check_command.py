@@ -14,6 +14,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Optional, TextIO
 
+from neurondoctor import exit_codes
+
 FORMATS = ("text", "json", "markdown", "nhc", "npd")
 
 
@@ -70,7 +72,7 @@ def run(argv: Sequence[str], environ: Optional[Mapping[str, str]] = None) -> int
     args = build_parser().parse_args(list(argv))
     if args.list_ids:
         write_id_list(sys.stdout, args.as_json or args.output_format == "json")
-        return 0
+        return exit_codes.OK
     from neurondoctor.actions.check_run import CheckOptions, run_check, validate_options
     from neurondoctor.release_data.catalog import load_catalog
 

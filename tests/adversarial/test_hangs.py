@@ -184,3 +184,26 @@ def test_a_process_with_more_descriptors_than_the_cap_is_read_up_to_it(tmp_path:
     holders = device_holders.read_device_holders(RootFS(root))
     assert [holder.pid for holder in holders] == [4242]  # the low-numbered device descriptor is still found
     assert holders[0].devices == ["/dev/neuron0"]
+
+
+def test_the_bundle_time_budget_bounds_file_collectors_too(tmp_path: Path) -> None:
+    """A compile cache of many directories: once `--max-time` is spent the walk stops and says so."""
+    from neurondoctor.actions.bundle.collectors import BundleContext, PartialCollection, compile_logs
+    from neurondoctor.host.rootfs import RootFS
+    from neurondoctor.redaction import Redactor
+
+    cache = tmp_path / "root/var/tmp/neuron-compile-cache"
+    for index in range(50):
+        (cache / f"neuronxcc-2.0/MODULE_{index}").mkdir(parents=True)
+    ctx = BundleContext(fs=RootFS(tmp_path / "root"), environ={}, redactor=Redactor(),
+                        deadline=time.monotonic() - 1)
+    with pytest.raises(PartialCollection, match="walk stopped: the total time budget was spent"):
+        compile_logs(ctx)
+    started = time.monotonic()
+    result = run_cli(["bundle", "--root", str(tmp_path / "root"), "-o", str(tmp_path / "b.tar.gz"),
+                      "--max-time", "0.01"], timeout=60)
+    assert result.returncode == 0 and time.monotonic() - started < 20
+    from neurondoctor.actions.bundle.bundle_command import manifest_of
+
+    skipped = [record for record in manifest_of(tmp_path / "b.tar.gz")["collectors"] if record["status"] == "skipped"]
+    assert any("time budget" in (record["error"] or "") for record in skipped)
