@@ -27,6 +27,8 @@ _NAME_BODY = (
     r"access[_-]?key|private[_-]?key|secret[_-]?key|client[_-]?secret|credentials?|auth[_-]?key|"
     r"session[_-]?key)[\w.-]{0,64})")
 _SECRET_NAME = r"(?<![\w.-])" + _NAME_BODY
+# Characters of an unquoted value, up to the next option (` --x`) or assignment (` KEY=`) of a command line.
+_UNQUOTED_VALUE = r"(?:(?!\s+-{1,2}[A-Za-z]|\s+[\w.-]+=)[^\n'\"\\])+"
 
 
 def _keep_key(match: re.Match[str]) -> str:
@@ -68,7 +70,7 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     # An unquoted value runs to the end of the line (a password may hold spaces, `;` or `@`), but stops before
     # the next option or assignment of a command line, so `--epochs 3` after it stays readable.
     SecretPattern("secret assignment (KEY=value, key: value)", re.compile(
-        r"(?i)(?P<key>(?<![\w-])" + _SECRET_NAME + r"\s*(?:=|:(?!//))[ \t]*)(?P<value>(?!['\"])(?:(?!\s+-{1,2}[A-Za-z]|\s+[\w.-]+=)[^\n'\"\\])+)"),
+        r"(?i)(?P<key>(?<![\w-])" + _SECRET_NAME + r"\s*(?:=|:(?!//))[ \t]*)(?P<value>(?!['\"])" + _UNQUOTED_VALUE + ")"),
         _keep_key),
     SecretPattern("secret command-line option", re.compile(
         r"(?i)(?P<key>(?<![\w-])--?" + _NAME_BODY + r"(?:=|\s+))(?P<value>(?!-)[^\s'\"\\]+)"), _keep_key),
