@@ -70,7 +70,8 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     # An unquoted value runs to the end of the line (a password may hold spaces, `;` or `@`), but stops before
     # the next option or assignment of a command line, so `--epochs 3` after it stays readable.
     SecretPattern("secret assignment (KEY=value, key: value)", re.compile(
-        r"(?i)(?P<key>(?<![\w-])" + _SECRET_NAME + r"\s*(?:=|:(?!//))[ \t]*)(?P<value>(?!['\"])" + _UNQUOTED_VALUE + ")"),
+        r"(?i)(?P<key>(?<![\w-])" + _SECRET_NAME + r"\s*(?:=|:(?!//))[ \t]*)"
+        r"(?P<value>(?!['\"])" + _UNQUOTED_VALUE + ")"),
         _keep_key),
     SecretPattern("secret command-line option", re.compile(
         r"(?i)(?P<key>(?<![\w-])--?" + _NAME_BODY + r"(?:=|\s+))(?P<value>(?!-)[^\s'\"\\]+)"), _keep_key),
