@@ -74,6 +74,7 @@ class HostSpec:
     module_built: bool = True
     headers: bool = True
     make_log: Optional[str] = None
+    dpkg_states: dict[str, str] = field(default_factory=dict)  # package -> `Status:` line value
     legacy_dkms: bool = False
     device_nodes: Optional[int] = None
     node_mode: int = 0o666
@@ -91,8 +92,8 @@ def _write(path: Path, text: str) -> None:
     path.write_text(text)
 
 
-def _dpkg_stanza(name: str, version: str) -> str:
-    return (f"Package: {name}\nStatus: install ok installed\nPriority: optional\nSection: kernel\n"
+def _dpkg_stanza(name: str, version: str, status: str = "install ok installed") -> str:
+    return (f"Package: {name}\nStatus: {status}\nPriority: optional\nSection: kernel\n"
             f"Installed-Size: 1024\nMaintainer: Amazon AWS Neuron <neuron-maintainers@amazon.com>\n"
             f"Architecture: amd64\nVersion: {version}\nDescription: {name}\n Neuron package.\n")
 
@@ -141,7 +142,8 @@ def build_host(root: Path, spec: HostSpec) -> Path:
                 _write(pci / "vendor", "0x1d0f\n")
                 _write(pci / "device", "0xefa1\n")
     versions = package_versions(spec)
-    status = "".join(_dpkg_stanza(name, version) + "\n" for name, version in versions.items())
+    status = "".join(_dpkg_stanza(name, version, spec.dpkg_states.get(name, "install ok installed")) + "\n"
+                     for name, version in versions.items())
     status += _dpkg_stanza("bash", "5.2.21-2ubuntu4") + "\n" + _dpkg_stanza("python3", "3.12.3-0ubuntu2") + "\n"
     _write(root / "var/lib/dpkg/status", status)
     dkms_version = versions.get("aws-neuronx-dkms")

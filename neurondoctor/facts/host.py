@@ -68,9 +68,18 @@ class KernelModule:
 
 @dataclass
 class OsPackage:
+    """An OS package whose files are on disk. `state` is dpkg's (`installed`, or `half-configured`, `unpacked`,
+    `half-installed`, `triggers-*` when its install did not finish: for aws-neuronx-dkms the postinst's DKMS
+    build failed); rpm packages are `installed`."""
+
     name: str
     version: str
     source: str
+    state: str = "installed"
+
+    @property
+    def broken(self) -> bool:
+        return self.state != "installed"
 
 
 @dataclass
@@ -83,6 +92,7 @@ class DkmsState:
     headers_present: bool = False
     make_log: Optional[str] = None
     make_log_tail: list[str] = field(default_factory=list)
+    make_log_error: Optional[str] = None
     legacy_registered: bool = False
 
 

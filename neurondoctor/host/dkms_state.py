@@ -8,6 +8,7 @@ DKMS name `aws-neuronx` (the deprecated package registered `aws-neuron`, gh#661)
 
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 from neurondoctor.facts.host import DkmsState
@@ -16,6 +17,21 @@ from neurondoctor.host.rootfs import RootFS
 DKMS_DIR = "/var/lib/dkms/aws-neuronx"
 LEGACY_DKMS_DIR = "/var/lib/dkms/aws-neuron"
 MAKE_LOG_TAIL = 15
+
+
+_COMPILER_ERROR = re.compile(r": (?:fatal )?error: ")
+_MAKE_ERROR = re.compile(r"\*\*\* .*(?:Error \d+|Stop\.)")
+
+
+def first_error(log: str) -> Optional[str]:
+    """The line that says why the build failed: the first compiler `error:`, else the first make `*** … Error N`
+    or `Stop.` (a missing headers tree), else DKMS's own `Error!` line (gh#647, gh#843 make.logs)."""
+    lines = log.splitlines()
+    for pattern in (_COMPILER_ERROR, _MAKE_ERROR):
+        found = next((line.strip() for line in lines if pattern.search(line)), None)
+        if found:
+            return found[:300]
+    return next((line.strip()[:300] for line in lines if line.lstrip().startswith("Error!")), None)
 
 
 def read_dkms_state(fs: RootFS, kernel: Optional[str]) -> DkmsState:
@@ -38,5 +54,6 @@ def read_dkms_state(fs: RootFS, kernel: Optional[str]) -> DkmsState:
         if text is not None:
             state.make_log = log
             state.make_log_tail = text.splitlines()[-MAKE_LOG_TAIL:]
+            state.make_log_error = first_error(text)
             break
     return state

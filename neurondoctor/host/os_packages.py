@@ -18,8 +18,14 @@ _NEURON_NAME = "(?:" + "|".join(NEURON_OS_PACKAGE_PREFIXES) + r")\S*"
 _STANZA = re.compile(r"^Package: *(" + _NEURON_NAME + r")[ \t]*\n(.*?)(?=\n\n|\nPackage:|\Z)", re.M | re.S)
 
 
+# dpkg's package states (dpkg-query(1)) whose files are on disk. `config-files` (removed, configuration kept) and
+# `not-installed` are absent; the want flag (`install`, `hold`, `deinstall`) does not change what is on disk.
+PRESENT_STATES = frozenset({"installed", "half-configured", "unpacked", "half-installed", "triggers-awaited",
+                            "triggers-pending"})
+
+
 def parse_dpkg_status(text: str) -> dict[str, OsPackage]:
-    """Installed (`Status: install ok installed`) Neuron packages; garbage stanzas are skipped."""
+    """Neuron packages whose files are on disk, with their dpkg state; garbage stanzas are skipped."""
     packages: dict[str, OsPackage] = {}
     for match in _STANZA.finditer(text):
         fields: dict[str, str] = {}
@@ -29,8 +35,8 @@ def parse_dpkg_status(text: str) -> dict[str, OsPackage]:
                 fields[key.strip().lower()] = value.strip()
         status = fields.get("status", "").split()
         version = fields.get("version")
-        if len(status) == 3 and status[2] == "installed" and version:
-            packages[match.group(1)] = OsPackage(match.group(1), version, "dpkg")
+        if len(status) == 3 and status[2] in PRESENT_STATES and version:
+            packages[match.group(1)] = OsPackage(match.group(1), version, "dpkg", status[2])
     return packages
 
 

@@ -91,35 +91,43 @@ def module_not_built(ctx: RuleContext) -> list[Finding]:
     if snapshot.dkms.installed_module or snapshot.dkms.built_for_kernel:
         return []
     version = normalize_neuron_version(package.version)
-    evidence = {"kernel": kernel, "aws-neuronx-dkms": version, "headers": snapshot.dkms.headers_present,
-                "make_log": snapshot.dkms.make_log, "make_log_tail": snapshot.dkms.make_log_tail}
+    evidence = {"kernel": kernel, "aws-neuronx-dkms": version, "package_state": package.state,
+                "headers": snapshot.dkms.headers_present, "make_log": snapshot.dkms.make_log,
+                "make_log_error": snapshot.dkms.make_log_error, "make_log_tail": snapshot.dkms.make_log_tail}
+    # dpkg leaves the package half-configured when its postinst's DKMS build fails: say so, and why (make.log).
+    state = (f" (dpkg: {package.state}, its post-install DKMS build failed)" if package.broken else "")
+    cause = f" The build log says: `{snapshot.dkms.make_log_error}`." if snapshot.dkms.make_log_error else ""
+    configure = ["sudo dpkg --configure -a"] if package.broken and snapshot.package_source == "dpkg" else []
     minimum = _kernel_minimum(ctx, kernel)
     if minimum and release_tuple(version) < release_tuple(minimum[0]):
         newest = release_version(ctx, ctx.catalog.latest, DKMS_PACKAGE)
         return [Finding(
             id="ND-DKMS-003", category="dkms-build", severity=SEVERITY_ERROR,
-            title=f"kernel {kernel} is newer than aws-neuronx-dkms {version} can build for (needs ≥ {minimum[0]})",
+            title=f"kernel {kernel} is newer than aws-neuronx-dkms {version} can build for (needs ≥ {minimum[0]})"
+                  + state,
             detail=("DKMS fails with `Error! Bad return status for module build on kernel` and the driver is "
                     f"not loaded after the kernel upgrade ({minimum[1]}). Upgrade the driver, or boot the "
-                    "previous kernel."),
+                    "previous kernel." + cause),
             evidence=evidence,
             fix=[install_command(snapshot, [(DKMS_PACKAGE, newest)]), "sudo modprobe neuron"],
         )]
     if not snapshot.dkms.headers_present:
         return [Finding(
             id="ND-DKMS-002", category="dkms-build", severity=SEVERITY_ERROR,
-            title=f"no kernel headers for the running kernel {kernel}: the driver was not built for it",
+            title=f"no kernel headers for the running kernel {kernel}: the driver was not built for it" + state,
             detail=("`Module build for kernel … was skipped since the kernel headers for this kernel does not seem "
-                    "to be installed.` A kernel upgrade without its headers leaves the host without a driver."),
+                    "to be installed.` A kernel upgrade without its headers leaves the host without a driver."
+                    + cause),
             evidence=evidence,
-            fix=[headers_command(snapshot), f"sudo dkms autoinstall -k {kernel}", "sudo modprobe neuron"],
+            fix=[headers_command(snapshot), f"sudo dkms autoinstall -k {kernel}", *configure, "sudo modprobe neuron"],
         )]
     return [Finding(
         id="ND-DKMS-001", category="dkms-build", severity=SEVERITY_ERROR,
-        title=f"aws-neuronx-dkms {version} is not built for the running kernel {kernel}",
-        detail="DKMS did not build (or the build failed for) this kernel; see the build log in the evidence.",
+        title=f"aws-neuronx-dkms {version} is not built for the running kernel {kernel}" + state,
+        detail=("DKMS did not build (or the build failed for) this kernel; see the build log in the evidence."
+                + cause),
         evidence=evidence,
-        fix=[f"sudo dkms install aws-neuronx/{version} -k {kernel}", "sudo modprobe neuron"],
+        fix=[f"sudo dkms install aws-neuronx/{version} -k {kernel}", *configure, "sudo modprobe neuron"],
     )]
 
 
