@@ -39,17 +39,35 @@ def filesystem_for(root: RootFS, venv_dir: str) -> tuple[RootFS, str]:
     return RootFS("/"), str(Path(venv_dir).absolute())
 
 
+def _homes_under(fs: RootFS) -> list[str]:
+    """Every home in a tree: `home/*` and `root` (an image or a copied tree has no logged-in user)."""
+    homes = [path for path in fs.glob("/home", "*") if fs.is_dir(path)]
+    return homes + (["/root"] if fs.is_dir("/root") else [])
+
+
 def home_dirs_for(fs: RootFS, inner_dir: Optional[str], environ: Mapping[str, str]) -> list[str]:
-    """Homes (in-view paths) whose user site and pip config apply: the venv owner's, and on a live host $HOME."""
+    """Homes (in-view paths) whose user site and pip config apply (ARCHITECTURE.md §4).
+
+    The venv's owner's when it lies in a home; on a live host also `$HOME`. Under another root: `$HOME` mapped
+    into the root when it lies under it, else every home under the root, because whoever runs the venv there
+    gets their own `~/.config/pip/pip.conf` and `~/.local` (a support engineer's copied tree, a venv kept
+    outside the image).
+    """
     homes: list[str] = []
     match = re.match(r"^(/home/[^/]+|/root)(/|$)", inner_dir or "")
     if match:
         homes.append(match.group(1))
-    if fs.is_live and environ.get("HOME"):
-        home = environ["HOME"].rstrip("/") or "/"
-        if home not in homes:
+    home = (environ.get("HOME") or "").rstrip("/")
+    if fs.is_live:
+        if home and home not in homes:
             homes.append(home)
-    return homes
+        return homes
+    if homes:
+        return homes
+    mapped = fs.inner_path(home) if home else None
+    if mapped is not None and mapped != "/" and fs.is_dir(mapped):
+        return [mapped]
+    return _homes_under(fs)
 
 
 def _python_dirs(fs: RootFS, inner_dir: str) -> list[tuple[str, str]]:
@@ -132,9 +150,9 @@ def inspect_venv(root: RootFS, venv_dir: str, environ: Mapping[str, str],
     python_dirs = _python_dirs(fs, inner)
     env.python_version = _version(env.pyvenv_cfg, python_dirs)
     major_minor = env.python_major_minor
-    # User sites and pip configuration are host facts: read from the root, for the homes this venv
-    # tells us about (a venv outside a non-live root names none).
-    homes = home_dirs_for(root, inner, environ) if fs is root or root.is_live else []
+    # User sites and pip configuration are host facts: read from the root, for the homes that apply to this venv
+    # (its owner's, $HOME, or every home under the root for a venv that names none).
+    homes = home_dirs_for(root, inner if fs is root or root.is_live else None, environ)
     if env.include_system_site_packages and major_minor:
         env.user_site_enabled = True
         for home in homes:
