@@ -136,6 +136,9 @@ def build_host(root: Path, spec: HostSpec) -> Path:
             pci = root / f"sys/bus/pci/devices/0000:{0x10 + index:02x}:1e.0"
             _write(pci / "vendor", "0x1d0f\n")
             _write(pci / "device", device_id + "\n")
+        if spec.efa and efa_functions:  # the EFA installer's limits file (aws-efa-installer: 01_efa.conf)
+            _write(root / "etc/security/limits.d/01_efa.conf",
+                   "# EFA settings\n* soft memlock unlimited\n* hard memlock unlimited\n")
         if spec.efa:
             for index in range(efa_functions):
                 pci = root / f"sys/bus/pci/devices/0000:{0x80 + index:02x}:00.0"

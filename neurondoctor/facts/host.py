@@ -155,7 +155,8 @@ class HostSnapshot:
     neuron_repo_files: list[str] = field(default_factory=list)
     holders: list[DeviceHolder] = field(default_factory=list)
     compile_cache: Optional[CompileCache] = None
-    memlock_limit: Optional[int] = None
+    memlock_limit: Optional[int] = None  # bytes; -1 unlimited; None unknown
+    memlock_source: Optional[str] = None
     uid: Optional[int] = None
     groups: list[int] = field(default_factory=list)
     neuron_ls: list[NeuronLsDevice] = field(default_factory=list)

@@ -21,6 +21,7 @@ from neurondoctor.host import (
     device_holders,
     dkms_state,
     kernel_modules,
+    memlock_limits,
     neuron_devices,
     neuron_ls,
     os_packages,
@@ -122,10 +123,9 @@ def collect_host_snapshot(fs: RootFS, environ: Mapping[str, str], failures: list
 
     def resources() -> None:
         snapshot.compile_cache = compile_cache.read_compile_cache(fs, environ)
+        if not snapshot.container:  # a container's limit is the runtime's `--ulimit`, not the image's files
+            snapshot.memlock_limit, snapshot.memlock_source = memlock_limits.read_memlock_limit(fs)
         if fs.is_live:
-            import resource
-
-            snapshot.memlock_limit = resource.getrlimit(resource.RLIMIT_MEMLOCK)[0]
             snapshot.uid = os.geteuid()
             snapshot.groups = sorted({os.getegid(), *os.getgroups()})
 

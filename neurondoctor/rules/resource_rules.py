@@ -62,9 +62,13 @@ def memlock_limit(ctx: RuleContext) -> list[Finding]:
     return [Finding(
         id="ND-RES-003", category="resource", severity=SEVERITY_WARNING,
         title=f"locked-memory limit is {limit // 1024} KiB with EFA present",
-        detail="EFA pins communication buffers; the EFA installer sets `memlock unlimited` for this reason.",
-        evidence={"memlock_limit": limit},
-        fix=["ulimit -l unlimited", "echo '* - memlock unlimited' | sudo tee /etc/security/limits.d/99-efa.conf"],
+        detail=("EFA pins communication buffers: with a finite limit libfabric fails with -12 (cannot allocate "
+                "memory) once a job registers more than it. The EFA installer sets `memlock unlimited` in "
+                f"/etc/security/limits.d/01_efa.conf for this reason (read from {snapshot.memlock_source})."),
+        evidence={"memlock_limit": limit, "source": snapshot.memlock_source},
+        fix=["printf '* soft memlock unlimited\\n* hard memlock unlimited\\n' | "
+             "sudo tee /etc/security/limits.d/01_efa.conf",
+             "ulimit -l unlimited  # this shell, until you log in again"],
     )]
 
 
