@@ -195,9 +195,23 @@ def test_container_without_devices(catalog: ReleaseCatalog, tmp_path: Path) -> N
 
 def test_device_permission(catalog: ReleaseCatalog, tmp_path: Path) -> None:
     finding = ids(judge(catalog, host(tmp_path, node_mode=0o600)))["ND-DEV-002"]
-    assert finding.category == "device-permission"
-    assert finding.fix[0] == "sudo chmod 0666 /dev/neuron0"
+    assert (finding.category, finding.severity) == ("device-permission", "error")
+    assert "not usable by users other than root" in finding.title and "/dev/neuron0 (0600 " in finding.title
+    assert finding.fix[0] == "sudo chmod 0666 /dev/neuron0  # now"
+    assert finding.fix[1] == ("echo 'KERNEL==\"neuron*\", MODE=\"0666\"' | sudo tee "
+                              "/lib/udev/rules.d/neuron-udev.rules  # and at every boot")
     assert "ND-DEV-002" not in ids(judge(catalog, host(tmp_path, "open", node_mode=0o666)))
+
+
+def test_a_regular_file_where_a_device_node_belongs(catalog: ReleaseCatalog, tmp_path: Path) -> None:
+    root = host(tmp_path, "file-node")
+    (root / "dev/neuron0").unlink()
+    (root / "dev/neuron0").write_text("written by a script\n")
+    found = ids(judge(catalog, root))
+    finding = found["ND-DEV-004"]
+    assert (finding.category, finding.severity) == ("device-missing", "error")
+    assert finding.title == "/dev/neuron0 is not a character device"
+    assert "ND-DEV-002" not in found  # its mode is not the problem
 
 
 def test_cores_busy_names_pid_command_and_age(catalog: ReleaseCatalog, tmp_path: Path) -> None:

@@ -140,3 +140,18 @@ def test_command_lines_in_reports_are_redacted() -> None:
     for secret in ("hf_abcdef", "hunter2", "hf_xyz", "AKIAABCDEFGHIJKLMNOP", "user:pw"):
         assert secret not in redacted
     assert "--epochs 3" in redacted and "train.py" in redacted
+
+
+def test_device_permission_names_the_user_and_groups_who_run(catalog: ReleaseCatalog) -> None:
+    from neurondoctor.facts.host import DeviceNode, HostSnapshot
+    from neurondoctor.rules.device_rules import device_permission
+
+    node = DeviceNode("/dev/neuron0", True, 0o020660, 0, 990)
+    snapshot = HostSnapshot(device_nodes=[node], uid=1000, groups=[1000, 27], user_name="ubuntu",
+                            group_names=["ubuntu", "sudo"])
+    ctx = RuleContext(Facts(HostFacts(root="/", instance_type="trn1.2xlarge", snapshot=snapshot), []), catalog)
+    finding = device_permission(ctx)[0]
+    assert finding.severity == "error"
+    assert "ubuntu (uid 1000; groups ubuntu, sudo)" in finding.title and "/dev/neuron0 (0660 0:990)" in finding.title
+    snapshot.groups.append(990)  # in the nodes' group: 0660 is enough
+    assert device_permission(ctx) == []

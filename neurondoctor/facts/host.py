@@ -159,6 +159,8 @@ class HostSnapshot:
     memlock_source: Optional[str] = None
     uid: Optional[int] = None
     groups: list[int] = field(default_factory=list)
+    user_name: Optional[str] = None
+    group_names: list[str] = field(default_factory=list)
     neuron_ls: list[NeuronLsDevice] = field(default_factory=list)
     commands: list[CommandFact] = field(default_factory=list)
 

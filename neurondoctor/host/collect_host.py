@@ -11,7 +11,7 @@ import os
 import shutil
 import time
 from collections.abc import Mapping
-from typing import Callable
+from typing import Callable, Optional
 
 from neurondoctor.command_runner import run_command
 from neurondoctor.facts import CollectorFailure
@@ -86,6 +86,24 @@ def _run_rpm(snapshot: HostSnapshot, fs: RootFS, environ: Mapping[str, str]) -> 
     snapshot.package_source = "rpm"
 
 
+def _names(uid: int, groups: list[int]) -> tuple[Optional[str], list[str]]:
+    """The user's and groups' names from the live host's databases (for a finding a person reads)."""
+    import grp
+    import pwd
+
+    try:
+        user: Optional[str] = pwd.getpwuid(uid).pw_name
+    except KeyError:
+        user = None
+    names = []
+    for gid in groups:
+        try:
+            names.append(grp.getgrgid(gid).gr_name)
+        except KeyError:
+            names.append(str(gid))
+    return user, names
+
+
 def collect_host_snapshot(fs: RootFS, environ: Mapping[str, str], failures: list[CollectorFailure],
                           timings: dict[str, float]) -> HostSnapshot:
     snapshot = HostSnapshot()
@@ -128,6 +146,7 @@ def collect_host_snapshot(fs: RootFS, environ: Mapping[str, str], failures: list
         if fs.is_live:
             snapshot.uid = os.geteuid()
             snapshot.groups = sorted({os.getegid(), *os.getgroups()})
+            snapshot.user_name, snapshot.group_names = _names(snapshot.uid, snapshot.groups)
 
     for name, action in (("system", system), ("hardware", hardware), ("driver", driver),
                          ("packages", packages), ("runtime", runtime), ("processes", processes),

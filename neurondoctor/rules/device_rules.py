@@ -67,28 +67,62 @@ def _accessible(node: DeviceNode, snapshot: HostSnapshot) -> bool:
     return node.mode & 0o006 == 0o006
 
 
-def device_permission(ctx: RuleContext) -> list[Finding]:
-    """ND-DEV-002: device nodes this user cannot open read-write (or not character devices at all)."""
+# drv:postinstall installs `/lib/udev/rules.d/neuron-udev.rules` with `KERNEL=="neuron*", MODE="0666"`
+# (neuron-facts.md §4 /dev): every user may open the nodes unless something changed the mode.
+UDEV_RULE = '/lib/udev/rules.d/neuron-udev.rules'
+UDEV_LINE = 'KERNEL=="neuron*", MODE="0666"'
+
+
+def _who(ctx: RuleContext) -> str:
     snapshot = ctx.facts.host.snapshot
-    blocked = [node for node in snapshot.device_nodes if not node.is_char_device or not _accessible(node, snapshot)]
+    if snapshot.uid is None:
+        return "users other than root"
+    name = snapshot.user_name or f"uid {snapshot.uid}"
+    groups = ", ".join(snapshot.group_names) or ", ".join(str(gid) for gid in snapshot.groups)
+    return f"{name} (uid {snapshot.uid}; groups {groups or 'none'})"
+
+
+def device_permission(ctx: RuleContext) -> list[Finding]:
+    """ND-DEV-002: character device nodes this user cannot open read-write: the runtime will fail to open them."""
+    snapshot = ctx.facts.host.snapshot
+    blocked = [node for node in snapshot.device_nodes if node.is_char_device and not _accessible(node, snapshot)]
     if not blocked:
         return []
-    not_char = [node.path for node in blocked if not node.is_char_device]
+    shown = ", ".join(f"{node.path} ({node.mode & 0o777:04o} {node.uid}:{node.gid})" for node in blocked[:4])
     return [Finding(
         id="ND-DEV-002",
         category="device-permission",
-        severity=SEVERITY_ERROR if snapshot.uid is not None or not_char else SEVERITY_WARNING,
-        title=f"{len(blocked)} Neuron device node(s) not usable by "
-              + ("this user" if snapshot.uid is not None else "all users") + ": "
-              + ", ".join(f"{node.path} ({oct(node.mode)})" for node in blocked[:4]),
-        detail=("The driver's udev rule makes the nodes `MODE=\"0666\"`; a changed rule or a container runtime "
-                "that copies nodes with tighter modes leaves the runtime unable to open them."
-                + (f" Not character devices: {', '.join(not_char)}." if not_char else "")),
+        severity=SEVERITY_ERROR,
+        title=f"{len(blocked)} Neuron device node(s) not usable by {_who(ctx)}: {shown}",
+        detail=("The runtime opens every device it uses read-write and fails with `Permission denied` on these. "
+                f"The driver's udev rule ({UDEV_RULE}: `{UDEV_LINE}`) makes them 0666; a changed rule, or a "
+                "container runtime that copies nodes with tighter modes, leaves them like this."),
         evidence={"nodes": [{"path": node.path, "mode": oct(node.mode), "uid": node.uid, "gid": node.gid}
-                            for node in blocked], "uid": snapshot.uid},
-        fix=[f"sudo chmod 0666 {' '.join(node.path for node in blocked if node.is_char_device)}",
-             "sudo udevadm trigger --subsystem-match=neuron_device"] if len(not_char) < len(blocked)
-        else ["sudo rmmod neuron", "sudo modprobe neuron"],
+                            for node in blocked], "uid": snapshot.uid, "groups": snapshot.groups},
+        fix=[f"sudo chmod 0666 {' '.join(node.path for node in blocked)}  # now",
+             f"echo '{UDEV_LINE}' | sudo tee {UDEV_RULE}  # and at every boot",
+             "sudo udevadm control --reload-rules && sudo udevadm trigger --subsystem-match=neuron_device"],
+    )]
+
+
+def not_character_devices(ctx: RuleContext) -> list[Finding]:
+    """ND-DEV-004: something other than a character device stands at /dev/neuronN (a file a script wrote, a
+    bind mount of the wrong thing): the runtime cannot use it, whatever its mode."""
+    snapshot = ctx.facts.host.snapshot
+    wrong = [node for node in snapshot.device_nodes if not node.is_char_device]
+    if not wrong:
+        return []
+    return [Finding(
+        id="ND-DEV-004",
+        category="device-missing",
+        severity=SEVERITY_ERROR,
+        title=f"{', '.join(node.path for node in wrong[:4])} "
+              + ("is not a character device" if len(wrong) == 1 else "are not character devices"),
+        detail=("The driver creates /dev/neuronN as character devices when it loads; a regular file or "
+                "directory there (written by a script, or a container volume) hides the device."),
+        evidence={"nodes": [node.path for node in wrong]},
+        fix=[f"ls -l {' '.join(node.path for node in wrong[:4])}  # check what it is before removing it",
+             f"sudo rm {' '.join(node.path for node in wrong)}", "sudo rmmod neuron", "sudo modprobe neuron"],
     )]
 
 
@@ -131,12 +165,14 @@ def devices_summary(ctx: RuleContext) -> str:
 
 
 RULE_SET = RuleSet(
-    rules=(devices_missing, device_permission, cores_busy),
+    rules=(devices_missing, device_permission, not_character_devices, cores_busy),
     findings=(
         FindingSpec("ND-DEV-001", "device-missing", SEVERITY_ERROR,
                     "fewer device nodes than Neuron devices (a container without --device)"),
         FindingSpec("ND-DEV-002", "device-permission", SEVERITY_ERROR, "device nodes this user cannot open"),
         FindingSpec("ND-DEV-003", "cores-busy", SEVERITY_WARNING, "processes (PID, command, age) holding devices"),
+        FindingSpec("ND-DEV-004", "device-missing", SEVERITY_ERROR,
+                    "something other than a character device at /dev/neuronN"),
     ),
 )
 CHECK = Check("devices", "Devices & cores", (RULE_SET,), devices_summary, applies=neuron_host,
