@@ -84,7 +84,8 @@ class HostSpec:
     collectives_library: bool = True
     tools: bool = True
     repo_file: bool = True
-    container: bool = False
+    container: bool = False  # a container image (a DLC): no DKMS package unless image_dkms, the host's driver
+    image_dkms: bool = False
 
 
 def _write(path: Path, text: str) -> None:
@@ -145,6 +146,9 @@ def build_host(root: Path, spec: HostSpec) -> Path:
                 _write(pci / "vendor", "0x1d0f\n")
                 _write(pci / "device", "0xefa1\n")
     versions = package_versions(spec)
+    host_driver = versions.get("aws-neuronx-dkms")
+    if spec.container and not spec.image_dkms:  # DLC Dockerfiles install runtime, collectives and tools only
+        versions.pop("aws-neuronx-dkms", None)
     status = "".join(_dpkg_stanza(name, version, spec.dpkg_states.get(name, "install ok installed")) + "\n"
                      for name, version in versions.items())
     status += _dpkg_stanza("bash", "5.2.21-2ubuntu4") + "\n" + _dpkg_stanza("python3", "3.12.3-0ubuntu2") + "\n"
@@ -160,13 +164,14 @@ def build_host(root: Path, spec: HostSpec) -> Path:
             _write(base / "build/make.log", spec.make_log)
     if spec.legacy_dkms:
         (root / "var/lib/dkms/aws-neuron/1.19.3.0").mkdir(parents=True, exist_ok=True)
-    if spec.headers:
+    if spec.headers and not spec.container:
         (root / f"lib/modules/{spec.kernel}/build").mkdir(parents=True, exist_ok=True)
     modules = "ena 180224 0 - Live 0x0000000000000000\n"
-    if spec.driver_loaded and dkms_version:
+    loaded = spec.loaded_version or (host_driver if spec.container else dkms_version)
+    if spec.driver_loaded and loaded:  # in a container, proc/modules and sys/module show the host's driver
         used = len(spec.holders)
         modules = f"neuron 532480 {used} - Live 0x0000000000000000\n" + modules
-        _write(root / "sys/module/neuron/version", (spec.loaded_version or dkms_version) + "\n")
+        _write(root / "sys/module/neuron/version", loaded + "\n")
         node_count = devices if spec.device_nodes is None else spec.device_nodes
         for index in range(node_count):
             _make_node(root / f"dev/neuron{index}", index, spec.node_mode)

@@ -11,7 +11,7 @@ from neurondoctor.facts.host import HostSnapshot
 from neurondoctor.neuron_version import normalize_neuron_version, release_tuple
 from neurondoctor.rules.check import Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, neuron_host
-from neurondoctor.rules.finding import SEVERITY_ERROR, Finding
+from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 from neurondoctor.rules.host_fixes import (
     headers_command,
     host_target_release,
@@ -29,9 +29,34 @@ def _stop_holders(snapshot: HostSnapshot) -> list[str]:
     return [f"sudo kill {holder.pid}  # {holder.command}" for holder in snapshot.holders]
 
 
+def _host_driver_loaded(snapshot: HostSnapshot) -> bool:
+    return "neuron" in snapshot.modules or snapshot.loaded_driver_version is not None
+
+
+def _container_driver_missing(ctx: RuleContext) -> list[Finding]:
+    """In a container the driver is the host's: only a loaded module counts, and the fix runs on the host."""
+    snapshot = ctx.facts.host.snapshot
+    if _host_driver_loaded(snapshot) or not snapshot.has_neuron_hardware:
+        return []
+    version = release_version(ctx, host_target_release(ctx), DKMS_PACKAGE)
+    return [Finding(
+        id="ND-DRV-001",
+        category="driver-missing",
+        severity=SEVERITY_ERROR,
+        title="this is a container and the host has no Neuron driver loaded",
+        detail=("A container uses the host's `neuron` module: install aws-neuronx-dkms on the host (not in the "
+                "image) and start the container with the Neuron devices."),
+        evidence={"container": True, "pci_functions": [function.address for function in snapshot.pci]},
+        fix=["# on the host, not in this container:", f"sudo apt-get install -y {DKMS_PACKAGE}={version}*",
+             "sudo modprobe neuron"],
+    )]
+
+
 def driver_missing(ctx: RuleContext) -> list[Finding]:
     """ND-DRV-001: Neuron hardware (or Neuron runtime packages) but no driver package and no module."""
     snapshot = ctx.facts.host.snapshot
+    if snapshot.container:
+        return _container_driver_missing(ctx)
     has_runtime = any(name.startswith("aws-neuronx-") for name in snapshot.packages)
     if DKMS_PACKAGE in snapshot.packages or "neuron" in snapshot.modules:
         return []
@@ -86,7 +111,7 @@ def module_not_built(ctx: RuleContext) -> list[Finding]:
     snapshot = ctx.facts.host.snapshot
     package = snapshot.packages.get(DKMS_PACKAGE)
     kernel = snapshot.kernel
-    if package is None or kernel is None or "neuron" in snapshot.modules:
+    if package is None or kernel is None or "neuron" in snapshot.modules or snapshot.container:
         return []
     if snapshot.dkms.installed_module or snapshot.dkms.built_for_kernel:
         return []
@@ -134,7 +159,7 @@ def module_not_built(ctx: RuleContext) -> list[Finding]:
 def driver_not_loaded(ctx: RuleContext) -> list[Finding]:
     """ND-DRV-002: the module is built for this kernel but not loaded."""
     snapshot = ctx.facts.host.snapshot
-    if DKMS_PACKAGE not in snapshot.packages or "neuron" in snapshot.modules:
+    if DKMS_PACKAGE not in snapshot.packages or "neuron" in snapshot.modules or snapshot.container:
         return []
     if not (snapshot.dkms.installed_module or snapshot.dkms.built_for_kernel):
         return []  # module_not_built explains why
@@ -155,8 +180,8 @@ def driver_stale(ctx: RuleContext) -> list[Finding]:
     snapshot = ctx.facts.host.snapshot
     package = snapshot.packages.get(DKMS_PACKAGE)
     loaded = snapshot.loaded_driver_version
-    if package is None or loaded is None or "neuron" not in snapshot.modules:
-        return []
+    if package is None or loaded is None or "neuron" not in snapshot.modules or snapshot.container:
+        return []  # in a container the package (if any) is the image's, the module the host's
     installed = normalize_neuron_version(package.version)
     if normalize_neuron_version(loaded) == installed:
         return []
@@ -175,9 +200,36 @@ def driver_stale(ctx: RuleContext) -> list[Finding]:
     )]
 
 
+def dkms_in_image(ctx: RuleContext) -> list[Finding]:
+    """ND-DRV-004: aws-neuronx-dkms installed inside a container image, where it can neither build nor load."""
+    snapshot = ctx.facts.host.snapshot
+    package = snapshot.packages.get(DKMS_PACKAGE)
+    if not snapshot.container or package is None:
+        return []
+    loaded = snapshot.loaded_driver_version
+    return [Finding(
+        id="ND-DRV-004",
+        category="dkms-build",
+        severity=SEVERITY_WARNING if _host_driver_loaded(snapshot) else SEVERITY_ERROR,
+        title=f"aws-neuronx-dkms {normalize_neuron_version(package.version)} is installed inside this container "
+              "image, where it cannot build or load",
+        detail=("The `neuron` module is the host's: a DKMS package in the image only fails its post-install build "
+                "and says nothing about the driver in use"
+                + (f" (the host runs {normalize_neuron_version(loaded)})." if loaded else
+                   "; no host driver is loaded either.")),
+        evidence={"package": package.version, "state": package.state, "host_driver": loaded},
+        fix=[remove_command(snapshot, [DKMS_PACKAGE]) + "  # in the image's build (Dockerfile)",
+             "# install aws-neuronx-dkms on the host instead"],
+    )]
+
+
 def driver_summary(ctx: RuleContext) -> str:
     """`aws-neuronx-dkms 2.29.0.0, loaded 2.29.0.0, built for 6.8.0-1015-aws`."""
     snapshot = ctx.facts.host.snapshot
+    if snapshot.container:
+        loaded = snapshot.loaded_driver_version
+        return (f"host driver {normalize_neuron_version(loaded)} loaded (seen from this container; the driver "
+                "lives on the host)" if loaded else "this is a container: the driver lives on the host")
     package = snapshot.packages.get(DKMS_PACKAGE)
     loaded = snapshot.loaded_driver_version
     parts = [f"{DKMS_PACKAGE} {normalize_neuron_version(package.version)}" if package else "no driver package"]
@@ -188,7 +240,8 @@ def driver_summary(ctx: RuleContext) -> str:
 
 
 RULE_SET = RuleSet(
-    rules=(driver_missing, legacy_driver_package, module_not_built, driver_not_loaded, driver_stale),
+    rules=(driver_missing, legacy_driver_package, module_not_built, driver_not_loaded, driver_stale,
+           dkms_in_image),
     findings=(
         FindingSpec("ND-DRV-001", "driver-missing", SEVERITY_ERROR,
                     "Neuron hardware (or runtime packages) but no aws-neuronx-dkms"),
@@ -196,6 +249,8 @@ RULE_SET = RuleSet(
                     "the driver is built for this kernel but the `neuron` module is not loaded"),
         FindingSpec("ND-DRV-003", "driver-stale", SEVERITY_ERROR,
                     "the loaded module's version is not the installed package's (reload or reboot pending)"),
+        FindingSpec("ND-DRV-004", "dkms-build", SEVERITY_WARNING,
+                    "aws-neuronx-dkms installed inside a container image (it belongs on the host)"),
         FindingSpec("ND-DKMS-001", "dkms-build", SEVERITY_ERROR, "the driver is not built for the running kernel"),
         FindingSpec("ND-DKMS-002", "dkms-build", SEVERITY_ERROR, "no kernel headers for the running kernel"),
         FindingSpec("ND-DKMS-003", "dkms-build", SEVERITY_ERROR, "the kernel is too new for this driver version"),

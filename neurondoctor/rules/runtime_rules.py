@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from neurondoctor.neuron_version import release_tuple
+from neurondoctor.neuron_version import normalize_neuron_version, release_tuple
 from neurondoctor.rules.check import Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, neuron_host, pin, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
@@ -42,10 +42,15 @@ def driver_runtime_mismatch(ctx: RuleContext) -> list[Finding]:
     snapshot = ctx.facts.host.snapshot
     host = ctx.host_release()
     driver, runtime = host.versions.get(DRIVER), host.versions.get(RUNTIME)
+    driver_releases = host.releases.get(DRIVER, ())
+    if snapshot.container and snapshot.loaded_driver_version:
+        # An image's runtime runs on the host's driver: judge it against the loaded module, not the image's files.
+        driver = normalize_neuron_version(snapshot.loaded_driver_version)
+        driver_releases = tuple(ctx.catalog.releases_with(DRIVER, driver))
     if driver is None or runtime is None:
         return []
     documented = _documented_break(ctx, driver, runtime)
-    driver_release, runtime_release = _newest(host.releases.get(DRIVER, ())), _newest(host.releases.get(RUNTIME, ()))
+    driver_release, runtime_release = _newest(driver_releases), _newest(host.releases.get(RUNTIME, ()))
     newer_runtime = (driver_release and runtime_release
                      and release_tuple(runtime_release) > release_tuple(driver_release))
     if not documented and not newer_runtime:
@@ -64,8 +69,9 @@ def driver_runtime_mismatch(ctx: RuleContext) -> list[Finding]:
         detail=f"{symptom} ({documented['source'] if documented else 'nrt-ts; gh#655'}).",
         evidence={DRIVER: driver, RUNTIME: runtime, "driver_release": driver_release,
                   "runtime_release": runtime_release},
-        fix=[install_command(snapshot, packages)] + (["sudo rmmod neuron", "sudo modprobe neuron"]
-                                                     if newer_runtime else []),
+        fix=(["# on the host, not in this container:"] if snapshot.container and newer_runtime else [])
+        + [install_command(snapshot, packages)] + (["sudo rmmod neuron", "sudo modprobe neuron"]
+                                                   if newer_runtime else []),
     )]
 
 
