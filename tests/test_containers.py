@@ -62,3 +62,15 @@ def test_near_miss_a_host_that_is_not_a_container_still_needs_its_package(tmp_pa
     root = build_host(tmp_path / "host", HostSpec(package_versions={"aws-neuronx-dkms": None}, driver_loaded=False))
     finding = findings_by_id(check_json(["--root", str(root)])[1])["ND-DRV-001"][0]
     assert finding["title"].startswith("no Neuron driver installed")
+
+
+def test_a_kubernetes_pod_without_devices_gets_the_device_plugin_fix(tmp_path: Path) -> None:
+    root = build_host(tmp_path / "pod", HostSpec(instance_type="trn1.32xlarge", container=True, device_nodes=0))
+    (root / "var/run/secrets/kubernetes.io/serviceaccount").mkdir(parents=True)
+    finding = findings_by_id(check_json(["--root", str(root)])[1])["ND-DEV-001"][0]
+    assert finding["title"] == "0 of 16 Neuron device nodes present in this pod"
+    assert finding["fix"][0] == "# in the pod spec: resources: {limits: {aws.amazon.com/neuron: 16}}"
+    assert finding["fix"][1].startswith("helm upgrade --install neuron-helm-chart")
+    with_devices = build_host(tmp_path / "pod-ok", HostSpec(instance_type="trn1.32xlarge", container=True))
+    (with_devices / "var/run/secrets/kubernetes.io/serviceaccount").mkdir(parents=True)
+    assert "ND-DEV-001" not in findings_by_id(check_json(["--root", str(with_devices)])[1])

@@ -140,6 +140,7 @@ class HostSnapshot:
     os: OsRelease = field(default_factory=OsRelease)
     kernel: Optional[str] = None
     container: bool = False
+    kubernetes_pod: bool = False
     pci: list[PciFunction] = field(default_factory=list)
     efa_present: bool = False
     device_nodes: list[DeviceNode] = field(default_factory=list)

@@ -112,6 +112,7 @@ def collect_host_snapshot(fs: RootFS, environ: Mapping[str, str], failures: list
         snapshot.os = os_release.read_os_release(fs)
         snapshot.kernel = os_release.read_kernel_release(fs)
         snapshot.container = os_release.is_container(fs)
+        snapshot.kubernetes_pod = os_release.is_kubernetes_pod(fs, dict(environ))
 
     def hardware() -> None:
         snapshot.pci, snapshot.efa_present = pci_devices.read_pci_functions(fs)

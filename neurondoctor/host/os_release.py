@@ -45,6 +45,14 @@ def read_kernel_release(fs: RootFS) -> Optional[str]:
     return kernels[0].rsplit("/", 1)[-1] if len(kernels) == 1 else None
 
 
+KUBERNETES_SERVICE_ACCOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+
+def is_kubernetes_pod(fs: RootFS, environ: dict[str, str]) -> bool:
+    """A Kubernetes pod: the service-account mount every pod gets, or the variables the kubelet sets."""
+    return fs.is_dir(KUBERNETES_SERVICE_ACCOUNT) or (fs.is_live and "KUBERNETES_SERVICE_HOST" in environ)
+
+
 def is_container(fs: RootFS) -> bool:
     """`/.dockerenv`, or a container runtime named in `proc/1/cgroup`."""
     if fs.exists("/.dockerenv") or fs.exists("/run/.containerenv"):

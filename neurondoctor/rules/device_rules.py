@@ -30,8 +30,18 @@ def devices_missing(ctx: RuleContext) -> list[Finding]:
         return []
     if not snapshot.pci and not _neuron_instance(ctx):
         return []
-    in_container = snapshot.container
-    if in_container:
+    in_container = snapshot.container or snapshot.kubernetes_pod
+    if snapshot.kubernetes_pod:
+        # containers/tutorials/k8s-neuron-device-plugin: the plugin registers aws.amazon.com/neuron (devices)
+        # and aws.amazon.com/neuroncore; a pod gets devices only by requesting them.
+        detail = ("This pod did not get the Neuron devices: request them as a resource (the Neuron device plugin "
+                  "must run on the node), or the runtime fails with `TDRV:tdrv_get_dev_info No neuron device "
+                  "available`.")
+        fix = [f"# in the pod spec: resources: {{limits: {{aws.amazon.com/neuron: {expected}}}}}",
+               "helm upgrade --install neuron-helm-chart oci://public.ecr.aws/neuron/neuron-helm-chart "
+               "--set npd.enabled=false  # the device plugin, once per cluster",
+               "kubectl get ds neuron-device-plugin -n kube-system"]
+    elif in_container:
         devices = " ".join(f"--device=/dev/neuron{index}" for index in range(expected))
         detail = ("This container was started without the Neuron devices: the runtime fails with "
                   "`TDRV:tdrv_get_dev_info No neuron device available`.")
@@ -45,7 +55,8 @@ def devices_missing(ctx: RuleContext) -> list[Finding]:
         id="ND-DEV-001",
         category="device-missing",
         severity=SEVERITY_ERROR,
-        title=f"{nodes} of {expected} Neuron device nodes present" + (" in this container" if in_container else ""),
+        title=f"{nodes} of {expected} Neuron device nodes present"
+              + (" in this pod" if snapshot.kubernetes_pod else " in this container" if in_container else ""),
         detail=detail,
         evidence={"pci": [function.address for function in snapshot.pci],
                   "nodes": [node.path for node in snapshot.device_nodes],
