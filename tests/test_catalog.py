@@ -114,3 +114,27 @@ def test_n2_schema_refuses_plain_http_repositories() -> None:
 def test_n2_schema_never_crashes_on_garbage(document: object) -> None:
     with contextlib.suppress(SchemaError):
         convert_n2_manifest(document)
+
+
+def test_instance_facts_come_from_one_data_file(catalog: ReleaseCatalog) -> None:
+    """manifests/instances.json (issue 11 §9): what the device, env-var and resource rules judge against, and what
+    the fixture hosts are built from agree with it."""
+    from tests.host_fixture import INSTANCES
+
+    assert catalog.instances["trn1.32xlarge"]["devices"] == 16 and catalog.instances["trn1.32xlarge"][
+        "efa_interfaces"] == 8
+    assert catalog.instances["trn2.48xlarge"]["logical_nc_configs"] == [1, 2]
+    for name, (device_id, devices, cores_per_device, efa) in INSTANCES.items():
+        data = catalog.instances[name]
+        assert (data["pci_device_id"], data["devices"], data["cores_per_device"], data["efa_interfaces"]) == (
+            device_id, devices, cores_per_device, efa), name
+        assert data["cores"] == data["devices"] * data["cores_per_device"]
+
+
+def test_a_corrupt_instances_file_is_one_error_line(tmp_path: Path) -> None:
+    manifests = tmp_path / "manifests"
+    shutil.copytree(bundled_manifest_dir(), manifests)
+    (manifests / "instances.json").write_text('{"schema": "neurondoctor.instances/1", "instances": {"x.y": {}}}')
+    loaded = load_catalog(manifests)
+    assert [problem.path for problem in loaded.problems] == [str(manifests / "instances.json")]
+    assert loaded.instances == {} and loaded.releases  # the rest still loads

@@ -19,6 +19,7 @@ from neurondoctor.regular_files import read_regular_file
 from neurondoctor.release_data.schema import (
     SchemaError,
     check_compat_document,
+    check_instances_document,
     check_release_document,
     check_sdk_document,
 )
@@ -65,6 +66,7 @@ class ReleaseCatalog:
     compat: dict[str, Any]
     releases: dict[str, tuple[PackageEntry, ...]]
     problems: list[LoadProblem] = field(default_factory=list)
+    instances: dict[str, dict[str, Any]] = field(default_factory=dict)
     _index: dict[str, dict[str, list[str]]] = field(default_factory=dict, repr=False)
     _neuron_pip: Optional[frozenset[str]] = field(default=None, repr=False)
 
@@ -251,8 +253,10 @@ def load_catalog(directory: Optional[Path] = None, compat_directory: Optional[Pa
     problems: list[LoadProblem] = []
     sdk = _read_json(base / "sdk.json", check_sdk_document, problems) or {}
     compat = _read_json(compat_base / "compat.json", check_compat_document, problems) or {}
+    instances = (_read_json(compat_base / "instances.json", check_instances_document, problems) or {}).get(
+        "instances", {})
     names = sdk.get("releases") or sorted(
         (path.stem for path in (base / "releases").glob("*.json")), key=release_tuple, reverse=True)
     releases = load_release_files(base, names, problems)
     _apply_carryover(releases, compat)
-    return ReleaseCatalog(str(base), sdk, compat, releases, problems)
+    return ReleaseCatalog(str(base), sdk, compat, releases, problems, instances)

@@ -157,3 +157,23 @@ def check_compat_document(doc: Any) -> None:
         for key in ("installed", "beside", "remove"):
             _string_list(item.get(key), f"{where}.{key}")
         _require(isinstance(item.get("why"), str), f"{where}.why", "expected a string")
+
+
+INSTANCES_SCHEMA = "neurondoctor.instances/1"
+_INSTANCE_INTEGERS = ("devices", "cores", "cores_per_device", "default_logical_nc_config", "efa_interfaces")
+
+
+def check_instances_document(doc: Any) -> None:
+    """`manifests/instances.json`: devices, cores, logical core configs and EFA interfaces per instance type."""
+    top = _object(doc, "instances")
+    _require(top.get("schema") == INSTANCES_SCHEMA, "instances.schema", f"expected {INSTANCES_SCHEMA!r}")
+    for name, props in _object(top.get("instances"), "instances.instances").items():
+        where = f"instances.instances.{name}"
+        item = _object(props, where)
+        for key in _INSTANCE_INTEGERS:
+            _require(type(item.get(key)) is int and item[key] >= 0, f"{where}.{key}", "expected a count")
+        _require(isinstance(item.get("family"), str) and isinstance(item.get("pci_device_id"), str), where,
+                 "expected family and pci_device_id strings")
+        configs = item.get("logical_nc_configs")
+        _require(isinstance(configs, list) and all(type(value) is int for value in configs),
+                 f"{where}.logical_nc_configs", "expected a list of integers")

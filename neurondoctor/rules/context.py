@@ -44,9 +44,9 @@ class RuleContext:
         return self._host_release
 
     def instance_profile(self) -> dict[str, object]:
-        """Devices, cores and EFA expectation for this instance type (compat.json `instances`), or {}."""
-        profile = self.catalog.compat.get("instances", {}).get(self.facts.host.instance_type or "", {})
-        return profile if isinstance(profile, dict) else {}
+        """Devices, cores, logical core configs and EFA interfaces of this instance type (manifests/instances.json),
+        or {} for a type the data does not know."""
+        return dict(self.catalog.instances.get(self.facts.host.instance_type or "", {}))
 
     def total_cores(self) -> Optional[int]:
         """NeuronCores on this host: the driver's sysfs counts, else neuron-ls, else the instance table."""

@@ -40,7 +40,7 @@ def compile_cache_space(ctx: RuleContext) -> list[Finding]:
 def efa_absent(ctx: RuleContext) -> list[Finding]:
     """ND-RES-002: a multi-node instance type without EFA functions on PCI."""
     snapshot = ctx.facts.host.snapshot
-    if not ctx.instance_profile().get("efa") or snapshot.efa_present or not snapshot.pci:
+    if not ctx.instance_profile().get("efa_interfaces") or snapshot.efa_present or not snapshot.pci:
         return []
     return [Finding(
         id="ND-RES-002", category="resource", severity=SEVERITY_WARNING,
