@@ -25,6 +25,10 @@ def _summary(findings: list[Finding]) -> dict[str, int]:
             "info": sum(1 for finding in findings if finding.severity == SEVERITY_INFO)}
 
 
+def _header(schema: str, version: str, generated_at: str) -> dict[str, Any]:
+    return {"schema": schema, "tool": {"name": "neurondoctor", "version": version}, "generated_at": generated_at}
+
+
 def _check_entry(check: CheckResult) -> dict[str, Any]:
     entry: dict[str, Any] = {"id": check.id, "title": check.title, "status": check.status,
                              "duration_ms": round(check.duration_ms, 2), "summary": check.summary,
@@ -38,9 +42,7 @@ def report_document(report: Report) -> dict[str, Any]:
     """The document with dataclass objects left in place; `render_json` serialises it without copying them."""
     findings = report.findings
     return {
-        "schema": SCHEMA,
-        "tool": {"name": "neurondoctor", "version": report.tool_version},
-        "generated_at": report.generated_at,
+        **_header(SCHEMA, report.tool_version, report.generated_at),
         "root": report.root,
         "node": report.node,
         "health": report.health.to_json(),
@@ -69,9 +71,7 @@ def report_document(report: Report) -> dict[str, Any]:
 
 def probe_document(report: ProbeReport) -> dict[str, Any]:
     return {
-        "schema": PROBE_SCHEMA,
-        "tool": {"name": "neurondoctor", "version": report.tool_version},
-        "generated_at": report.generated_at,
+        **_header(PROBE_SCHEMA, report.tool_version, report.generated_at),
         "kind": report.kind,
         "python": report.python,
         "health": report.health.to_json(),

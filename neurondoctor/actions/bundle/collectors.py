@@ -137,21 +137,31 @@ def command_collectors() -> list[tuple[str, Callable[[BundleContext], list[Membe
     ]
 
 
-def copied_files(ctx: BundleContext) -> list[Member]:
-    members = []
-    unreadable = []
-    for inner in COPIED_FILES:
+def _file_members(ctx: BundleContext, files: list[tuple[str, str]], missing_ok: bool
+                  ) -> tuple[list[Member], list[str]]:
+    """(members, what could not be read) for (in-root path, member name) pairs, read through the root within the
+    time budget; an absent file is skipped when `missing_ok`."""
+    members: list[Member] = []
+    unreadable: list[str] = []
+    for inner, name in files:
         if ctx.time_left() <= 0:
             unreadable.append(f"{inner} (the total time budget was spent)")
             continue
         try:
             data = ctx.fs.read_bytes(inner, FILE_LIMIT)
         except FileNotFoundError:
+            if not missing_ok:
+                unreadable.append(f"{inner} (gone)")
             continue
         except OSError as error:
             unreadable.append(f"{inner} ({error.strerror or error})")
             continue
-        members.append(Member(f"files{inner}", _text(ctx, data.decode("utf-8", errors="replace"))))
+        members.append(Member(name, _text(ctx, data.decode("utf-8", errors="replace"))))
+    return members, unreadable
+
+
+def copied_files(ctx: BundleContext) -> list[Member]:
+    members, unreadable = _file_members(ctx, [(inner, f"files{inner}") for inner in COPIED_FILES], missing_ok=True)
     if unreadable:
         raise PartialCollection(members, unreadable)
     return members
@@ -219,16 +229,11 @@ def compile_logs(ctx: BundleContext, newest: int = 5) -> list[Member]:
                 logs.append((os.lstat(path).st_mtime, os.path.relpath(path, base)))
             except OSError:
                 continue
-    members = []
-    unreadable = [f"{location} (walk stopped: {stopped})"] if stopped else []
-    for _, relative in sorted(logs, reverse=True)[:newest]:
-        inner = f"{location.rstrip('/')}/{relative}"
-        try:
-            data = ctx.fs.read_bytes(inner, FILE_LIMIT)
-        except OSError as error:
-            unreadable.append(f"{inner} ({error.strerror or error})")
-            continue
-        members.append(Member(f"compile-cache/{relative}", _text(ctx, data.decode("utf-8", errors="replace"))))
+    members, unreadable = _file_members(
+        ctx, [(f"{location.rstrip('/')}/{relative}", f"compile-cache/{relative}")
+              for _, relative in sorted(logs, reverse=True)[:newest]], missing_ok=False)
+    if stopped:
+        unreadable.insert(0, f"{location} (walk stopped: {stopped})")
     if unreadable:
         raise PartialCollection(members, unreadable)
     return members

@@ -16,7 +16,7 @@ from typing import Optional
 
 from neurondoctor import __version__, exit_codes
 from neurondoctor.actions.check_run import CheckOptions, run_check
-from neurondoctor.actions.probe.probe_runner import default_python, probe_health, run_probe
+from neurondoctor.actions.probe.probe_runner import default_python, probe_document, probe_health, run_probe
 from neurondoctor.host.neuron_devices import read_device_nodes
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.release_data.probe_data import load_error_signatures
@@ -49,11 +49,7 @@ def run_canary(options: CanaryOptions) -> ProbeReport:
     with tempfile.TemporaryDirectory(prefix="neurondoctor-canary-") as workdir:
         outcome = run_probe(interpreter, "canary.py", [*arguments, "--workdir", workdir], timeout=options.timeout,
                             env=dict(options.environ))
-    document = outcome.document
-    if document is None:
-        raise exit_codes.UserError(f"the canary {outcome.failure}", exit_codes.UNKNOWN)
-    if document.get("status") == "skipped":
-        raise exit_codes.Skipped(str(document.get("message")))
+    document = probe_document(outcome, "the canary")
     if document.get("status") == "error":
         findings = failure_findings(document, interpreter, signatures)
         if document.get("stage") == "import":

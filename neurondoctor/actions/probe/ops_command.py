@@ -15,7 +15,13 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from neurondoctor import __version__, exit_codes
-from neurondoctor.actions.probe.probe_runner import ProbeOutcome, default_python, probe_health, run_probe
+from neurondoctor.actions.probe.probe_runner import (
+    ProbeOutcome,
+    default_python,
+    probe_document,
+    probe_health,
+    run_probe,
+)
 from neurondoctor.release_data.probe_data import load_op_support
 from neurondoctor.report.model import ProbeReport
 from neurondoctor.rules.op_rules import Inventory, classify
@@ -40,11 +46,7 @@ def _raise_for_outcome(outcome: ProbeOutcome, spec: str) -> dict[str, Any]:
     """The probe's document when it holds an inventory; raises the matching UserError otherwise."""
     if outcome.timed_out:
         raise exit_codes.UserError(f"{spec}: the model step {outcome.failure}")
-    document = outcome.document
-    if document is None:
-        raise exit_codes.UserError(f"the probe failed: {outcome.failure}", exit_codes.UNKNOWN)
-    if document.get("status") == "skipped":
-        raise exit_codes.Skipped(str(document.get("message")))
+    document = probe_document(outcome, "the probe failed:")
     if document.get("status") == "error":
         stage = _STAGES.get(str(document.get("stage")), "failed")
         where = f" at {document['where']}" if document.get("where") else ""

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
+from neurondoctor import exit_codes
 from neurondoctor.command_runner import run_command
 from neurondoctor.report.health import Health, judge_health
 from neurondoctor.rules.finding import Finding
@@ -60,3 +61,12 @@ def default_python(environ: Mapping[str, str]) -> str:
 def probe_health(findings: list[Finding]) -> Health:
     """A probe's verdict: from its findings alone (a probe that could not run raised before it had any)."""
     return judge_health(findings, [])
+
+
+def probe_document(outcome: ProbeOutcome, what: str) -> dict[str, Any]:
+    """The probe's document; a probe that gave none is UserError (exit 3), one that could not run here Skipped."""
+    if outcome.document is None:
+        raise exit_codes.UserError(f"{what} {outcome.failure}", exit_codes.UNKNOWN)
+    if outcome.document.get("status") == "skipped":
+        raise exit_codes.Skipped(str(outcome.document.get("message")))
+    return outcome.document
