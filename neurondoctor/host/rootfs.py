@@ -25,6 +25,7 @@ class RootFS:
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root).absolute()
         self.is_live = str(self.root) == "/"
+        self._root_text = "" if self.is_live else str(self.root)
 
     def host_path(self, inner: str) -> Path:
         """The machine path of an in-root path, without resolving links (for listing and `readlink`)."""
@@ -94,10 +95,15 @@ class RootFS:
         elsewhere (None for a looping or runaway chain)."""
         return Path(inner) if self.is_live else self.resolve(inner)
 
+    def shown_path(self, inner: str) -> str:
+        """The machine path of an in-root path as a report shows it (no link resolution, no Path objects: this
+        runs for every file of every environment)."""
+        return inner if self.is_live else f"{self._root_text}{inner}"
+
     def read_bytes(self, inner: str, limit: int = DEFAULT_READ_LIMIT) -> bytes:
         """Up to `limit` bytes of a regular file; raises OSError (FileNotFoundError, PermissionError,
         NotRegularFile) like `open`."""
-        path = self.machine_path(inner)
+        path = inner if self.is_live else self.resolve(inner)
         if path is None:
             raise OSError(errno.ELOOP, "too many levels of symbolic links", inner)
         return read_regular_file(path, limit)
@@ -114,21 +120,18 @@ class RootFS:
 
     def listdir(self, inner_dir: str) -> list[str]:
         """Entry names of a directory, sorted; raises OSError like `os.listdir`."""
-        path = self.machine_path(inner_dir)
+        path = inner_dir if self.is_live else self.resolve(inner_dir)
         if path is None:
             raise OSError(errno.ELOOP, "too many levels of symbolic links", inner_dir)
         return sorted(os.listdir(path))
 
     def is_dir(self, inner: str) -> bool:
-        path = self.machine_path(inner)
-        try:
-            return path is not None and path.is_dir()
-        except OSError:
-            return False
+        path = inner if self.is_live else self.resolve(inner)
+        return path is not None and os.path.isdir(path)
 
     def is_link(self, inner: str) -> bool:
         """Whether the last component is itself a symbolic link (not followed)."""
-        return self.host_path(inner).is_symlink()
+        return os.path.islink(self.shown_path(inner))
 
     def glob(self, inner_dir: str, pattern: str) -> list[str]:
         """In-root paths of the entries of a directory that match a glob pattern, sorted."""

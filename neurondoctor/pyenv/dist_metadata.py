@@ -151,8 +151,8 @@ def read_distribution(fs: RootFS, site: str, entry_name: str) -> Optional[Distri
         name=normalize_package_name(display_name),
         display_name=display_name,
         version=version,
-        location=str(fs.host_path(site)),
-        metadata_dir=str(fs.host_path(meta_path)),
+        location=fs.shown_path(site),
+        metadata_dir=fs.shown_path(meta_path),
         kind=kind,
         installer=(installer_text or "").strip() or None,
         requires=requires,
@@ -167,7 +167,7 @@ def read_distribution(fs: RootFS, site: str, entry_name: str) -> Optional[Distri
 def read_torch_build(fs: RootFS, site: str) -> Optional[TorchBuild]:
     """`torch/version.py` as text: PyPI's x86_64 wheel says `__version__ = '2.9.0+cu128'`, `cuda = '12.8'`."""
     version_file = f"{site}/torch/version.py"
-    shown = str(fs.host_path(version_file))
+    shown = fs.shown_path(version_file)
     text = _read_small_text(fs, version_file)
     if text is None:
         return TorchBuild(path=shown) if fs.is_dir(f"{site}/torch") else None

@@ -12,7 +12,7 @@ def inspect_site_dir(fs: RootFS, path: str, role: str, follow_links: bool = True
     not raised."""
     distributions, error = scan_site_dir(fs, path, follow_links=follow_links)
     readable = error is None or error == "missing" or error.startswith("partial")
-    site = SiteDir(path=str(fs.host_path(path)), role=role, readable=readable, error=error,
+    site = SiteDir(path=fs.shown_path(path), role=role, readable=readable, error=error,
                    distributions=distributions)
     if readable and error != "missing":
         site.torch_build = read_torch_build(fs, path)
