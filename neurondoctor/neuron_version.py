@@ -8,6 +8,7 @@ Installed Neuron versions carry build suffixes that the release manifest does no
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Optional
 
 _SUFFIX = re.compile(r"[+\-_~].*$")
@@ -59,3 +60,13 @@ def major_minor(version: str) -> Optional[str]:
     if match is None:
         return None
     return f"{match.group(1)}.{match.group(2)}"
+
+
+def release_words(releases: Sequence[str]) -> str:
+    """How a set of releases is named where one cannot be told apart from another: the same package versions
+    ship in 2.31.0 and 2.31.1, so such an environment is `2.31.0/2.31.1`, never just the newer one (issue 11 §8:
+    every number shown comes from the facts). Oldest first; more than three as `first/…/last`."""
+    ordered = sorted(set(releases), key=release_tuple)
+    if len(ordered) > 3:
+        ordered = [ordered[0], "…", ordered[-1]]
+    return "/".join(ordered)

@@ -124,3 +124,20 @@ def test_node_health_formats(broken_venv: Path, host_root: Path, venvs: VenvFact
     assert (ok.returncode, ok.stdout) == (0, "Neuron stack OK (0 warnings)\n")
     ok_nhc = run_cli(["check", "--format", "nhc", "--root", str(host_root), "--venv", str(healthy)])
     assert ok_nhc.stdout == "OK: neurondoctor: 9 checks passed\n"
+
+
+def test_releases_that_share_every_version_are_both_named(venvs: VenvFactory, tmp_path: Path) -> None:
+    """The 2.31.1 stack's versions ship in 2.31.0 too (issue 11 §8): the words name both, never the newer alone,
+    while the JSON still judges against the newest."""
+    from tests.host_fixture import HostSpec, build_host
+
+    venv = venvs.create("release-words")
+    venvs.install(venv, stack_wheels(HEALTHY_STACKS["2.31.1"]))
+    write_pip_conf(venv)
+    root = build_host(tmp_path / "host", HostSpec(release="2.31.1"))
+    result = run_cli(["check", "--root", str(root), "--venv", str(venv)])
+    python_line = next(line for line in result.stdout.splitlines() if line.startswith("Python   "))
+    assert "Neuron 2.31.0/2.31.1 packages" in python_line
+    assert "Neuron 2.31.1 packages" not in result.stdout
+    document = validated_report(run_cli(["check", "--json", "--root", str(root), "--venv", str(venv)]).stdout)
+    assert document["release"]["environments"][str(venv)] == "2.31.1"

@@ -7,6 +7,7 @@ reads the health verdict, never recounts it.
 
 from __future__ import annotations
 
+from neurondoctor.neuron_version import release_words
 from neurondoctor.report.health import STATE_DEGRADED, STATE_OK, STATE_UNHEALTHY, STATE_UNKNOWN
 from neurondoctor.report.model import (
     STATUS_CRASHED,
@@ -33,7 +34,7 @@ def environment_line(env: EnvironmentSummary, latest: str | None) -> str:
             parts.append("Neuron packages from no known release")
         elif env.consistent:
             newer = f" (newest: {latest})" if latest and latest != env.release else ""
-            parts.append(f"Neuron {env.release} packages{newer}")
+            parts.append(f"Neuron {release_words(env.releases) or env.release} packages{newer}")
         else:
             parts.append(f"Neuron packages mixed across releases (mostly {env.release})")
     else:
@@ -59,7 +60,7 @@ def host_line(report: Report) -> str | None:
         return None
     names = ", ".join(label for name, label in HOST_LABELS if name in versions)
     if report.host_release and report.host_release_consistent:
-        return f"Neuron {report.host_release} ({names} agree)"
+        return f"Neuron {release_words(report.host_agreed_releases) or report.host_release} ({names} agree)"
     return "Neuron packages from different releases: " + ", ".join(
         f"{name} {version}" for name, version in versions.items())
 
@@ -71,7 +72,8 @@ def release_line(report: Report) -> str | None:
     envs = [env for env in report.environments if env.release]
     if not envs:
         return None
-    parts = [f"host {report.host_release}"] + [f"{env.path} {env.release}" for env in envs]
+    parts = [f"host {release_words(report.host_agreed_releases) or report.host_release}"]
+    parts += [f"{env.path} {release_words(env.releases) or env.release}" for env in envs]
     verdict = "they go together" if report.host_and_environments_agree else "they do NOT go together"
     return " · ".join(parts) + f" · {verdict}"
 

@@ -6,6 +6,7 @@ package (nki, neuronx-cc-stubs, runtime-discovery, …) from another release is 
 
 from __future__ import annotations
 
+from neurondoctor.neuron_version import release_words
 from neurondoctor.release_data.catalog import Neighbours
 from neurondoctor.rules import instance_rules, runtime_rules
 from neurondoctor.rules.check import NO_ENVIRONMENT, Check, FindingSpec, RuleSet
@@ -72,10 +73,10 @@ def release_summary(ctx: RuleContext) -> str:
     envs = ctx.facts.environments
     if not envs:
         return NO_ENVIRONMENT
-    releases = sorted({release for release in (ctx.release_of(env).release for env in envs) if release})
-    if not releases:
+    named = sorted({release_words(ctx.release_of(env).agreed) for env in envs if ctx.release_of(env).release})
+    if not named:
         return "no Neuron packages installed"
-    return (f"Neuron {', '.join(releases)}; every package is in that release "
+    return (f"Neuron {', '.join(named)}; every package is in that release "
             f"(newest known: {ctx.catalog.latest})")
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from neurondoctor.neuron_version import normalize_neuron_version, release_tuple
+from neurondoctor.neuron_version import normalize_neuron_version, release_tuple, release_words
 from neurondoctor.rules.check import Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, neuron_host, pin, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
@@ -169,7 +169,8 @@ def host_release_mixed(ctx: RuleContext) -> list[Finding]:
             continue
         findings.append(Finding(
             id="ND-REL-004", category="mixed-sdk-release", severity=SEVERITY_WARNING,
-            title=f"host is on Neuron {host.release}, {env.path} on Neuron {env_release}",
+            title=f"host is on Neuron {release_words(host.agreed)}, {env.path} on Neuron "
+                  f"{release_words(ctx.release_of(env).agreed) or env_release}",
             detail="The OS packages and the Python packages come from different releases; only the pairs "
                    "the release notes test are known to work.",
             evidence={"host": host.release, "venv": env.path, "environment": env_release},
