@@ -34,8 +34,11 @@ INSTANCES = {  # instance type: (PCI device id, devices, cores per device, EFA f
     "trn1n.32xlarge": ("0x7164", 16, 2, 16),
     "inf2.xlarge": ("0x7264", 1, 2, 0),
     "inf2.48xlarge": ("0x7264", 12, 2, 0),
+    "inf1.xlarge": ("0x7064", 1, 4, 0),
+    "inf1.6xlarge": ("0x7064", 4, 4, 0),
 }
-ARCH = {"0x7164": ("NDv2", "Trainium1", "Trn1"), "0x7264": ("NDv3", "Inferentia2", "Inf2")}
+ARCH = {"0x7164": ("NDv2", "Trainium1", "Trn1"), "0x7264": ("NDv3", "Inferentia2", "Inf2"),
+        "0x7064": ("NDv1", "Inferentia", "Inf1")}
 
 OS_RELEASES = {
     "ubuntu24": 'PRETTY_NAME="Ubuntu 24.04.1 LTS"\nNAME="Ubuntu"\nVERSION_ID="24.04"\nVERSION_CODENAME=noble\n'

@@ -313,9 +313,10 @@ def test_release_line_says_whether_host_and_venv_go_together(venvs: VenvFactory,
     together = run_cli(["check", "--root", str(host(tmp_path, release="2.31.1")), "--venv",
                         str(release_venv(venvs, "2.31.1"))])
     venv = release_venv(venvs, "2.31.1")
-    assert f"Release  host 2.31.1 · {venv} 2.31.1 · they go together" in together.stdout.splitlines()
+    # the 2.31.1 venv's versions ship in 2.31.0 too: both are named (issue 11 §8)
+    assert f"Release  host 2.31.1 · {venv} 2.31.0/2.31.1 · they go together" in together.stdout.splitlines()
     apart = run_cli(["check", "--root", str(host(tmp_path, "older", release="2.29.1")), "--venv", str(venv)])
-    assert f"Release  host 2.29.1 · {venv} 2.31.1 · they do NOT go together" in apart.stdout.splitlines()
+    assert f"Release  host 2.29.1 · {venv} 2.31.0/2.31.1 · they do NOT go together" in apart.stdout.splitlines()
 
 
 def test_collectives_core_count_on_trn1_32xlarge(catalog: ReleaseCatalog, tmp_path: Path) -> None:

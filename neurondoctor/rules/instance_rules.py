@@ -6,10 +6,11 @@ only (n2-manifest.json). Judged only when the instance type is known.
 
 from __future__ import annotations
 
-from neurondoctor.neuron_version import normalize_neuron_version
+from neurondoctor.neuron_version import normalize_neuron_version, release_tuple
 from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, Finding
+from neurondoctor.rules.host_fixes import install_command
 
 
 def wrong_instance_packages(ctx: RuleContext) -> list[Finding]:
@@ -41,8 +42,57 @@ def wrong_instance_packages(ctx: RuleContext) -> list[Finding]:
     return findings
 
 
+def _on_inf1(ctx: RuleContext) -> bool:
+    snapshot = ctx.facts.host.snapshot
+    return ctx.facts.host.instance_family == "inf1" or any(function.family == "inf1" for function in snapshot.pci)
+
+
+# about-neuron/announcements/neuron2.x/announce-correction-neuron-driver-support-inf1.rst: drivers above 2.24
+# support non-Inf1 instances only, from Neuron 2.26 (it corrects the earlier "2.21" announcement); Inf1 users pin
+# aws-neuronx-dkms=2.24.* (2.24.13.0 adds kernel 6.18). The release data says the same: the newest driver entry
+# that lists inf1 is 2.24.7.0 (Neuron 2.26.1), so the boundary is read from it, not written here.
+DKMS = "aws-neuronx-dkms"
+_SOURCE = "announce-correction-neuron-driver-support-inf1.rst; n2-manifest.json supported_instances"
+
+
+def last_inf1_driver(ctx: RuleContext) -> str:
+    """`2.24`: major.minor of the newest driver the release data lists for inf1, or "" without one."""
+    versions = [entry.normalized_version for release in ctx.catalog.release_names
+                for entry in ctx.catalog.entries(release, DKMS) if "inf1" in entry.instances]
+    if not versions:
+        return ""
+    return ".".join(str(part) for part in max(release_tuple(version) for version in versions)[:2])
+
+
+def inf1_driver_too_new(ctx: RuleContext) -> list[Finding]:
+    """ND-INST-002: an Inf1 host with a driver newer than the last one that supports Inf1."""
+    snapshot = ctx.facts.host.snapshot
+    package = snapshot.packages.get(DKMS)
+    if package is None or not _on_inf1(ctx):
+        return []
+    last = last_inf1_driver(ctx)
+    if not last:
+        return []
+    version = normalize_neuron_version(package.version)
+    if release_tuple(version)[:2] <= release_tuple(last):
+        return []
+    return [Finding(
+        id="ND-INST-002",
+        category="instance-unsupported",
+        severity=SEVERITY_ERROR,
+        title=f"aws-neuronx-dkms {version} does not support Inf1; the last driver that does is {last}.*",
+        detail=f"Drivers above {last} support Trn and Inf2 instances only ({_SOURCE}).",
+        evidence={"aws-neuronx-dkms": version, "last_inf1_driver": last, "instance_type":
+                  ctx.facts.host.instance_type},
+        fix=[install_command(snapshot, [(DKMS, f"{last}.")]), "sudo rmmod neuron",
+             "sudo modprobe neuron"],
+    )]
+
+
 RULE_SET = RuleSet(
-    rules=(wrong_instance_packages,),
+    rules=(wrong_instance_packages, inf1_driver_too_new),
     findings=(FindingSpec("ND-INST-001", "instance-unsupported", SEVERITY_ERROR,
-                          "a package built for another instance family"),),
+                          "a package built for another instance family"),
+              FindingSpec("ND-INST-002", "instance-unsupported", SEVERITY_ERROR,
+                          "an Inf1 host with a driver newer than the last one that supports Inf1")),
 )

@@ -112,6 +112,11 @@ def compiler_newer_than_runtime(ctx: RuleContext) -> list[Finding]:
     return findings
 
 
+def _inf1_host(ctx: RuleContext) -> bool:
+    return ctx.facts.host.instance_family == "inf1" or any(function.family == "inf1"
+                                                            for function in ctx.facts.host.snapshot.pci)
+
+
 def runtime_files_missing(ctx: RuleContext) -> list[Finding]:
     """ND-RT-003: the driver is here but libnrt, collectives or the tools are not (or not on PATH)."""
     snapshot = ctx.facts.host.snapshot
@@ -119,11 +124,15 @@ def runtime_files_missing(ctx: RuleContext) -> list[Finding]:
         return []
     release = host_target_release(ctx)
     missing: list[tuple[str, str]] = []
-    if not snapshot.runtime_libraries:
+    # Inf1's frameworks (torch-neuron, tensorflow-neuron) bundle their runtime: no aws-neuronx-runtime-lib there
+    # unless the host installed one (setup/legacy-inf1).
+    bundled_runtime = _inf1_host(ctx) and RUNTIME not in snapshot.packages
+    if not snapshot.runtime_libraries and not bundled_runtime:
         missing.append((RUNTIME, "libnrt.so: no process can use a NeuronCore (`libnrt.so.1: cannot open shared "
                                  "object file`)"))
     multi_device = len(snapshot.pci) > 1 or len(snapshot.device_nodes) > 1
-    if not snapshot.collectives_libraries and (multi_device or COLLECTIVES in snapshot.packages):
+    wants_collectives = multi_device or COLLECTIVES in snapshot.packages
+    if not snapshot.collectives_libraries and not bundled_runtime and wants_collectives:
         missing.append((COLLECTIVES, "libnccom.so: collectives fail with `NCCL init error: Error opening "
                                      "libnccom.so`"))
     if "neuron-ls" not in snapshot.tools:
