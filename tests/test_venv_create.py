@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import check_json, cli_env, run_cli
+from tests.conftest import REPO, check_json, cli_env, run_cli
 from tests.local_index import build_index, serve
 from tests.neuron_envs import HEALTHY_STACKS, simple_wheel, torch_wheel
 from tests.wheelhouse import WheelSpec
@@ -164,27 +164,33 @@ def test_check_reports_a_broken_guard(index_url: str, tmp_path: Path) -> None:
     assert {"ND-PIP-004", "ND-TORCH-001"} <= {finding["id"] for finding in report["findings"]}
 
 
-def test_ctrl_c_mid_install_leaves_no_half_venv(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
-    import signal
-
-    root = tmp_path_factory.mktemp("slow-index")
+def interrupt_a_build(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, name: str, signum: int,
+                      installer: str) -> subprocess.Popen[str]:
+    """Start `venv create` against an index that stalls on torch, wait until the install runs in its temporary
+    sibling, send `signum`, and return the finished process."""
+    root = tmp_path_factory.mktemp(f"slow-index-{name}")
     build_index(root, release_wheels(), [bundled_pip()])
-    target = tmp_path / "interrupted"
-    with serve(root / "index", stall="files/torch-2.9.0", stall_seconds=20) as base:
+    with serve(root / "index", stall="files/torch-2.9.0", stall_seconds=30) as base:
         process = subprocess.Popen(
-            [sys.executable, "-m", "neurondoctor", "venv", "create", str(target), "--release", RELEASE, "--python",
-             sys.executable, "--installer", "pip", "--index-url", f"{base}/simple"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=isolated_env(tmp_path))
+            [sys.executable, "-m", "neurondoctor", "venv", "create", str(tmp_path / name), "--release", RELEASE,
+             "--python", sys.executable, "--installer", installer, "--index-url", f"{base}/simple"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=isolated_env(tmp_path), cwd=str(REPO))
         assert process.stderr is not None
         for line in process.stderr:
             if "installing" in line:
                 break
-        staging = list(tmp_path.glob(".interrupted.neurondoctor-*"))
-        assert staging, "the build happens in a temporary sibling"
-        process.send_signal(signal.SIGINT)
-        _, stderr = process.communicate(timeout=60)
-    assert process.returncode == 130, stderr
-    assert not target.exists() and not list(tmp_path.glob(".interrupted*"))
+        assert list(tmp_path.glob(f".{name}.neurondoctor-*")), "the build happens in a temporary sibling"
+        process.send_signal(signum)
+        process.communicate(timeout=60)
+    return process
+
+
+def test_ctrl_c_mid_install_leaves_no_half_venv(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
+    import signal
+
+    process = interrupt_a_build(tmp_path_factory, tmp_path, "interrupted", signal.SIGINT, "pip")
+    assert process.returncode == 130
+    assert not (tmp_path / "interrupted").exists() and not list(tmp_path.glob(".interrupted*"))
 
 
 @pytest.mark.parametrize("installer", ["uv", "pip"])

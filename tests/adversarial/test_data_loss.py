@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, run_cli
+from tests.conftest import run_cli
 from tests.local_index import build_index, serve
-from tests.test_venv_create import RELEASE, bundled_pip, isolated_env, release_wheels
+from tests.test_venv_create import RELEASE, bundled_pip, interrupt_a_build, isolated_env, release_wheels
 
 
 @pytest.fixture(scope="module")
@@ -100,23 +100,9 @@ def test_a_directory_that_appears_during_the_build_is_not_clobbered(index_url: s
 
 def test_sigterm_during_a_build_removes_the_sibling_and_stops_the_installer(
         tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
-    root = tmp_path_factory.mktemp("stalling-index")
-    build_index(root, release_wheels(), [bundled_pip()])
-    target = tmp_path / "terminated"
-    with serve(root / "index", stall="files/torch-2.9.0", stall_seconds=30) as base:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "neurondoctor", "venv", "create", str(target), "--release", RELEASE, "--python",
-             sys.executable, "--installer", "uv", "--index-url", f"{base}/simple"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=isolated_env(tmp_path), cwd=str(REPO))
-        assert process.stderr is not None
-        for line in process.stderr:
-            if "installing" in line:
-                break
-        assert list(tmp_path.glob(".terminated.neurondoctor-*"))
-        process.send_signal(signal.SIGTERM)
-        process.communicate(timeout=60)
+    process = interrupt_a_build(tmp_path_factory, tmp_path, "terminated", signal.SIGTERM, "uv")
     assert process.returncode == 130
-    assert not target.exists() and not list(tmp_path.glob(".terminated*"))
+    assert not (tmp_path / "terminated").exists() and not list(tmp_path.glob(".terminated*"))
     leftover = subprocess.run(["pgrep", "-a", "-f", str(tmp_path / ".terminated")], capture_output=True, text=True)
     assert leftover.stdout.strip() == ""  # the installer's process group was stopped with it
 
