@@ -30,11 +30,6 @@ class Health:
     state: str
     reasons: list[str] = field(default_factory=list)
 
-    @property
-    def healthy(self) -> bool:
-        """ok or degraded: what a scheduler may resume or keep in service."""
-        return self.state in (STATE_OK, STATE_DEGRADED)
-
     def to_json(self) -> dict[str, object]:
         return {"state": self.state, "reasons": list(self.reasons)}
 

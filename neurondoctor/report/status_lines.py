@@ -50,7 +50,6 @@ def environment_line(env: EnvironmentSummary, latest: str | None) -> str:
 
 HOST_LABELS = (("aws-neuronx-dkms", "driver"), ("aws-neuronx-runtime-lib", "runtime"),
                ("aws-neuronx-collectives", "collectives"), ("aws-neuronx-tools", "tools"))
-GIB = 1 << 30
 
 
 def host_line(report: Report) -> str | None:

@@ -104,6 +104,12 @@ def neuron_host(ctx: RuleContext) -> bool:
             or "neuron" in snapshot.modules or family.startswith(("trn", "inf")))
 
 
+def inf1_host(ctx: RuleContext) -> bool:
+    """An Inf1 host, known from the instance type or from Inferentia1 functions on the PCI bus."""
+    return ctx.facts.host.instance_family == "inf1" or any(function.family == "inf1"
+                                                            for function in ctx.facts.host.snapshot.pci)
+
+
 def pip_command(env: PythonEnvironment, *args: str) -> str:
     """`<this env's interpreter> -m pip …`, quoted for a POSIX shell."""
     return " ".join([quoted(env.interpreter or "python3"), "-m", "pip", *args])

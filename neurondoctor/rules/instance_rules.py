@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from neurondoctor.neuron_version import normalize_neuron_version, release_tuple
 from neurondoctor.rules.check import FindingSpec, RuleSet
-from neurondoctor.rules.context import RuleContext, pip_command
+from neurondoctor.rules.context import RuleContext, inf1_host, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, Finding
 from neurondoctor.rules.host_fixes import install_command
 
@@ -42,11 +42,6 @@ def wrong_instance_packages(ctx: RuleContext) -> list[Finding]:
     return findings
 
 
-def _on_inf1(ctx: RuleContext) -> bool:
-    snapshot = ctx.facts.host.snapshot
-    return ctx.facts.host.instance_family == "inf1" or any(function.family == "inf1" for function in snapshot.pci)
-
-
 # about-neuron/announcements/neuron2.x/announce-correction-neuron-driver-support-inf1.rst: drivers above 2.24
 # support non-Inf1 instances only, from Neuron 2.26 (it corrects the earlier "2.21" announcement); Inf1 users pin
 # aws-neuronx-dkms=2.24.* (2.24.13.0 adds kernel 6.18). The release data says the same: the newest driver entry
@@ -68,7 +63,7 @@ def inf1_driver_too_new(ctx: RuleContext) -> list[Finding]:
     """ND-INST-002: an Inf1 host with a driver newer than the last one that supports Inf1."""
     snapshot = ctx.facts.host.snapshot
     package = snapshot.packages.get(DKMS)
-    if package is None or not _on_inf1(ctx):
+    if package is None or not inf1_host(ctx):
         return []
     last = last_inf1_driver(ctx)
     if not last:

@@ -46,10 +46,6 @@ def all_finding_specs() -> Iterator[tuple[Check, FindingSpec]]:
             yield check, spec
 
 
-def finding_spec(finding_id: str) -> FindingSpec | None:
-    return next((spec for _, spec in all_finding_specs() if spec.id == finding_id.upper()), None)
-
-
 def _names_findings(check: Check, selector: str) -> bool:
     """A finding id (`ND-PIN-001`) or id prefix (`ND-PIN`) that names at least one of this check's findings."""
     wanted = selector.strip().upper()

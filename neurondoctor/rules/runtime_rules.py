@@ -11,7 +11,7 @@ from typing import Optional
 
 from neurondoctor.neuron_version import normalize_neuron_version, release_tuple, release_words
 from neurondoctor.rules.check import Check, FindingSpec, RuleSet
-from neurondoctor.rules.context import RuleContext, neuron_host, pin, pip_command
+from neurondoctor.rules.context import RuleContext, inf1_host, neuron_host, pin, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 from neurondoctor.rules.framework_pin_rules import describe_releases
 from neurondoctor.rules.host_fixes import host_target_release, install_command, release_version
@@ -112,11 +112,6 @@ def compiler_newer_than_runtime(ctx: RuleContext) -> list[Finding]:
     return findings
 
 
-def _inf1_host(ctx: RuleContext) -> bool:
-    return ctx.facts.host.instance_family == "inf1" or any(function.family == "inf1"
-                                                            for function in ctx.facts.host.snapshot.pci)
-
-
 def runtime_files_missing(ctx: RuleContext) -> list[Finding]:
     """ND-RT-003: the driver is here but libnrt, collectives or the tools are not (or not on PATH)."""
     snapshot = ctx.facts.host.snapshot
@@ -126,7 +121,7 @@ def runtime_files_missing(ctx: RuleContext) -> list[Finding]:
     missing: list[tuple[str, str]] = []
     # Inf1's frameworks (torch-neuron, tensorflow-neuron) bundle their runtime: no aws-neuronx-runtime-lib there
     # unless the host installed one (setup/legacy-inf1).
-    bundled_runtime = _inf1_host(ctx) and RUNTIME not in snapshot.packages
+    bundled_runtime = inf1_host(ctx) and RUNTIME not in snapshot.packages
     if not snapshot.runtime_libraries and not bundled_runtime:
         missing.append((RUNTIME, "libnrt.so: no process can use a NeuronCore (`libnrt.so.1: cannot open shared "
                                  "object file`)"))

@@ -31,6 +31,7 @@ from neurondoctor.actions.bundle.collectors import (
     command_collectors,
     file_collectors,
 )
+from neurondoctor.host.instance_identity import read_hostname
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.redaction import Redactor
 
@@ -176,22 +177,23 @@ def build_bundle(options: BundleOptions, progress: Callable[[str], None]) -> Bun
 
     if not os.path.isdir(options.root):
         raise exit_codes.UserError(f"--root {options.root}: not a directory")
-    root, output, obfuscate = options.root, options.output, options.obfuscate
-    max_size_mb, time_budget, command_timeout = options.max_size_mb, options.time_budget, options.command_timeout
     environ = dict(options.environ)
-    fs = RootFS(root)
-    hostname = socket.gethostname() if fs.is_live else (fs.try_read_text("/etc/hostname", 256) or "image").strip()
-    redactor = Redactor(obfuscate=obfuscate, hostnames=[hostname, socket.getfqdn()] if fs.is_live else [hostname])
-    path = Path(output).absolute() if output else None
+    fs = RootFS(options.root)
+    hostname = read_hostname(fs) or "image"
+    hostnames = [hostname, socket.getfqdn()] if fs.is_live else [hostname]
+    redactor = Redactor(obfuscate=options.obfuscate, hostnames=hostnames)
+    path = Path(options.output).absolute() if options.output else None
     if path is not None:
         check_output_path(path, options.force)
     started = time.monotonic()
     members: list[Member] = []
-    cap = SizeCap(int(max_size_mb * (1 << 20)))
+    max_size_bytes = int(options.max_size_mb * (1 << 20))
+    cap = SizeCap(max_size_bytes)
     progress("running the check")
-    report = run_check(CheckOptions(root=root, venvs=list(options.venvs), environ=environ))
+    report = run_check(CheckOptions(root=options.root, venvs=list(options.venvs), environ=environ))
     ctx = BundleContext(fs=fs, environ=environ, redactor=redactor, environments=report.facts.environments,
-                        command_timeout=command_timeout, since=options.since, deadline=started + time_budget)
+                        command_timeout=options.command_timeout, since=options.since,
+                        deadline=started + options.time_budget)
 
     def check_members(_: BundleContext) -> list[Member]:
         return [Member("report.json", redactor.text(render_json(report)).encode()),
@@ -199,8 +201,9 @@ def build_bundle(options: BundleOptions, progress: Callable[[str], None]) -> Bun
 
     records = [_run_collector("check-report", check_members, ctx, cap, members)]
     for name, collect in [*file_collectors(), *command_collectors()]:
-        if time.monotonic() - started > time_budget:
-            records.append(CollectorRecord(name, "skipped", 0.0, error=f"total time budget {time_budget:g} s spent"))
+        if time.monotonic() - started > options.time_budget:
+            records.append(CollectorRecord(name, "skipped", 0.0,
+                                           error=f"total time budget {options.time_budget:g} s spent"))
             continue
         progress(f"collecting {name}")
         records.append(_run_collector(name, collect, ctx, cap, members))
@@ -208,10 +211,10 @@ def build_bundle(options: BundleOptions, progress: Callable[[str], None]) -> Bun
         "schema": "neurondoctor.bundle/1",
         "tool": "neurondoctor",
         "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "root": root,
-        "obfuscated": obfuscate,
-        "limits": {"max_size_bytes": int(max_size_mb * (1 << 20)), "time_budget_s": time_budget,
-                   "command_timeout_s": command_timeout},
+        "root": options.root,
+        "obfuscated": options.obfuscate,
+        "limits": {"max_size_bytes": max_size_bytes, "time_budget_s": options.time_budget,
+                   "command_timeout_s": options.command_timeout},
         "duration_s": round(time.monotonic() - started, 3),
         "redactions": redactor.redactions,
         "collectors": [vars(record) for record in records],
@@ -221,7 +224,7 @@ def build_bundle(options: BundleOptions, progress: Callable[[str], None]) -> Bun
     path = path or Path.cwd() / f"{prefix}.tar.gz"
     _write_archive(path, prefix, members, options.force)
     map_file = None
-    if obfuscate:
+    if options.obfuscate:
         map_file = _write_map(path, redactor)
     return BundleResult(path, path.stat().st_size, records, map_file)
 
