@@ -149,7 +149,7 @@ def _looks_secret(candidate: str) -> bool:
             and any(c.isdigit() for c in candidate) and not re.fullmatch(r"[0-9a-f]{40}", candidate))
 
 
-_URL_CREDENTIALS = SECRET_PATTERNS[1]
+_URL_CREDENTIALS = next(secret for secret in SECRET_PATTERNS if secret.name == "credentials in a URL")
 
 
 def redact_url_credentials(text: str) -> str:
