@@ -16,13 +16,21 @@ from typing import Optional
 
 import pytest
 
-# neuron-facts.md §1.3: aws-neuronx-dkms, runtime-lib, collectives, tools per release.
+# neuron-facts.md §1.3: aws-neuronx-dkms, runtime-lib, collectives, tools per release (2.24.1-2.27.1, 2.29.0 and
+# 2.31.0 from AWS's n2-manifest.json, which §1.3 does not repeat).
 HOST_STACKS = {
+    "2.24.1": ("2.22.2.0", "2.26.42.0", "2.26.43.0", "2.24.54.0"),
+    "2.25.0": ("2.23.9.0", "2.27.23.0", "2.27.34.0", "2.25.145.0"),
+    "2.26.0": ("2.24.7.0", "2.28.23.0", "2.28.27.0", "2.26.14.0"),
     "2.26.1": ("2.24.7.0", "2.28.23.0", "2.28.27.0", "2.26.14.0"),
+    "2.27.0": ("2.25.4.0", "2.29.40.0", "2.29.41.0", "2.27.33.0"),
+    "2.27.1": ("2.25.4.0", "2.29.40.0", "2.29.41.0", "2.27.33.0"),
     "2.28.0": ("2.26.5.0", "2.30.51.0", "2.30.59.0", "2.28.23.0"),
     "2.28.1": ("2.26.10.0", "2.30.51.0", "2.30.59.0", "2.28.23.0"),
+    "2.29.0": ("2.27.4.0", "2.31.24.0", "2.31.24.0", "2.29.18.0"),
     "2.29.1": ("2.27.4.0", "2.31.24.0", "2.31.24.0", "2.29.22.0"),
     "2.30.0": ("2.28.0.0", "2.32.31.0", "2.32.28.0", "2.30.10.0"),
+    "2.31.0": ("2.29.0.0", "2.33.10.0", "2.33.10.0", "2.31.13.0"),
     "2.31.1": ("2.29.0.0", "2.33.10.0", "2.33.10.0", "2.31.15.0"),
     "2.32.0": ("2.30.2.0", "2.34.10.0", "2.34.10.0", "2.32.28.0"),
 }
@@ -49,7 +57,24 @@ OS_RELEASES = {
               'PRETTY_NAME="Amazon Linux 2023.6.20241212"\n',
     "al2": 'NAME="Amazon Linux"\nVERSION="2"\nID="amzn"\nID_LIKE="centos rhel fedora"\nVERSION_ID="2"\n'
            'PRETTY_NAME="Amazon Linux 2"\n',
+    "ubuntu20": 'PRETTY_NAME="Ubuntu 20.04.6 LTS"\nNAME="Ubuntu"\nVERSION_ID="20.04"\nVERSION_CODENAME=focal\n'
+                "ID=ubuntu\nID_LIKE=debian\n",
+    "debian12": 'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nNAME="Debian GNU/Linux"\nVERSION_ID="12"\n'
+                'VERSION="12 (bookworm)"\nVERSION_CODENAME=bookworm\nID=debian\n',
+    "rocky9": 'NAME="Rocky Linux"\nVERSION="9.4 (Blue Onyx)"\nID="rocky"\nID_LIKE="rhel centos fedora"\n'
+              'VERSION_ID="9.4"\nPLATFORM_ID="platform:el9"\nPRETTY_NAME="Rocky Linux 9.4 (Blue Onyx)"\n',
+    "rhel9": 'NAME="Red Hat Enterprise Linux"\nVERSION="9.4 (Plow)"\nID="rhel"\nID_LIKE="fedora"\n'
+             'VERSION_ID="9.4"\nPRETTY_NAME="Red Hat Enterprise Linux 9.4 (Plow)"\n',
+    "rhel10": 'NAME="Red Hat Enterprise Linux"\nVERSION="10.0 (Coughlan)"\nID="rhel"\nID_LIKE="centos fedora"\n'
+              'VERSION_ID="10.0"\nPRETTY_NAME="Red Hat Enterprise Linux 10.0 (Coughlan)"\n',
 }
+# The C library each OS ships: Debian/Ubuntu's libc6 package version (dpkg status), or for the rpm
+# distributions the libc.so.6 on disk: a link to libc-2.26.so up to glibc 2.33, the library itself (with its
+# version banner) from 2.34.
+OS_LIBC = {"ubuntu24": ("dpkg", "2.39-0ubuntu8.4"), "ubuntu22": ("dpkg", "2.35-0ubuntu3.8"),
+           "ubuntu20": ("dpkg", "2.31-0ubuntu9.16"), "debian12": ("dpkg", "2.36-9+deb12u9"),
+           "al2": ("link", "2.26"), "al2023": ("banner", "2.34"), "rocky9": ("banner", "2.34"),
+           "rhel9": ("banner", "2.34"), "rhel10": ("banner", "2.39")}
 
 
 @dataclass
@@ -116,6 +141,24 @@ def package_versions(spec: HostSpec) -> dict[str, str]:
     return versions
 
 
+def _c_library(root: Path, os_name: str) -> str:
+    """Writes the OS's C library; returns the dpkg stanza to add for the Debian family ('' otherwise)."""
+    kind, version = OS_LIBC[os_name]
+    if kind == "dpkg":
+        _write(root / "usr/lib/x86_64-linux-gnu/libc.so.6", "\x7fELF")
+        return _dpkg_stanza("libc6", version, "install ok installed") + "\n"
+    lib = root / "usr/lib64"
+    lib.mkdir(parents=True, exist_ok=True)
+    if kind == "link":
+        (lib / f"libc-{version}.so").write_bytes(b"\x7fELF\0")
+        (lib / "libc.so.6").symlink_to(f"libc-{version}.so")
+    else:
+        (lib / "libc.so.6").write_bytes(b"\x7fELF\0" * 64 + f"GNU C Library (GNU libc) stable release version "
+                                        f"{version}.\n".encode() + b"\0" * 64)
+    (root / "lib64").symlink_to("usr/lib64")
+    return ""
+
+
 def _make_node(path: Path, minor: int, mode: int) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -155,6 +198,7 @@ def build_host(root: Path, spec: HostSpec) -> Path:
     status = "".join(_dpkg_stanza(name, version, spec.dpkg_states.get(name, "install ok installed")) + "\n"
                      for name, version in versions.items())
     status += _dpkg_stanza("bash", "5.2.21-2ubuntu4") + "\n" + _dpkg_stanza("python3", "3.12.3-0ubuntu2") + "\n"
+    status += _c_library(root, spec.os)
     _write(root / "var/lib/dpkg/status", status)
     dkms_version = versions.get("aws-neuronx-dkms")
     if dkms_version:

@@ -24,15 +24,31 @@ class ReleaseStack:
     torch_xla: str
 
 
-# neuron-facts.md §1.3; 2.32.0 is the official install: 2.32 compiler + 2.31 torch-neuronx (§2).
+# neuron-facts.md §1.3; 2.32.0 is the official install: 2.32 compiler + 2.31 torch-neuronx (§2). Releases §1.3
+# does not repeat are AWS's n2-manifest.json entries: the newest torch-neuronx of the release and the torch and
+# torch-xla it pins.
 HEALTHY_STACKS = {
+    "2.24.1": ReleaseStack("2.7.0.2.8.6734", "2.19.8089.0", "2.2.4410.0", "2.7.0", "2.7.0"),
+    "2.25.0": ReleaseStack("2.7.0.2.9.9357", "2.20.9961.0", "2.2.8201.0", "2.7.0", "2.7.0"),
+    "2.26.0": ReleaseStack("2.8.0.2.10.13553", "2.21.18209.0", "2.2.12677.0", "2.8.0", "2.8.1"),
     "2.26.1": ReleaseStack("2.8.0.2.10.16998", "2.21.33363.0+82129205", "2.2.12677.0", "2.8.0", "2.8.1"),
+    "2.27.0": ReleaseStack("2.9.0.2.11.19912", "2.22.12471.0", "2.2.14584.0", "2.9.0", "2.9.0"),
+    "2.27.1": ReleaseStack("2.9.0.2.11.19912", "2.22.12471.0", "2.2.14584.0", "2.9.0", "2.9.0"),
+    "2.28.0": ReleaseStack("2.9.0.2.12.22436", "2.23.6484.0", "2.2.15515.0", "2.9.0", "2.9.0"),
     "2.28.1": ReleaseStack("2.9.0.2.12.22436", "2.23.6484.0", "2.2.15515.0", "2.9.0", "2.9.0"),
     "2.29.1": ReleaseStack("2.9.0.2.13.26312", "2.24.8799.0", "2.2.16408.0", "2.9.0", "2.9.0"),
+    "2.29.0": ReleaseStack("2.9.0.2.13.24727", "2.24.5133.0", "2.2.16408.0", "2.9.0", "2.9.0"),
     "2.30.0": ReleaseStack("2.9.0.2.14.27725", "2.25.3371.0", "2.2.16974.0", "2.9.0", "2.9.0"),
+    "2.31.0": ReleaseStack("2.9.0.2.15.32035", "2.26.6360.0", "2.2.17544.0", "2.9.0", "2.9.0"),
     "2.31.1": ReleaseStack("2.9.0.2.15.32035", "2.26.6360.0+bd4c5f4b", "2.2.17544.0", "2.9.0", "2.9.0"),
     "2.32.0": ReleaseStack("2.9.0.2.15.32035", "2.27.5334.0", "2.2.17544.0", "2.9.0", "2.9.0"),
 }
+
+# The Pythons 3.10-3.13 each release's torch-neuronx supports (n2-manifest.json supported_python_versions).
+STACK_PYTHONS = {release: ("3.10", "3.11") for release in ("2.24.1", "2.25.0", "2.26.0", "2.26.1")}
+STACK_PYTHONS.update({release: ("3.10", "3.11", "3.12") for release in
+                      ("2.27.0", "2.27.1", "2.28.0", "2.28.1", "2.29.0", "2.29.1")})
+STACK_PYTHONS.update({release: ("3.11", "3.12", "3.13") for release in ("2.30.0", "2.31.0", "2.31.1", "2.32.0")})
 
 
 def torch_wheel(version: str, version_py: Optional[str] = None, cuda: Optional[str] = None,

@@ -143,3 +143,33 @@ def repoint_to_image_interpreter(venv: Path, inner_interpreter: str) -> None:
     lines = [f"home = {Path(inner_interpreter).parent}" if line.startswith("home") else line
              for line in cfg.read_text().splitlines()]
     cfg.write_text("\n".join(lines) + "\n")
+
+
+def relabel_python(venv: Path, version: str, micro: int = 12) -> None:
+    """Make a venv built here by `python3.11 -m venv` look as one built by `pythonX.Y -m venv` on the user's host
+    and copied: `lib/pythonX.Y`, pyvenv.cfg's version, and `bin/python*` links to `/usr/bin/pythonX.Y`, which the
+    machine reading the copy does not have. This machine has only Python 3.11 (machine-notes.md), and a copied
+    venv is read statically: nothing of it is run."""
+    built = next((venv / "lib").glob("python3.*"))
+    if built.name != f"python{version}":
+        built.rename(venv / "lib" / f"python{version}")
+    for link in (venv / "bin").iterdir():
+        if link.is_symlink() and link.name.startswith("python"):
+            link.unlink()
+    for name in ("python", "python3", f"python{version}"):
+        (venv / "bin" / name).symlink_to(f"/usr/bin/python{version}")
+    cfg = venv / "pyvenv.cfg"
+    full = f"{version}.{micro}"
+    lines = []
+    for line in cfg.read_text().splitlines():
+        key = line.split("=", 1)[0].strip()
+        if key == "home":
+            line = "home = /usr/bin"
+        elif key in ("version", "version_info"):
+            line = f"{key} = {full}"
+        elif key == "executable":
+            line = f"executable = /usr/bin/python{version}"
+        elif key == "command":
+            line = f"command = /usr/bin/python{version} -m venv {venv}"
+        lines.append(line)
+    cfg.write_text("\n".join(lines) + "\n")

@@ -39,11 +39,11 @@ class HostFacts:
 
     @property
     def instance_family(self) -> Optional[str]:
-        """`trn1` for `trn1.32xlarge`; trn1n instances run trn1 packages."""
+        """`trn1` for `trn1.32xlarge`; trn1n instances run trn1 packages, trn2u ones trn2 packages."""
         if not self.instance_type or "." not in self.instance_type:
             return None
         family = self.instance_type.split(".", 1)[0].lower()
-        return "trn1" if family == "trn1n" else family
+        return {"trn1n": "trn1", "trn2u": "trn2"}.get(family, family)
 
 
 @dataclass

@@ -158,6 +158,8 @@ class HostSnapshot:
     compile_cache: Optional[CompileCache] = None
     memlock_limit: Optional[int] = None  # bytes; -1 unlimited; None unknown
     memlock_source: Optional[str] = None
+    glibc: Optional[str] = None  # "2.35"; None unknown
+    glibc_source: Optional[str] = None
     uid: Optional[int] = None
     groups: list[int] = field(default_factory=list)
     user_name: Optional[str] = None

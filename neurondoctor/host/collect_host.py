@@ -20,6 +20,7 @@ from neurondoctor.host import (
     compile_cache,
     device_holders,
     dkms_state,
+    glibc_version,
     kernel_modules,
     memlock_limits,
     neuron_devices,
@@ -84,6 +85,9 @@ def _run_rpm(snapshot: HostSnapshot, fs: RootFS, environ: Mapping[str, str]) -> 
                                          None if result.ok else result.describe_failure()))
     snapshot.packages = os_packages.packages_from_rpm(result)
     snapshot.package_source = "rpm"
+    if result.ok:
+        snapshot.glibc = glibc_version.glibc_from_rpm_query(result.stdout)
+        snapshot.glibc_source = "rpm glibc" if snapshot.glibc else None
 
 
 def _names(uid: int, groups: list[int]) -> tuple[Optional[str], list[str]]:
@@ -125,11 +129,16 @@ def collect_host_snapshot(fs: RootFS, environ: Mapping[str, str], failures: list
         snapshot.dkms = dkms_state.read_dkms_state(fs, snapshot.kernel)
 
     def packages() -> None:
-        snapshot.packages, has_dpkg = os_packages.read_dpkg_packages(fs)
-        if has_dpkg:
+        status = os_packages.read_dpkg_status(fs)
+        if status is not None:
+            snapshot.packages = os_packages.parse_dpkg_status(status)
             snapshot.package_source = "dpkg"
+            snapshot.glibc = glibc_version.glibc_from_dpkg_status(status)
+            snapshot.glibc_source = f"dpkg libc6 ({os_packages.DPKG_STATUS})" if snapshot.glibc else None
         elif os_packages.rpm_database_present(fs):
             _run_rpm(snapshot, fs, environ)
+        if snapshot.glibc is None:
+            snapshot.glibc, snapshot.glibc_source = glibc_version.read_glibc_from_library(fs)
 
     def runtime() -> None:
         snapshot.runtime_libraries, snapshot.collectives_libraries, snapshot.tools = (

@@ -7,6 +7,7 @@ on a full host holds thousands of stanzas.
 from __future__ import annotations
 
 import re
+from typing import Optional
 
 from neurondoctor.command_runner import CommandResult
 from neurondoctor.facts.host import OsPackage
@@ -65,17 +66,18 @@ class PackageDatabaseUnreadable(OSError):
     """The package database exists but cannot be read: which packages are installed is unknown, not "none"."""
 
 
-def read_dpkg_packages(fs: RootFS) -> tuple[dict[str, OsPackage], bool]:
-    """(packages, whether a dpkg database exists at all); raises PackageDatabaseUnreadable when it exists and
-    cannot be read (permissions, a directory in its place), so no rule mistakes it for an empty one."""
+def read_dpkg_status(fs: RootFS) -> Optional[str]:
+    """The text of dpkg's status file, or None when the host has no dpkg database; raises
+    PackageDatabaseUnreadable when it exists and cannot be read (permissions, a directory in its place), so no
+    rule mistakes it for an empty one."""
     if not fs.lexists(DPKG_STATUS):
-        return {}, False
+        return None
     try:
         text = fs.read_text(DPKG_STATUS, limit=64 << 20)
     except OSError as error:
         reason = error.strerror or str(error)
         raise PackageDatabaseUnreadable(f"could not read the package database {DPKG_STATUS}: {reason}") from error
-    return parse_dpkg_status(text), True
+    return text
 
 
 def packages_from_rpm(result: CommandResult) -> dict[str, OsPackage]:

@@ -109,6 +109,16 @@ def _interpreter(fs: RootFS, inner_dir: str) -> tuple[str, bool, Optional[str]]:
     return str(fs.host_path(f"{inner_dir}/bin/python")), False, None
 
 
+def _base_interpreter_in_root(root: RootFS, env: PythonEnvironment) -> None:
+    """A venv copied out of the host beside its root: its absolute `bin/python -> /usr/bin/python3.10` names the
+    host's interpreter, which lies in the root, not on the machine reading the copy (ARCHITECTURE.md §4: the base
+    Python is a host fact). Gone only when it is in neither."""
+    target = env.interpreter_target
+    if target and target.startswith("/") and _leads_to_a_file(root.resolve(target)):
+        env.interpreter_exists = True
+        env.interpreter_target = root.shown_path(target)
+
+
 def _version(cfg: dict[str, str], python_dirs: list[tuple[str, str]]) -> Optional[str]:
     for key in ("version_info", "version"):
         value = cfg.get(key, "")
@@ -147,6 +157,8 @@ def inspect_venv(root: RootFS, venv_dir: str, environ: Mapping[str, str],
     env.pyvenv_cfg = parse_pyvenv_cfg(cfg_text or "")
     env.include_system_site_packages = env.pyvenv_cfg.get("include-system-site-packages", "").lower() == "true"
     env.interpreter, env.interpreter_exists, env.interpreter_target = _interpreter(fs, inner)
+    if not env.interpreter_exists and fs is not root and not root.is_live:
+        _base_interpreter_in_root(root, env)
     python_dirs = _python_dirs(fs, inner)
     env.python_version = _version(env.pyvenv_cfg, python_dirs)
     major_minor = env.python_major_minor

@@ -20,6 +20,7 @@ from neurondoctor.release_data.schema import (
     SchemaError,
     check_compat_document,
     check_instances_document,
+    check_os_support_document,
     check_release_document,
     check_sdk_document,
 )
@@ -67,6 +68,7 @@ class ReleaseCatalog:
     releases: dict[str, tuple[PackageEntry, ...]]
     problems: list[LoadProblem] = field(default_factory=list)
     instances: dict[str, dict[str, Any]] = field(default_factory=dict)
+    os_support: dict[str, Any] = field(default_factory=dict)
     _index: dict[str, dict[str, list[str]]] = field(default_factory=dict, repr=False)
     _neuron_pip: Optional[frozenset[str]] = field(default=None, repr=False)
 
@@ -255,8 +257,9 @@ def load_catalog(directory: Optional[Path] = None, compat_directory: Optional[Pa
     compat = _read_json(compat_base / "compat.json", check_compat_document, problems) or {}
     instances = (_read_json(compat_base / "instances.json", check_instances_document, problems) or {}).get(
         "instances", {})
+    os_support = _read_json(compat_base / "os-support.json", check_os_support_document, problems) or {}
     names = sdk.get("releases") or sorted(
         (path.stem for path in (base / "releases").glob("*.json")), key=release_tuple, reverse=True)
     releases = load_release_files(base, names, problems)
     _apply_carryover(releases, compat)
-    return ReleaseCatalog(str(base), sdk, compat, releases, problems, instances)
+    return ReleaseCatalog(str(base), sdk, compat, releases, problems, instances, os_support)

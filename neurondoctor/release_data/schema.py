@@ -1,7 +1,7 @@
 """Shape checks for release-data documents, so a corrupt file is refused with a message, not a traceback.
 
-Three kinds of document are checked: AWS's `n2-manifest.json` (before conversion, and whenever
-`manifests update` downloads one), and the project's own `sdk.json` and `releases/X.Y.Z.json`.
+AWS's `n2-manifest.json` is checked before conversion and whenever `manifests update` downloads one; the
+project's own `sdk.json`, `releases/X.Y.Z.json`, `compat.json`, `instances.json` and `os-support.json` on load.
 """
 
 from __future__ import annotations
@@ -177,3 +177,45 @@ def check_instances_document(doc: Any) -> None:
         configs = item.get("logical_nc_configs")
         _require(isinstance(configs, list) and all(type(value) is int for value in configs),
                  f"{where}.logical_nc_configs", "expected a list of integers")
+
+
+OS_SUPPORT_SCHEMA = "neurondoctor.os-support/1"
+_TESTED_ROW_STRINGS = ("os", "version", "kernel", "glibc")
+
+
+def _check_tested_rows(rows: Any, where: str) -> None:
+    _require(isinstance(rows, list), where, "expected a list of tested configurations")
+    for index, row in enumerate(rows):
+        item = _object(row, f"{where}[{index}]")
+        for key in _TESTED_ROW_STRINGS:
+            _require(isinstance(item.get(key), str) and item[key] != "", f"{where}[{index}].{key}",
+                     "expected a non-empty string")
+        _string_list(item.get("instances"), f"{where}[{index}].instances")
+
+
+def check_os_support_document(doc: Any) -> None:
+    """`manifests/os-support.json`: tested OS/kernel/GLIBC tables per release, ends of support, GLIBC needs."""
+    top = _object(doc, "os-support")
+    _require(top.get("schema") == OS_SUPPORT_SCHEMA, "os-support.schema", f"expected {OS_SUPPORT_SCHEMA!r}")
+    tables = top.get("tables")
+    _require(isinstance(tables, list), "os-support.tables", "expected a list")
+    for index, table in enumerate(tables or []):
+        where = f"os-support.tables[{index}]"
+        item = _object(table, where)
+        _release_name(item.get("from_release"), f"{where}.from_release")
+        for part in ("runtime", "driver"):
+            _check_tested_rows(item.get(part), f"{where}.{part}")
+    for index, end in enumerate(top.get("os_ends", [])):
+        item = _object(end, f"os-support.os_ends[{index}]")
+        for key in ("os", "version", "last_line", "severity", "part", "replacement", "source"):
+            _require(isinstance(item.get(key), str), f"os-support.os_ends[{index}].{key}", "expected a string")
+        _require(item["severity"] in ("warning", "error"), f"os-support.os_ends[{index}].severity",
+                 "expected warning or error")
+    for index, need in enumerate(top.get("glibc_requirements", [])):
+        item = _object(need, f"os-support.glibc_requirements[{index}]")
+        for key in ("package", "from_version", "glibc", "last_version_without", "release_without", "binaries"):
+            _require(isinstance(item.get(key), str), f"os-support.glibc_requirements[{index}].{key}",
+                     "expected a string")
+    glibc = _object(top.get("os_glibc", {}), "os-support.os_glibc")
+    for key, value in glibc.items():
+        _require(isinstance(value, str), f"os-support.os_glibc.{key}", "expected a string")

@@ -10,7 +10,7 @@ from neurondoctor.neuron_version import normalize_neuron_version, release_tuple
 from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, inf1_host, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, Finding
-from neurondoctor.rules.host_fixes import install_command
+from neurondoctor.rules.host_fixes import install_command, remove_command
 
 
 def wrong_instance_packages(ctx: RuleContext) -> list[Finding]:
@@ -84,10 +84,50 @@ def inf1_driver_too_new(ctx: RuleContext) -> list[Finding]:
     )]
 
 
+def _family_version(ctx: RuleContext, release: str, name: str, family: str) -> str | None:
+    """The version of `name` that `release` ships for this family (2.21.1 has a runtime-lib line for inf1)."""
+    for entry in ctx.catalog.entries(release, name):
+        if family in entry.instances:
+            return entry.version
+    return None
+
+
+def wrong_instance_os_packages(ctx: RuleContext) -> list[Finding]:
+    """ND-INST-003: a host OS package whose release entry does not list this instance family (runtime-lib 2.33
+    on Inf1; the Inf1 runtime-lib line 2.12 on Trn1). The driver on Inf1 is ND-INST-002."""
+    family = ctx.facts.host.instance_family
+    snapshot = ctx.facts.host.snapshot
+    if family is None:
+        return []
+    findings = []
+    for name, package in sorted(snapshot.packages.items()):
+        version = normalize_neuron_version(package.version)
+        releases = ctx.catalog.releases_with(name, version)
+        if name == DKMS or not releases:
+            continue
+        instances = sorted({instance for release in releases for entry in ctx.catalog.entries(release, name)
+                            if entry.normalized_version == version for instance in entry.instances})
+        if not instances or family in instances:
+            continue
+        right = _family_version(ctx, releases[0], name, family)
+        findings.append(Finding(
+            id="ND-INST-003", category="instance-unsupported", severity=SEVERITY_ERROR,
+            title=f"{name} {version} is built for {', '.join(instances)}, not for this {ctx.facts.host.instance_type}",
+            detail=(f"Neuron {releases[0]} ships " + (f"{name} {right} for {family}" if right else
+                                                       f"no {name} for {family}") + f" ({_SOURCE})."),
+            evidence={"package": name, "version": version, "instances": instances,
+                      "instance_type": ctx.facts.host.instance_type},
+            fix=[install_command(snapshot, [(name, right)]) if right else remove_command(snapshot, [name])],
+        ))
+    return findings
+
+
 RULE_SET = RuleSet(
-    rules=(wrong_instance_packages, inf1_driver_too_new),
+    rules=(wrong_instance_packages, inf1_driver_too_new, wrong_instance_os_packages),
     findings=(FindingSpec("ND-INST-001", "instance-unsupported", SEVERITY_ERROR,
                           "a package built for another instance family"),
               FindingSpec("ND-INST-002", "instance-unsupported", SEVERITY_ERROR,
-                          "an Inf1 host with a driver newer than the last one that supports Inf1")),
+                          "an Inf1 host with a driver newer than the last one that supports Inf1"),
+              FindingSpec("ND-INST-003", "instance-unsupported", SEVERITY_ERROR,
+                          "a host OS package built for another instance family")),
 )

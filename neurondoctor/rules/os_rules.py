@@ -1,48 +1,153 @@
-"""os-unsupported: an OS or kernel the Neuron runtime and driver are not tested on (compat.json
-`supported_os`, `unsupported_os`, `minimum_kernel`; release-notes/components/runtime.rst)."""
+"""os-unsupported: an OS, kernel or GLIBC this host's Neuron release is not tested on or cannot run on.
+
+The verdict depends on the release (manifests/os-support.json, from the runtime's and driver's compatibility
+tables in release-notes/components/runtime.rst): Debian 12 is tested from 2.30.0 on, Ubuntu 20.04 not after
+2.21, Amazon Linux 2 lost the runtime in 2.20. Untested is a warning (it can work); a documented end of
+support, a kernel below the driver's minimum and a GLIBC below what a binary needs are errors.
+"""
 
 from __future__ import annotations
 
+from typing import Optional
+
 from neurondoctor.neuron_version import release_tuple
+from neurondoctor.release_data.os_support import OsSupport, TestedOs, os_matches
 from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
+from neurondoctor.rules.host_fixes import host_target_release, install_command
 
 
-def unsupported_os(ctx: RuleContext) -> list[Finding]:
-    """ND-OS-001/002: the OS is not a tested one (warning) or one the runtime dropped; the kernel is too old."""
+def _applies(ctx: RuleContext) -> bool:
     snapshot = ctx.facts.host.snapshot
-    if not snapshot.has_neuron_hardware and not snapshot.packages:
-        return []
+    return bool(snapshot.has_neuron_hardware or snapshot.packages)
+
+
+def _os_name(ctx: RuleContext) -> str:
+    os = ctx.facts.host.snapshot.os
+    return os.pretty_name or f"{os.id or ''} {os.version_id or ''}".strip() or "unknown OS"
+
+
+def _names(rows: list[TestedOs]) -> str:
+    return ", ".join(dict.fromkeys(row.name for row in rows))
+
+
+def _untested_fix(support: OsSupport, ctx: RuleContext, release: str, name: str) -> list[str]:
+    """The release that is tested on this OS (nearest newer, else nearest older), and the OSes this one is."""
+    os, family = ctx.facts.host.snapshot.os, ctx.facts.host.instance_family
+    testing = support.releases_testing(os.id or "", os.version_id or "", "runtime", family)
+    newer = [candidate for candidate in testing if release_tuple(candidate) > release_tuple(release)]
+    fix = []
+    if newer:
+        fix.append(f"# Neuron {newer[0]} is the first release whose runtime is tested on {name}: upgrade to it")
+    elif testing:
+        fix.append(f"# Neuron {testing[-1]} is the last release whose runtime was tested on {name}")
+    tested = _names(support.tested(release, "runtime", family))
+    if tested:
+        fix.append(f"# Neuron {release} is tested on {tested}: move this host to one of them")
+    return fix
+
+
+def os_support(ctx: RuleContext) -> list[Finding]:
+    """ND-OS-001: an OS past a documented end of support (error) or outside the release's tested table (warning)."""
+    snapshot = ctx.facts.host.snapshot
     os_id, version = snapshot.os.id or "", snapshot.os.version_id or ""
-    findings = []
-    dropped = ctx.catalog.compat.get("unsupported_os", {}).get(os_id, {}).get(version)
-    supported = ctx.catalog.compat.get("supported_os", {})
-    name = snapshot.os.pretty_name or f"{os_id} {version}".strip() or "unknown OS"
-    if dropped:
-        findings.append(Finding(id="ND-OS-001", category="os-unsupported", severity=SEVERITY_ERROR,
-                                title=f"{name} is not supported by current Neuron releases", detail=str(dropped),
-                                evidence={"os": os_id, "version": version},
-                                fix=["# move to Ubuntu 24.04 or Amazon Linux 2023 (Neuron DLAMIs: Ubuntu 24.04)"]))
-    elif os_id and version not in supported.get(os_id, []):
-        findings.append(Finding(id="ND-OS-001", category="os-unsupported", severity=SEVERITY_WARNING,
-                                title=f"{name} is not an OS the Neuron runtime is tested on",
-                                detail=str(supported.get("about", "")),
-                                evidence={"os": os_id, "version": version}, fix=[]))
+    release = host_target_release(ctx)
+    if not _applies(ctx) or not os_id or release is None or ctx.facts.host.instance_family == "inf1":
+        return []  # Inf1 is outside the tables (Inf2/Trn1/Trn2); its own rules judge it
+    support = OsSupport(ctx.catalog.os_support)
+    name = _os_name(ctx)
+    evidence: dict[str, object] = {"os": os_id, "version": version, "release": release}
+    end = support.end_for(os_id, version, release)
+    if end is not None:
+        return [Finding(
+            id="ND-OS-001", category="os-unsupported", severity=end.severity,
+            title=f"{name} is not supported by Neuron {release}: its {end.part} ends with Neuron {end.last_line}",
+            detail=end.source, evidence={**evidence, "last_release": end.last_line},
+            fix=[f"# move this host to {end.replacement} (Neuron DLAMIs are Ubuntu 24.04 from 2.30)",
+                 f"# or stay on Neuron {end.last_line}, the last release that supports {name}"])]
+    family = ctx.facts.host.instance_family
+    runtime = support.tested(release, "runtime", family)
+    if not runtime:
+        return []  # before 2.28.0 no table is published: only documented ends judge
+    if any(os_matches(os_id, version, row.os, row.version) for row in runtime):
+        return []
+    driver_only = [row for row in support.tested(release, "driver", family)
+                   if os_matches(os_id, version, row.os, row.version)]
+    table = support.table_for(release) or {}
+    what = ("The Neuron driver is tested on it, the runtime is not" if driver_only
+            else "Neither its runtime nor its driver is tested on it")
+    return [Finding(
+        id="ND-OS-001", category="os-unsupported", severity=SEVERITY_WARNING,
+        title=f"{name} is not an OS Neuron {release} is tested on",
+        detail=f"{what}; a configuration outside the tables can work but was not tested "
+               f"({table.get('source', 'os-support.json')}).",
+        evidence=evidence, fix=_untested_fix(support, ctx, release, name))]
+
+
+def old_kernel(ctx: RuleContext) -> list[Finding]:
+    """ND-OS-002: a kernel older than the driver's minimum."""
+    snapshot = ctx.facts.host.snapshot
     minimum = str(ctx.catalog.compat.get("minimum_kernel", "0"))
-    if snapshot.kernel and release_tuple(snapshot.kernel)[:2] < release_tuple(minimum):
-        findings.append(Finding(id="ND-OS-002", category="os-unsupported", severity=SEVERITY_ERROR,
-                                title=f"kernel {snapshot.kernel} is older than {minimum}, the driver's minimum",
-                                detail="The Neuron driver needs kernel 5.10 or newer (announce-no-support-al2.rst).",
-                                evidence={"kernel": snapshot.kernel}, fix=[]))
+    if not _applies(ctx) or not snapshot.kernel or release_tuple(snapshot.kernel)[:2] >= release_tuple(minimum):
+        return []
+    return [Finding(id="ND-OS-002", category="os-unsupported", severity=SEVERITY_ERROR,
+                    title=f"kernel {snapshot.kernel} is older than {minimum}, the driver's minimum",
+                    detail="The Neuron driver needs kernel 5.10 or newer (announce-no-support-al2.rst).",
+                    evidence={"kernel": snapshot.kernel}, fix=_kernel_fix(ctx, minimum))]
+
+
+def _kernel_fix(ctx: RuleContext, minimum: str) -> list[str]:
+    """Amazon Linux 2 ships 4.14 and offers 5.10 as an extra (the AL2 kernel-5.10 AMIs); elsewhere, a comment."""
+    os = ctx.facts.host.snapshot.os
+    if os.id == "amzn" and os.version_id == "2":
+        return ["sudo amazon-linux-extras install -y kernel-5.10", "sudo reboot",
+                "# then reinstall aws-neuronx-dkms so DKMS builds the driver for 5.10"]
+    return [f"# boot a kernel {minimum} or newer, then reinstall aws-neuronx-dkms so DKMS builds for it"]
+
+
+def _host_glibc(ctx: RuleContext, support: OsSupport) -> tuple[Optional[str], str]:
+    """(GLIBC version, where it was read) — the package database or libc itself, else what the OS ships."""
+    snapshot = ctx.facts.host.snapshot
+    if snapshot.glibc:
+        return snapshot.glibc, snapshot.glibc_source or "the C library"
+    shipped = support.shipped_glibc(snapshot.os.id or "", snapshot.os.version_id or "")
+    return shipped, f"what {_os_name(ctx)} ships (the C library could not be read)"
+
+
+def old_glibc(ctx: RuleContext) -> list[Finding]:
+    """ND-OS-003: an installed Neuron package whose binaries need a newer GLIBC than the host has."""
+    snapshot = ctx.facts.host.snapshot
+    if not snapshot.packages:
+        return []
+    support = OsSupport(ctx.catalog.os_support)
+    glibc, source = _host_glibc(ctx, support)
+    findings = []
+    for need in support.glibc_needs:
+        package = snapshot.packages.get(need.package)
+        if (glibc is None or package is None or release_tuple(package.version) < release_tuple(need.from_version)
+                or release_tuple(glibc) >= release_tuple(need.glibc)):
+            continue
+        findings.append(Finding(
+            id="ND-OS-003", category="os-unsupported", severity=SEVERITY_ERROR,
+            title=f"{need.package} {package.version} needs GLIBC {need.glibc}; {_os_name(ctx)} has {glibc}",
+            detail=(f"{need.binaries} fail to start (`version 'GLIBC_{need.glibc}' not found`). GLIBC {glibc} "
+                    f"is {source}. {need.source}."),
+            evidence={"package": need.package, "version": package.version, "glibc": glibc,
+                      "needs": need.glibc},
+            fix=[f"# move this host to an OS with GLIBC {need.glibc} or newer (Ubuntu 24.04, Amazon Linux 2023)",
+                 f"# or, until then, the last {need.package} without that need (Neuron {need.release_without}):",
+                 install_command(snapshot, [(need.package, need.last_version_without)])]))
     return findings
 
 
 RULE_SET = RuleSet(
-    rules=(unsupported_os,),
+    rules=(os_support, old_kernel, old_glibc),
     findings=(
         FindingSpec("ND-OS-001", "os-unsupported", SEVERITY_WARNING,
-                    "an OS the Neuron runtime is not tested on, or one it dropped"),
+                    "an OS this release is not tested on, or one whose support ended"),
         FindingSpec("ND-OS-002", "os-unsupported", SEVERITY_ERROR, "a kernel older than the driver's minimum"),
+        FindingSpec("ND-OS-003", "os-unsupported", SEVERITY_ERROR,
+                    "a Neuron binary that needs a newer GLIBC than the host has"),
     ),
 )

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Optional
 
 from neurondoctor.neuron_version import normalize_neuron_version, release_tuple, release_words
+from neurondoctor.rules import legacy_stack_rules
 from neurondoctor.rules.check import Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, inf1_host, neuron_host, pin, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
@@ -50,9 +51,11 @@ def driver_runtime_mismatch(ctx: RuleContext) -> list[Finding]:
     if driver is None or runtime is None:
         return []
     documented = _documented_break(ctx, driver, runtime)
-    driver_release, runtime_release = _newest(driver_releases), _newest(host.releases.get(RUNTIME, ()))
-    newer_runtime = (driver_release and runtime_release
-                     and release_tuple(runtime_release) > release_tuple(driver_release))
+    runtime_releases = host.releases.get(RUNTIME, ())
+    driver_release, runtime_release = _newest(driver_releases), _newest(runtime_releases)
+    # Newer only when no release ships both: runtime 2.30.51.0 is in 2.28.0 and 2.28.1, driver 2.26.5.0 in 2.28.0.
+    newer_runtime = bool(driver_release and runtime_release and not set(driver_releases) & set(runtime_releases)
+                         and min(release_tuple(name) for name in runtime_releases) > release_tuple(driver_release))
     if not documented and not newer_runtime:
         return []
     target = runtime_release if newer_runtime else driver_release
@@ -169,8 +172,8 @@ def host_release_mixed(ctx: RuleContext) -> list[Finding]:
         return findings
     for env in ctx.facts.environments:
         env_release = ctx.release_of(env).release
-        if env_release is None or env_release in host.agreed or env_release == host.release:
-            continue
+        if env_release is None or set(ctx.release_of(env).agreed) & set(host.agreed) or env_release == host.release:
+            continue  # a release both could be (a venv of 2.28.0/2.28.1 on a 2.28.0 host) is not apart
         findings.append(Finding(
             id="ND-REL-004", category="mixed-sdk-release", severity=SEVERITY_WARNING,
             title=f"host is on Neuron {release_words(host.agreed)}, {env.path} on Neuron "
@@ -211,5 +214,5 @@ HOST_RELEASE_RULE_SET = RuleSet(
                     "the host and an environment on different releases"),
     ),
 )
-CHECK = Check("runtime", "Runtime & tools", (RULE_SET,), runtime_summary, applies=neuron_host,
-              needs=("packages", "runtime"))
+CHECK = Check("runtime", "Runtime & tools", (RULE_SET, legacy_stack_rules.RULE_SET), runtime_summary,
+              applies=neuron_host, needs=("packages", "runtime"))

@@ -1,0 +1,79 @@
+"""Healthy hosts for every release 2.24.1-2.32.0 (issue 11 acceptance): trn1.2xlarge, trn1.32xlarge (16 devices,
+8 EFA interfaces) and inf2.xlarge, each with a venv of that release for every Python 3.10-3.13 the release
+supports. Variants rotate over the releases: the Neuron index only in the user's `~/.config/pip/pip.conf`, a
+container rootfs (a DLC-shaped image on a host whose driver is loaded), and a venv inside the root instead of
+outside it. Every one must come out with 0 warnings and 0 errors: a false alarm drains a healthy node."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from neurondoctor.neuron_version import release_tuple
+from tests.conftest import check_json, cli_env
+from tests.host_fixture import HOST_STACKS, HostSpec, build_host
+from tests.neuron_envs import HEALTHY_STACKS, NEURON_REPO, STACK_PYTHONS, stack_wheels
+from tests.wheelhouse import VenvFactory, install_image_interpreter, relabel_python, write_pip_conf
+
+RELEASES = sorted(HOST_STACKS, key=release_tuple)
+INSTANCES = ("trn1.2xlarge", "trn1.32xlarge", "inf2.xlarge")
+VARIANTS = ("venv-pip-conf", "user-pip-conf", "container")
+
+
+_BUILT: dict[str, Path] = {}
+
+
+def _venv(venvs: VenvFactory, release: str, python: str, own_pip_conf: bool, parent: Path | None = None) -> Path:
+    """A copy of the release's venv (pip runs once per release), relabelled to `python`."""
+    if release not in _BUILT:
+        built = venvs.create(f"matrix-{release}")
+        venvs.install(built, stack_wheels(HEALTHY_STACKS[release]))
+        _BUILT[release] = built
+    venv = (parent or venvs.base / "matrix-copies") / f"{release}-py{python}-{'own' if own_pip_conf else 'user'}"
+    if venv.exists():
+        shutil.rmtree(venv)
+    shutil.copytree(_BUILT[release], venv, symlinks=True)
+    relabel_python(venv, python)
+    if own_pip_conf:
+        write_pip_conf(venv)
+    return venv
+
+
+def test_the_matrix_covers_every_release_from_2_24_1() -> None:
+    assert RELEASES[0] == "2.24.1" and RELEASES[-1] == "2.32.0" and len(RELEASES) == 14
+    assert set(RELEASES) == set(HEALTHY_STACKS) == set(STACK_PYTHONS)
+
+
+@pytest.mark.parametrize("instance_type", INSTANCES)
+@pytest.mark.parametrize("release", RELEASES)
+def test_a_healthy_host_of_every_release(tmp_path: Path, venvs: VenvFactory, release: str,
+                                         instance_type: str) -> None:
+    variant = VARIANTS[(RELEASES.index(release) + INSTANCES.index(instance_type)) % len(VARIANTS)]
+    root = build_host(tmp_path / "host", HostSpec(instance_type=instance_type, release=release,
+                                                  container=variant == "container"))
+    env = cli_env({"HOME": str(tmp_path / "support-engineer")})
+    if variant == "user-pip-conf":
+        conf = root / "home/ubuntu/.config/pip/pip.conf"
+        conf.parent.mkdir(parents=True)
+        conf.write_text(f"[global]\nextra-index-url = {NEURON_REPO}\n")
+    for python in STACK_PYTHONS[release]:
+        install_image_interpreter(root, python)  # the host's /usr/bin/pythonX.Y, which every venv names
+        inside = variant == "container" or python == STACK_PYTHONS[release][0]
+        venv = _venv(venvs, release, python, variant != "user-pip-conf",
+                     parent=root / "opt" / f"py{python}" if inside else None)
+        code, report, _ = check_json(["--root", str(root), "--venv", str(venv)], env=env)
+        assert [(finding["id"], finding["title"]) for finding in report["findings"]] == [], (variant, python)
+        assert code == 0 and report["health"]["state"] == "ok"
+        assert report["environments"][0]["python"].startswith(python)
+
+
+def test_near_miss_a_copied_venv_whose_interpreter_is_in_neither_place(tmp_path: Path, venvs: VenvFactory) -> None:
+    """The base interpreter is looked up in the root for a venv copied beside it; absent there too, it is gone."""
+    root = build_host(tmp_path / "host", HostSpec(release="2.31.1"))
+    venv = _venv(venvs, "2.31.1", "3.12", True)
+    _, report, _ = check_json(["--root", str(root), "--venv", str(venv)])
+    assert [finding["id"] for finding in report["findings"]] == ["ND-VENV-001"]
+    install_image_interpreter(root, "3.12")
+    assert check_json(["--root", str(root), "--venv", str(venv)])[1]["findings"] == []
