@@ -106,3 +106,17 @@ def stack_venv(venvs: VenvFactory, name: str, release: str, replace: tuple[Wheel
     if pip_conf:
         write_pip_conf(venv)
     return venv
+
+
+_RELEASE_VENVS: dict[str, Path] = {}
+
+
+def outside_venv(venvs: VenvFactory, release: str = "2.31.1") -> list[str]:
+    """`--venv DIR` for a healthy venv of `release` outside any fixture root (built once per session), as a
+    support engineer runs `check --root copied-tree --venv copied-venv`."""
+    if release not in _RELEASE_VENVS:
+        venv = venvs.create(f"outside-{release}")
+        venvs.install(venv, stack_wheels(HEALTHY_STACKS[release]))
+        write_pip_conf(venv)
+        _RELEASE_VENVS[release] = venv
+    return ["--venv", str(_RELEASE_VENVS[release])]

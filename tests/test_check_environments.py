@@ -30,6 +30,9 @@ def healthy_venv(venvs: VenvFactory, release: str, python: str = sys.executable)
     return venv
 
 
+SAME_VENV_AS = {"2.27.0": "2.27.1", "2.28.0": "2.28.1", "2.31.0": "2.31.1"}
+
+
 @pytest.mark.parametrize("release", sorted(HEALTHY_STACKS))
 def test_healthy_environment_per_release(venvs: VenvFactory, host_root: Path, release: str) -> None:
     venv = healthy_venv(venvs, release)
@@ -37,7 +40,9 @@ def test_healthy_environment_per_release(venvs: VenvFactory, host_root: Path, re
     assert report["findings"] == []
     assert report["summary"] == {"errors": 0, "warnings": 0, "info": 0}
     assert code == 0
-    assert report["release"]["environments"][str(venv)] == release
+    # A patch release that changes no pip package (2.27.1, 2.28.1, 2.31.1 over their .0) shares its venv: the
+    # newest release that fits is named.
+    assert report["release"]["environments"][str(venv)] == SAME_VENV_AS.get(release, release)
     assert report["release"]["latest_known"] == "2.32.0"
     assert {check["status"] for check in report["checks"]} == {"ok"}
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tests.conftest import check_json, findings_by_id
 from tests.host_fixture import HOST_STACKS, HostSpec, build_host
-from tests.neuron_envs import HEALTHY_STACKS, stack_wheels
+from tests.neuron_envs import HEALTHY_STACKS, outside_venv, stack_wheels
 from tests.wheelhouse import VenvFactory, write_pip_conf
 
 
@@ -28,21 +28,21 @@ def test_a_dlc_image_on_a_host_with_the_driver_loaded_is_healthy(tmp_path: Path,
     assert driver["summary"].startswith("host driver 2.29.0.0 loaded (seen from this container")
 
 
-def test_the_images_runtime_is_judged_against_the_hosts_loaded_driver(tmp_path: Path) -> None:
+def test_the_images_runtime_is_judged_against_the_hosts_loaded_driver(tmp_path: Path, venvs: VenvFactory) -> None:
     """A 2.32.0 image (runtime 2.34) on a host still loading the 2.26.1 driver (2.24.7.0)."""
     root = build_host(tmp_path / "image", HostSpec(release="2.32.0", container=True,
                                                    loaded_version=HOST_STACKS["2.26.1"][0]))
-    _, report, _ = check_json(["--root", str(root)])
+    _, report, _ = check_json(["--root", str(root), *outside_venv(venvs, "2.32.0")])
     finding = findings_by_id(report)["ND-RT-001"][0]
     assert finding["category"] == "driver-runtime-mismatch" and "driver 2.24.7.0" in finding["title"]
     assert finding["fix"][0] == "# on the host, not in this container:"
     assert "ND-DRV-001" not in findings_by_id(report) and "ND-DRV-003" not in findings_by_id(report)
 
 
-def test_a_dkms_package_inside_the_image_is_the_finding(tmp_path: Path) -> None:
+def test_a_dkms_package_inside_the_image_is_the_finding(tmp_path: Path, venvs: VenvFactory) -> None:
     root = build_host(tmp_path / "image", HostSpec(container=True, image_dkms=True, module_built=False,
                                                    dpkg_states={"aws-neuronx-dkms": "install ok half-configured"}))
-    _, report, _ = check_json(["--root", str(root)])
+    _, report, _ = check_json(["--root", str(root), *outside_venv(venvs)])
     found = findings_by_id(report)
     finding = found["ND-DRV-004"][0]
     assert finding["category"] == "dkms-build" and finding["severity"] == "warning"  # the host's driver works
@@ -50,27 +50,27 @@ def test_a_dkms_package_inside_the_image_is_the_finding(tmp_path: Path) -> None:
     assert not {"ND-DRV-001", "ND-DKMS-001", "ND-DKMS-002", "ND-DRV-003"} & set(found)
 
 
-def test_a_container_on_a_host_without_a_loaded_driver(tmp_path: Path) -> None:
+def test_a_container_on_a_host_without_a_loaded_driver(tmp_path: Path, venvs: VenvFactory) -> None:
     root = build_host(tmp_path / "image", HostSpec(container=True, driver_loaded=False))
-    code, report, _ = check_json(["--root", str(root)])
+    code, report, _ = check_json(["--root", str(root), *outside_venv(venvs)])
     finding = findings_by_id(report)["ND-DRV-001"][0]
     assert finding["title"] == "this is a container and the host has no Neuron driver loaded"
     assert finding["fix"][0] == "# on the host, not in this container:" and code == 1
 
 
-def test_near_miss_a_host_that_is_not_a_container_still_needs_its_package(tmp_path: Path) -> None:
+def test_near_miss_a_host_that_is_not_a_container_still_needs_its_package(tmp_path: Path, venvs: VenvFactory) -> None:
     root = build_host(tmp_path / "host", HostSpec(package_versions={"aws-neuronx-dkms": None}, driver_loaded=False))
-    finding = findings_by_id(check_json(["--root", str(root)])[1])["ND-DRV-001"][0]
+    finding = findings_by_id(check_json(["--root", str(root), *outside_venv(venvs)])[1])["ND-DRV-001"][0]
     assert finding["title"].startswith("no Neuron driver installed")
 
 
-def test_a_kubernetes_pod_without_devices_gets_the_device_plugin_fix(tmp_path: Path) -> None:
+def test_a_kubernetes_pod_without_devices_gets_the_device_plugin_fix(tmp_path: Path, venvs: VenvFactory) -> None:
     root = build_host(tmp_path / "pod", HostSpec(instance_type="trn1.32xlarge", container=True, device_nodes=0))
     (root / "var/run/secrets/kubernetes.io/serviceaccount").mkdir(parents=True)
-    finding = findings_by_id(check_json(["--root", str(root)])[1])["ND-DEV-001"][0]
+    finding = findings_by_id(check_json(["--root", str(root), *outside_venv(venvs)])[1])["ND-DEV-001"][0]
     assert finding["title"] == "0 of 16 Neuron device nodes present in this pod"
     assert finding["fix"][0] == "# in the pod spec: resources: {limits: {aws.amazon.com/neuron: 16}}"
     assert finding["fix"][1].startswith("helm upgrade --install neuron-helm-chart")
     with_devices = build_host(tmp_path / "pod-ok", HostSpec(instance_type="trn1.32xlarge", container=True))
     (with_devices / "var/run/secrets/kubernetes.io/serviceaccount").mkdir(parents=True)
-    assert "ND-DEV-001" not in findings_by_id(check_json(["--root", str(with_devices)])[1])
+    assert "ND-DEV-001" not in findings_by_id(check_json(["--root", str(with_devices), *outside_venv(venvs)])[1])

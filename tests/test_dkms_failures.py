@@ -15,6 +15,8 @@ from neurondoctor.host.dkms_state import first_error
 from neurondoctor.host.os_packages import parse_dpkg_status
 from tests.conftest import check_json, findings_by_id
 from tests.host_fixture import HostSpec, build_host
+from tests.neuron_envs import outside_venv
+from tests.wheelhouse import VenvFactory
 
 GCC_FAILURE = """DKMS make.log for aws-neuronx-2.8.4.0 for kernel 5.19.0-1022-aws (x86_64)
 Mon Apr  3 10:11:12 UTC 2023
@@ -77,28 +79,28 @@ def test_a_half_configured_driver_is_a_dkms_build_failure(tmp_path: Path) -> Non
     assert code == 1
 
 
-def test_a_half_configured_driver_without_headers_gets_the_headers_fix(tmp_path: Path) -> None:
+def test_a_half_configured_driver_without_headers_gets_the_headers_fix(tmp_path: Path, venvs: VenvFactory) -> None:
     root = _half_configured_host(tmp_path, headers=False,
                                  make_log="make[1]: *** /lib/modules/6.8.0-1015-aws/build: No such file or "
                                           "directory.  Stop.\n")
-    _, report, _ = check_json(["--root", str(root)])
+    _, report, _ = check_json(["--root", str(root), *outside_venv(venvs)])
     finding = findings_by_id(report)["ND-DKMS-002"][0]
     assert finding["fix"][0] == "sudo apt-get install -y linux-headers-6.8.0-1015-aws"
     assert "sudo dpkg --configure -a" in finding["fix"] and "No such file or directory" in finding["detail"]
 
 
-def test_near_miss_a_held_driver_that_is_built_and_loaded_is_healthy(tmp_path: Path) -> None:
+def test_near_miss_a_held_driver_that_is_built_and_loaded_is_healthy(tmp_path: Path, venvs: VenvFactory) -> None:
     root = build_host(tmp_path / "root", HostSpec(dpkg_states={"aws-neuronx-dkms": "hold ok installed"}))
-    code, report, _ = check_json(["--root", str(root)])
+    code, report, _ = check_json(["--root", str(root), *outside_venv(venvs)])
     assert not [finding for finding in report["findings"] if finding["category"] in ("dkms-build",
                                                                                     "driver-missing")]
     assert next(check for check in report["checks"] if check["id"] == "driver")["status"] == "ok"
     assert code == 0
 
 
-def test_near_miss_a_removed_driver_with_config_files_is_missing_not_broken(tmp_path: Path) -> None:
+def test_near_miss_a_removed_driver_with_config_files_is_missing_not_broken(tmp_path: Path, venvs: VenvFactory) -> None:
     root = build_host(tmp_path / "root", HostSpec(module_built=False, driver_loaded=False,
                                                   dpkg_states={"aws-neuronx-dkms": "deinstall ok config-files"}))
-    _, report, _ = check_json(["--root", str(root)])
+    _, report, _ = check_json(["--root", str(root), *outside_venv(venvs)])
     found = findings_by_id(report)
     assert "ND-DRV-001" in found and "ND-DKMS-001" not in found

@@ -8,6 +8,8 @@ from pathlib import Path
 from neurondoctor.host.memlock_limits import UNLIMITED, parse_limits_conf, parse_proc_limits
 from tests.conftest import check_json, findings_by_id
 from tests.host_fixture import HostSpec, build_host
+from tests.neuron_envs import outside_venv
+from tests.wheelhouse import VenvFactory
 
 # aws-efa-installer's file, and what a hand-edited limits.conf often holds.
 EFA_CONF = "# EFA settings\n* soft memlock unlimited\n* hard memlock unlimited\n"
@@ -30,23 +32,23 @@ def test_proc_limits_of_the_shell() -> None:
         UNLIMITED)
 
 
-def test_an_efa_host_without_the_installers_limits_file_is_warned(tmp_path: Path) -> None:
+def test_an_efa_host_without_the_installers_limits_file_is_warned(tmp_path: Path, venvs: VenvFactory) -> None:
     root = build_host(tmp_path / "root", HostSpec(instance_type="trn1.32xlarge"))
     (root / "etc/security/limits.d/01_efa.conf").unlink()
     (root / "etc/security/limits.conf").write_text("# /etc/security/limits.conf\n*  soft  nofile  65536\n")
-    code, report, _ = check_json(["--root", str(root)])
+    code, report, _ = check_json(["--root", str(root), *outside_venv(venvs)])
     finding = findings_by_id(report)["ND-RES-003"][0]
     assert finding["severity"] == "warning" and "8192 KiB" in finding["title"]
     assert "-12" in finding["detail"] and finding["fix"][0].endswith("sudo tee /etc/security/limits.d/01_efa.conf")
     assert code == 0 and report["health"]["state"] == "degraded"
 
 
-def test_near_miss_the_installers_file_and_a_non_efa_instance(tmp_path: Path) -> None:
+def test_near_miss_the_installers_file_and_a_non_efa_instance(tmp_path: Path, venvs: VenvFactory) -> None:
     efa = build_host(tmp_path / "efa", HostSpec(instance_type="trn1.32xlarge"))
-    _, report, _ = check_json(["--root", str(efa)])
+    _, report, _ = check_json(["--root", str(efa), *outside_venv(venvs)])
     assert "ND-RES-003" not in findings_by_id(report) and report["health"]["state"] == "ok"
     small = build_host(tmp_path / "small", HostSpec(instance_type="trn1.2xlarge"))
     (small / "etc/security/limits.conf").parent.mkdir(parents=True, exist_ok=True)
     (small / "etc/security/limits.conf").write_text("* soft memlock 64\n")
-    _, small_report, _ = check_json(["--root", str(small)])
+    _, small_report, _ = check_json(["--root", str(small), *outside_venv(venvs)])
     assert "ND-RES-003" not in findings_by_id(small_report)  # no EFA here: a finite limit harms nothing

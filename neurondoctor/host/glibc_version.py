@@ -47,7 +47,7 @@ def read_glibc_from_library(fs: RootFS) -> tuple[Optional[str], Optional[str]]:
             continue
         target = fs.resolve(inner)
         named = _LINK_NAME.match(target.name) if target is not None else None
-        if named:
+        if named and target is not None and target.is_file():  # a dangling name proves nothing
             return named.group(1), inner
         try:
             data = fs.read_bytes(inner, limit=LIBC_READ_LIMIT)

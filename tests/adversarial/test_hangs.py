@@ -23,7 +23,8 @@ from tests.wheelhouse import VenvFactory, write_pip_conf
 HOST_READ_PATHS = ("etc/os-release", "var/lib/dpkg/status", "proc/modules", "sys/module/neuron/version",
                    "proc/sys/kernel/osrelease", "sys/devices/virtual/dmi/id/product_name", "etc/pip.conf",
                    "etc/hostname", "proc/uptime", "etc/apt/sources.list.d/neuron.list",
-                   "var/lib/cloud/data/instance-id", "sys/devices/virtual/dmi/id/sys_vendor")
+                   "var/lib/cloud/data/instance-id", "sys/devices/virtual/dmi/id/sys_vendor",
+                   "usr/lib/x86_64-linux-gnu/libc.so.6")
 VENV_READ_PATHS = ("pyvenv.cfg", "pip.conf", "neurondoctor.json")
 SITE_READ_PATHS = ("torch/version.py",)
 DIST_INFO_FILES = ("METADATA", "INSTALLER", "top_level.txt", "direct_url.json")

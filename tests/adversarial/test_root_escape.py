@@ -90,3 +90,22 @@ def test_a_proc_linked_to_the_machine_shows_none_of_its_processes(tmp_path: Path
             fs.listdir("/proc")  # resolves back into the root: a loop, not the machine's /proc
         _, report, _ = check_json(["--root", str(root)])
         assert report["facts"]["host"]["snapshot"]["holders"] == []
+
+
+def test_a_c_library_linked_out_of_the_root_reads_the_roots_copy_or_nothing(tmp_path: Path) -> None:
+    """libc.so.6 -> ../../…/machine/libc-2.17.so: resolved inside the root, where no such file is, it proves no
+    GLIBC version; the machine's file of that name is never read."""
+    from neurondoctor.host.glibc_version import read_glibc_from_library
+    from neurondoctor.host.rootfs import RootFS
+
+    machine = tmp_path / "machine"
+    machine.mkdir()
+    (machine / "libc-2.17.so").write_bytes(b"\x7fELF GNU C Library (GNU libc) stable release version 2.17.")
+    root = tmp_path / "root"
+    lib = root / "usr/lib64"
+    lib.mkdir(parents=True)
+    (lib / "libc.so.6").symlink_to("../" * 12 + str(machine / "libc-2.17.so").lstrip("/"))
+    assert read_glibc_from_library(RootFS(root)) == (None, None)
+    (root / machine.relative_to("/")).mkdir(parents=True)
+    (root / machine.relative_to("/") / "libc-2.17.so").write_bytes(b"\x7fELF")
+    assert read_glibc_from_library(RootFS(root)) == ("2.17", "/usr/lib64/libc.so.6")
