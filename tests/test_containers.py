@@ -9,20 +9,13 @@ from pathlib import Path
 
 from tests.conftest import check_json, findings_by_id
 from tests.host_fixture import HOST_STACKS, HostSpec, build_host
-from tests.neuron_envs import HEALTHY_STACKS, outside_venv, stack_wheels
-from tests.wheelhouse import VenvFactory, write_pip_conf
-
-
-def _healthy_venv(venvs: VenvFactory, release: str) -> Path:
-    venv = venvs.create(f"container-{release}")
-    venvs.install(venv, stack_wheels(HEALTHY_STACKS[release]))
-    write_pip_conf(venv)
-    return venv
+from tests.neuron_envs import outside_venv
+from tests.wheelhouse import VenvFactory
 
 
 def test_a_dlc_image_on_a_host_with_the_driver_loaded_is_healthy(tmp_path: Path, venvs: VenvFactory) -> None:
     root = build_host(tmp_path / "image", HostSpec(instance_type="trn1.32xlarge", container=True))
-    code, report, _ = check_json(["--root", str(root), "--venv", str(_healthy_venv(venvs, "2.31.1"))])
+    code, report, _ = check_json(["--root", str(root), *outside_venv(venvs, "2.31.1")])
     assert report["findings"] == [] and code == 0
     driver = next(check for check in report["checks"] if check["id"] == "driver")
     assert driver["summary"].startswith("host driver 2.29.0.0 loaded (seen from this container")

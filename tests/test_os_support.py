@@ -16,8 +16,8 @@ from neurondoctor.host.rootfs import RootFS
 from neurondoctor.release_data.catalog import bundled_manifest_dir
 from tests.conftest import check_json, cli_env, findings_by_id
 from tests.host_fixture import HostSpec, build_host
-from tests.neuron_envs import HEALTHY_STACKS, outside_venv, stack_wheels
-from tests.wheelhouse import VenvFactory, write_pip_conf
+from tests.neuron_envs import outside_venv
+from tests.wheelhouse import VenvFactory
 
 AL2_TOOLS_FIX = "sudo yum install -y 'aws-neuronx-tools-2.25.145.0*'"
 
@@ -31,17 +31,10 @@ def _os_findings(root: Path, *extra: str) -> tuple[int, dict[str, list[dict[str,
     return code, {key: value for key, value in found.items() if key.startswith("ND-OS-")}
 
 
-def _venv(venvs: VenvFactory, release: str) -> Path:
-    venv = venvs.create(f"os-{release}")
-    venvs.install(venv, stack_wheels(HEALTHY_STACKS[release]))
-    write_pip_conf(venv)
-    return venv
-
-
 def test_amazon_linux_2_on_a_current_release(tmp_path: Path, venvs: VenvFactory) -> None:
     """The runtime ended with 2.19 (error), and the 2.31 tools cannot start on GLIBC 2.26 (error)."""
     root = build_host(tmp_path / "al2", HostSpec(os="al2", kernel="5.10.228-219.884.amzn2.x86_64"))
-    code, found = _os_findings(root, "--venv", str(_venv(venvs, "2.31.1")))
+    code, found = _os_findings(root, *outside_venv(venvs, "2.31.1"))
     end = found["ND-OS-001"][0]
     assert (end["severity"], end["title"]) == (
         "error", "Amazon Linux 2 is not supported by Neuron 2.31.1: its runtime ends with Neuron 2.19")
@@ -68,7 +61,7 @@ def test_near_miss_tools_from_before_the_glibc_need(tmp_path: Path, venvs: VenvF
 
 def test_near_miss_amazon_linux_2023_is_tested(tmp_path: Path, venvs: VenvFactory) -> None:
     root = build_host(tmp_path / "al2023", HostSpec(os="al2023", kernel="6.1.115-126.197.amzn2023.x86_64"))
-    code, found = _os_findings(root, "--venv", str(_venv(venvs, "2.31.1")))
+    code, found = _os_findings(root, *outside_venv(venvs, "2.31.1"))
     assert found == {} and code == 0
 
 
