@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import check_json, cli_env, findings_by_id
+from tests.conftest import REPO, check_json, cli_env, findings_by_id
 from tests.neuron_envs import (
     HEALTHY_STACKS,
     NEURON_REPO,
@@ -265,3 +266,16 @@ def test_duplicate_install_records_left_by_an_interrupted_upgrade(venvs: VenvFac
     finding = findings_by_id(report)["ND-SHADOW-002"][0]
     assert finding["severity"] == "warning" and "numpy (" in finding["title"] and "1.26.0" in finding["title"]
     assert code == 0
+
+
+def test_fix_commands_name_the_interpreter_by_its_absolute_path(venvs: VenvFactory, host_root: Path) -> None:
+    """`--python a1b/bin/python` typed relative to the working directory: the fix must work from anywhere."""
+    venv = stack_venv(venvs, "relative-python", "2.31.1", replace=(simple_wheel("libneuronxla", "2.2.16974.0"),))
+    relative = os.path.relpath(venv_python(venv), REPO)
+    assert not relative.startswith("/")
+    _, report, _ = check_json(["--root", str(host_root), "--python", relative])
+    fixes = [line for finding in report["findings"] for line in finding["fix"]]
+    assert fixes and all(line.startswith(f"{venv}/bin/python -m pip ") for line in fixes
+                         if "-m pip" in line), fixes
+    static = check_json(["--root", str(host_root), "--venv", os.path.relpath(venv, REPO)])[1]
+    assert [finding["fix"] for finding in static["findings"]] == [finding["fix"] for finding in report["findings"]]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Optional
@@ -90,10 +91,19 @@ def _failed(env: PythonEnvironment, message: str) -> PythonEnvironment:
     return env
 
 
+def absolute_executable(executable: str, environ: Mapping[str, str]) -> str:
+    """`a1b/bin/python` as an absolute path (links kept: a venv's bin/python is one), a bare `python3` as the PATH
+    finds it, so every fix command printed for this environment works from any directory."""
+    if "/" in executable:
+        return os.path.abspath(executable)
+    return shutil.which(executable, path=environ.get("PATH")) or executable
+
+
 def inspect_interpreter(root: RootFS, executable: str, environ: Mapping[str, str],
                         timeout: float = LIVE_PROBE_TIMEOUT,
                         discovered_by: str = "argument") -> PythonEnvironment:
     """Live facts for the environment of one interpreter; a failure to run is itself recorded."""
+    executable = absolute_executable(executable, environ)
     env = PythonEnvironment(path=executable, mode="live", interpreter=executable, discovered_by=discovered_by)
     if not Path(executable).exists():
         env.interpreter_exists = False

@@ -6,6 +6,7 @@ image: when DIR lies under `--root`, its links resolve inside the root (ARCHITEC
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -144,6 +145,7 @@ def _system_site(fs: RootFS, cfg: dict[str, str], major_minor: str) -> Optional[
 def inspect_venv(root: RootFS, venv_dir: str, environ: Mapping[str, str],
                  discovered_by: str = "argument") -> PythonEnvironment:
     """Static facts for one environment directory."""
+    venv_dir = os.path.abspath(venv_dir)  # fix commands name it absolutely, without `..` (ARCHITECTURE.md §4)
     fs, inner = filesystem_for(root, venv_dir)
     env = PythonEnvironment(path=str(Path(venv_dir).absolute()), mode="static", interpreter="",
                             discovered_by=discovered_by)
