@@ -75,6 +75,7 @@ def stack_wheels(stack: ReleaseStack, torch: Optional[WheelSpec] = None) -> list
         torch or torch_wheel(stack.torch),
         simple_wheel("torch-xla", stack.torch_xla, (f"torch=={stack.torch}",)),
         simple_wheel("numpy", "1.26.4"),
+        simple_wheel("protobuf", "3.20.3"),  # what both protobuf requirements resolve to
     ]
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -31,6 +32,7 @@ class WheelSpec:
     requires: tuple[str, ...] = ()
     files: tuple[tuple[str, str], ...] = ()
     description: str = ""
+    requires_python: str = ""
 
     @property
     def dist_name(self) -> str:
@@ -57,6 +59,10 @@ def build_wheel(spec: WheelSpec, out_dir: Path) -> Path:
     info = f"{spec.dist_name}-{spec.version}.dist-info"
     metadata = ["Metadata-Version: 2.1", f"Name: {spec.name}", f"Version: {spec.version}",
                 "Summary: test distribution built by neurondoctor's tests"]
+    if spec.requires_python:
+        metadata.append(f"Requires-Python: {spec.requires_python}")
+    extras = dict.fromkeys(re.findall(r"extra\s*==\s*['\"]([^'\"]+)['\"]", " ".join(spec.requires)))
+    metadata += [f"Provides-Extra: {extra}" for extra in extras]  # as setuptools writes them, before the needs
     metadata += [f"Requires-Dist: {requirement}" for requirement in spec.requires]
     metadata_text = "\n".join(metadata) + "\n\n" + (spec.description or "") + "\n"
     top_levels = sorted({path.split("/", 1)[0] for path in files if "/" in path})

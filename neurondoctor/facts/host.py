@@ -158,6 +158,7 @@ class HostSnapshot:
     compile_cache: Optional[CompileCache] = None
     memlock_limit: Optional[int] = None  # bytes; -1 unlimited; None unknown
     memlock_source: Optional[str] = None
+    machine: Optional[str] = None  # `platform_machine` (x86_64); known on the live host only
     glibc: Optional[str] = None  # "2.35"; None unknown
     glibc_source: Optional[str] = None
     uid: Optional[int] = None

@@ -117,6 +117,8 @@ def collect_host_snapshot(fs: RootFS, environ: Mapping[str, str], failures: list
         snapshot.kernel = os_release.read_kernel_release(fs)
         snapshot.container = os_release.is_container(fs)
         snapshot.kubernetes_pod = os_release.is_kubernetes_pod(fs, dict(environ))
+        if fs.is_live:
+            snapshot.machine = os.uname().machine
 
     def hardware() -> None:
         snapshot.pci, snapshot.efa_present = pci_devices.read_pci_functions(fs)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from neurondoctor.facts.python_env import Distribution, PythonEnvironment, TorchBuild
 from neurondoctor.neuron_version import major_minor
-from neurondoctor.rules import framework_pin_rules
+from neurondoctor.rules import framework_pin_rules, requirement_rules
 from neurondoctor.rules.check import NO_ENVIRONMENT, Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, TorchStack, pin, pip_command, quoted
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
@@ -200,5 +200,6 @@ RULE_SET = RuleSet(
                     "two torch dist-infos in one site-packages"),
     ),
 )
-CHECK = Check("pytorch-stack", "PyTorch stack", (RULE_SET, framework_pin_rules.RULE_SET), pytorch_summary,
+CHECK = Check("pytorch-stack", "PyTorch stack", (RULE_SET, framework_pin_rules.RULE_SET, requirement_rules.RULE_SET),
+              pytorch_summary,
               needs=("environments",))

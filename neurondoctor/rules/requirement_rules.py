@@ -1,0 +1,165 @@
+"""framework-pin-mismatch from Requires-Dist: what `pip check` sees, judged as a Neuron user needs it.
+
+Every installed distribution's requirements are evaluated with their markers, like `pip check`, plus the
+requirements of an extra that pulls a Neuron package when that package is installed (optimum-neuron's
+`[neuronx]` pins torch-neuronx, neuronx-cc, libneuronxla, torch and torchvision: optimum-neuron 0.4.x METADATA on
+PyPI). Other extras are not known to be installed and are not judged. An unmet requirement of a Neuron package,
+of a Neuron add-on (compat.json `neuron_addons`) or, in a Neuron environment, of what the framework pins, is an
+error when it is on something the framework imports and a warning otherwise; the rest of the environment's unmet
+requirements come as one info finding. Pairs the pin rules judge against the release data (torch-neuronx → torch)
+are left to them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+from neurondoctor.facts.python_env import Distribution, PythonEnvironment
+from neurondoctor.pep508 import (
+    MarkerError,
+    Requirement,
+    UnknownMarkerVariable,
+    evaluate_marker,
+    marker_variables,
+    parse_requirement,
+    satisfies,
+)
+from neurondoctor.rules.check import FindingSpec, RuleSet
+from neurondoctor.rules.context import RuleContext, pip_command
+from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_INFO, SEVERITY_WARNING, Finding
+
+FRAMEWORK_IMPORTS = frozenset({"torch", "torch-xla", "torch-neuronx", "libneuronxla", "neuronx-cc",
+                               "libtorch-neuronx-lite"})
+# What the Neuron framework pins or brings: their requirements matter in a Neuron environment.
+PINNED_BESIDE = frozenset({"torch", "torch-xla", "torchvision", "torchaudio", "transformers", "accelerate",
+                           "optimum", "numpy"})
+BUILD_TOOLING = frozenset({"wheel", "setuptools", "pip"})
+INFO_LISTED = 12
+
+
+@dataclass(frozen=True)
+class Unmet:
+    dist: Distribution
+    requirement: Requirement
+    installed: Optional[str]  # None: not installed
+
+    def described(self) -> str:
+        found = f"has {self.installed}" if self.installed else "is not installed"
+        return f"{self.dist.display_name} {self.dist.version} requires {self.requirement.shown()}; " \
+               f"{self.requirement.display_name} {found}"
+
+
+def _applies(requirement: Requirement, python: Optional[str], machine: Optional[str], extra: str) -> Optional[bool]:
+    try:
+        return evaluate_marker(requirement.marker, marker_variables(python, machine, extra))
+    except (MarkerError, UnknownMarkerVariable):
+        return None  # not known to apply: not judged
+
+
+def _neuron_extras(requirements: list[Requirement], installed: dict[str, Distribution], neuron: frozenset[str],
+                   python: Optional[str], machine: Optional[str]) -> set[str]:
+    """Extras of this distribution that pull an installed Neuron package: those are in use."""
+    extras = set()
+    for requirement in requirements:
+        marker = requirement.marker or ""
+        if "extra" not in marker or requirement.name not in neuron or requirement.name not in installed:
+            continue
+        for candidate in _extra_names(marker):
+            if _applies(requirement, python, machine, candidate):
+                extras.add(candidate)
+    return extras
+
+
+def _extra_names(marker: str) -> list[str]:
+    return [name.replace("_", "-").lower() for name in re.findall(r"extra\s*==\s*['\"]([^'\"]+)['\"]", marker)]
+
+
+def unmet_requirements(ctx: RuleContext, env: PythonEnvironment) -> list[Unmet]:
+    installed = env.effective_distributions()
+    neuron = ctx.catalog.neuron_pip_packages()
+    python, machine = env.python_version, ctx.facts.host.snapshot.machine
+    unmet = []
+    for dist in installed.values():
+        requirements = [parsed for parsed in (parse_requirement(text) for text in dist.requires) if parsed]
+        in_use = _neuron_extras(requirements, installed, neuron, python, machine)
+        for requirement in requirements:
+            base = _applies(requirement, python, machine, "")
+            applies = base or any(_applies(requirement, python, machine, extra) for extra in in_use)
+            if not applies or requirement.name == dist.name:
+                continue
+            target = installed.get(requirement.name)
+            if target is None:
+                if requirement.name not in BUILD_TOOLING:
+                    unmet.append(Unmet(dist, requirement, None))
+                continue
+            if requirement.url is None and satisfies(target.version, requirement.specifier) is False:
+                unmet.append(Unmet(dist, requirement, target.version))
+    return unmet
+
+
+def _pin_rules_judge(ctx: RuleContext, item: Unmet) -> bool:
+    """torch-neuronx → torch, libneuronxla → neuronx-cc …: the pin rules judge these against the release data."""
+    framework = ctx.catalog.compat.get("framework_packages", {})
+    return (item.dist.name in framework or item.dist.name == "torch-xla") and item.requirement.name in (
+        FRAMEWORK_IMPORTS)
+
+
+def _neuron_side(ctx: RuleContext, env: PythonEnvironment, dist: Distribution) -> bool:
+    addons = ctx.catalog.compat.get("neuron_addons", {})
+    return (dist.name in ctx.catalog.neuron_pip_packages() or dist.name in addons
+            or (dist.name in PINNED_BESIDE and ctx.neuron_env(env)))
+
+
+def _severity(ctx: RuleContext, item: Unmet) -> str:
+    imports = set(ctx.catalog.compat.get("neuron_addons", {}).get(item.dist.name, {}).get("imports", []))
+    return SEVERITY_ERROR if item.requirement.name in FRAMEWORK_IMPORTS | imports else SEVERITY_WARNING
+
+
+def _install(ctx: RuleContext, env: PythonEnvironment, items: list[Unmet]) -> str:
+    specs = ["'" + item.requirement.shown().replace("'", "") + "'" for item in items]  # quoted as the docs quote pins
+    index = any(item.requirement.name in ctx.catalog.neuron_pip_packages() for item in items)
+    return pip_command(env, "install", *specs, *(["--extra-index-url", ctx.catalog.pip_repository] if index else []))
+
+
+def requirement_mismatches(ctx: RuleContext) -> list[Finding]:
+    """ND-REQ-001: an unmet requirement on the Neuron side; ND-REQ-002: the environment's other unmet ones."""
+    findings = []
+    for env in ctx.facts.environments:
+        rest = []
+        for item in unmet_requirements(ctx, env):
+            if _pin_rules_judge(ctx, item):
+                continue
+            if not _neuron_side(ctx, env, item.dist):
+                rest.append(item)
+                continue
+            findings.append(Finding(
+                id="ND-REQ-001", category="framework-pin-mismatch", severity=_severity(ctx, item),
+                title=item.described(),
+                detail=("pip installs what one command asks for and only warns about what that breaks; "
+                        f"{item.dist.display_name} was built and tested against {item.requirement.shown()}."),
+                evidence={"venv": env.path, "package": item.dist.display_name, "version": item.dist.version,
+                          "requirement": item.requirement.text, "installed": item.installed},
+                fix=[_install(ctx, env, [item])]))
+        if rest:
+            listed = [item.described() for item in rest[:INFO_LISTED]]
+            more = f" (and {len(rest) - INFO_LISTED} more)" if len(rest) > INFO_LISTED else ""
+            findings.append(Finding(
+                id="ND-REQ-002", category="framework-pin-mismatch", severity=SEVERITY_INFO,
+                title=f"{len(rest)} other unmet requirement(s) in {env.path}",
+                detail="; ".join(listed) + more + ". They do not touch the Neuron stack; `pip check` lists the same.",
+                evidence={"venv": env.path, "unmet": [item.described() for item in rest]},
+                fix=[_install(ctx, env, rest)]))
+    return findings
+
+
+RULE_SET = RuleSet(
+    rules=(requirement_mismatches,),
+    findings=(
+        FindingSpec("ND-REQ-001", "framework-pin-mismatch", SEVERITY_ERROR,
+                    "a requirement of a Neuron package, add-on or what it pins, unmet in the environment"),
+        FindingSpec("ND-REQ-002", "framework-pin-mismatch", SEVERITY_INFO,
+                    "the environment's other unmet requirements (what `pip check` would list)"),
+    ),
+)

@@ -1,0 +1,225 @@
+"""Requires-Dist judged like `pip check`, Neuron-aware (issue 12 §1). The environments are built by real pip from a
+PEP 503 index on 127.0.0.1. Its wheels carry the real names, versions and Requires-Dist: optimum-neuron 0.4.5 as
+its PyPI METADATA declares it (`[neuronx]` pins the Neuron 2.26.1 stack), transformers, torchvision 0.23/0.24
+pinning their torch, and fastapi 0.115.0. Every fix the doctor prints is run, and the check after it is clean.
+Static `--venv` and live `--python` must agree."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from neurondoctor.pep508 import (
+    MarkerError,
+    UnknownMarkerVariable,
+    evaluate_marker,
+    marker_variables,
+    parse_requirement,
+    satisfies,
+)
+from tests.conftest import check_json
+from tests.host_fixture import HostSpec, build_host
+from tests.local_index import build_index, serve
+from tests.neuron_envs import HEALTHY_STACKS, simple_wheel, torch_wheel
+from tests.wheelhouse import VenvFactory, WheelSpec, venv_python, write_pip_conf
+
+STACK = HEALTHY_STACKS["2.26.1"]
+NEURONX_EXTRA = ('extra == "neuronx"',)
+
+# optimum-neuron 0.4.5's METADATA (PyPI, 2025): the base requirements and two extras, verbatim.
+OPTIMUM_NEURON = WheelSpec("optimum-neuron", "0.4.5", requires_python="<3.12,>=3.10", requires=(
+    "transformers~=4.57.1", "optimum~=2.0.0", "huggingface_hub>=0.35.3",
+    'pytest<=8.0.0; extra == "tests"', 'psutil; extra == "tests"',
+    'wheel; extra == "neuronx"', 'neuronx-cc==2.21.33363.0; extra == "neuronx"',
+    'torch-neuronx==2.8.0.2.10.16998; extra == "neuronx"', 'torch==2.8.0.*; extra == "neuronx"',
+    'torchvision==0.23.*; extra == "neuronx"', 'neuronx_distributed==0.15.22404; extra == "neuronx"',
+    'libneuronxla==2.2.12677.0; extra == "neuronx"', 'protobuf>=3.20.3; extra == "neuronx"',
+    'numpy<=1.26.4,>=1.22.2; extra == "neuronx"'))
+
+
+def index_wheels() -> list[WheelSpec]:
+    torch_xy = ".".join(STACK.torch.split(".")[:2])
+    return [
+        OPTIMUM_NEURON,
+        simple_wheel("transformers", "4.57.1", ("huggingface-hub<1.0,>=0.34.0", "numpy>=1.17", "packaging>=20.0")),
+        simple_wheel("transformers", "4.46.3", ("huggingface-hub<1.0,>=0.23.2", "numpy>=1.17", "packaging>=20.0")),
+        simple_wheel("optimum", "2.0.0", ("transformers>=4.29", "packaging", "numpy", "huggingface-hub>=0.8.0")),
+        simple_wheel("huggingface-hub", "0.35.3", ("packaging>=20.9",)),
+        simple_wheel("packaging", "25.0"),
+        simple_wheel("torch-neuronx", STACK.torch_neuronx,
+                     (f"torch=={torch_xy}.*", f"torch-xla=={torch_xy}.*", "libneuronxla<3.0,>=2.2", "protobuf>=3.20")),
+        simple_wheel("neuronx-cc", "2.21.33363.0", ("protobuf>3",)),
+        simple_wheel("libneuronxla", STACK.libneuronxla),
+        simple_wheel("neuronx-distributed", "0.15.22404", ("torch-neuronx", "neuronx-cc")),
+        torch_wheel(STACK.torch),
+        torch_wheel("2.9.0"),
+        simple_wheel("torch-xla", STACK.torch_xla, (f"torch=={STACK.torch}",)),
+        simple_wheel("torchvision", "0.23.0", ("numpy", "torch==2.8.0")),
+        simple_wheel("torchvision", "0.24.0", ("numpy", "torch==2.9.0")),
+        simple_wheel("numpy", "1.26.4"),
+        simple_wheel("protobuf", "3.20.3"),
+        simple_wheel("wheel", "0.45.1"),
+        simple_wheel("fastapi", "0.115.0", ("starlette<0.39.0,>=0.37.2", "typing-extensions>=4.8.0")),
+    ]
+
+
+@pytest.fixture(scope="module")
+def index_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    root = tmp_path_factory.mktemp("req-index")
+    build_index(root, index_wheels(), [])
+    with serve(root / "index") as base:
+        yield f"{base}/simple"
+
+
+def pip(venv: Path, index_url: str, *args: str) -> None:
+    """The user's own `pip install …` into the venv, against the local index only."""
+    env = {**os.environ, "PIP_CONFIG_FILE": os.devnull}
+    for variable in ("PIP_CONSTRAINT", "PIP_FIND_LINKS", "PIP_EXTRA_INDEX_URL", "PIP_INDEX_URL"):
+        env.pop(variable, None)
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(venv_python(venv)), "install", "-q",
+                    "--disable-pip-version-check", "--no-compile", "--index-url", index_url, *args],
+                   check=True, capture_output=True, timeout=300, env=env)
+
+
+def run_fix(command: str, index_url: str) -> None:
+    """Run a fix line as printed, pointed at the local index instead of the Neuron repository."""
+    argv = [part.strip("'") for part in command.split()]
+    assert argv[1:4] == ["-m", "pip", "install"], command
+    if "--extra-index-url" in argv:
+        del argv[argv.index("--extra-index-url"):argv.index("--extra-index-url") + 2]
+    env = {**os.environ, "PIP_CONFIG_FILE": os.devnull, "PIP_INDEX_URL": index_url}
+    subprocess.run([*argv, "-q", "--disable-pip-version-check"], check=True, capture_output=True, timeout=300,
+                   env=env)
+
+
+def requirement_findings(root: Path, venv: Path) -> list[dict[str, object]]:
+    """ND-REQ findings of `check --venv` and of `check --python`: the two must agree."""
+    static = [finding for finding in check_json(["--root", str(root), "--venv", str(venv)])[1]["findings"]
+              if str(finding["id"]).startswith("ND-REQ-")]
+    live = [finding for finding in check_json(["--root", str(root), "--python", str(venv_python(venv))])[1][
+        "findings"] if str(finding["id"]).startswith("ND-REQ-")]
+    assert [(item["id"], item["severity"], item["title"], item["fix"]) for item in static] == [
+        (item["id"], item["severity"], item["title"], item["fix"]) for item in live]
+    return static
+
+
+@pytest.fixture
+def neuron_host(tmp_path: Path) -> Path:
+    return build_host(tmp_path / "host", HostSpec(release="2.26.1"))
+
+
+def optimum_neuron_venv(venvs: VenvFactory, index_url: str, name: str) -> Path:
+    """A venv with its own pip, as `python3 -m venv` leaves it, so the printed `bin/python -m pip` fix runs."""
+    venv = venvs.create(name)
+    subprocess.run([str(venv_python(venv)), "-m", "ensurepip"], check=True, capture_output=True, timeout=300)
+    pip(venv, index_url, "optimum-neuron[neuronx]==0.4.5")
+    write_pip_conf(venv)
+    return venv
+
+
+def test_optimum_neuron_with_its_neuronx_extra_is_clean(venvs: VenvFactory, index_url: str,
+                                                         neuron_host: Path) -> None:
+    venv = optimum_neuron_venv(venvs, index_url, "req-healthy")
+    assert requirement_findings(neuron_host, venv) == []
+
+
+def test_a_transformers_downgrade_under_optimum_neuron(venvs: VenvFactory, index_url: str,
+                                                       neuron_host: Path) -> None:
+    venv = optimum_neuron_venv(venvs, index_url, "req-transformers")
+    pip(venv, index_url, "transformers==4.46.3")  # pip installs it and only warns
+    found = requirement_findings(neuron_host, venv)
+    assert [(item["id"], item["severity"], item["title"]) for item in found] == [
+        ("ND-REQ-001", "error", "optimum-neuron 0.4.5 requires transformers~=4.57.1; transformers has 4.46.3")]
+    assert found[0]["category"] == "framework-pin-mismatch"
+    assert found[0]["fix"] == [f"{venv_python(venv)} -m pip install 'transformers~=4.57.1'"]
+    run_fix(str(found[0]["fix"][0]), index_url)
+    assert requirement_findings(neuron_host, venv) == []
+
+
+def test_a_torchvision_for_another_torch(venvs: VenvFactory, index_url: str, neuron_host: Path) -> None:
+    """torchvision 0.24 needs torch 2.9.0 (import fails: `operator torchvision::nms does not exist`), and the
+    `[neuronx]` extra pins torchvision 0.23.*."""
+    venv = optimum_neuron_venv(venvs, index_url, "req-torchvision")
+    pip(venv, index_url, "--no-deps", "torchvision==0.24.0")
+    found = {(item["title"], item["severity"]): item for item in requirement_findings(neuron_host, venv)}
+    assert set(found) == {
+        ("torchvision 0.24.0 requires torch==2.9.0; torch has 2.8.0", "error"),
+        ("optimum-neuron 0.4.5 requires torchvision==0.23.*; torchvision has 0.24.0", "warning")}
+    fix = found[("optimum-neuron 0.4.5 requires torchvision==0.23.*; torchvision has 0.24.0", "warning")]["fix"]
+    assert fix == [f"{venv_python(venv)} -m pip install 'torchvision==0.23.*'"]
+    run_fix(str(fix[0]), index_url)
+    assert requirement_findings(neuron_host, venv) == []
+
+
+def test_a_neuron_package_missing_from_the_extra(venvs: VenvFactory, index_url: str, neuron_host: Path) -> None:
+    venv = optimum_neuron_venv(venvs, index_url, "req-missing")
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(venv_python(venv)), "uninstall", "-y", "-q",
+                    "neuronx-distributed"], check=True, capture_output=True, timeout=120)
+    found = requirement_findings(neuron_host, venv)
+    assert [(item["severity"], item["title"]) for item in found] == [
+        ("warning", "optimum-neuron 0.4.5 requires neuronx_distributed==0.15.22404; neuronx_distributed is not "
+                    "installed")]
+    assert found[0]["fix"] == [f"{venv_python(venv)} -m pip install 'neuronx_distributed==0.15.22404' "
+                               "--extra-index-url https://pip.repos.neuron.amazonaws.com"]
+    run_fix(str(found[0]["fix"][0]), index_url)
+    assert requirement_findings(neuron_host, venv) == []
+
+
+def test_other_unmet_requirements_are_one_info_line(venvs: VenvFactory, index_url: str, neuron_host: Path) -> None:
+    venv = optimum_neuron_venv(venvs, index_url, "req-other")
+    pip(venv, index_url, "--no-deps", "fastapi==0.115.0")
+    found = requirement_findings(neuron_host, venv)
+    assert [(item["id"], item["severity"]) for item in found] == [("ND-REQ-002", "info")]
+    assert found[0]["evidence"]["unmet"] == [
+        "fastapi 0.115.0 requires starlette<0.39.0,>=0.37.2; starlette is not installed",
+        "fastapi 0.115.0 requires typing-extensions>=4.8.0; typing-extensions is not installed"]
+    code = check_json(["--root", str(neuron_host), "--venv", str(venv)])[0]
+    assert code == 0  # info never fails a check
+
+
+def test_near_miss_an_extra_that_is_not_installed_is_not_judged(venvs: VenvFactory, index_url: str,
+                                                                neuron_host: Path) -> None:
+    """`[tests]` wants pytest<=8.0.0 and psutil; with psutil installed and no pytest, tests is still not in use."""
+    venv = optimum_neuron_venv(venvs, index_url, "req-extra")
+    pip(venv, index_url, "--no-deps", "wheel==0.45.1")
+    assert requirement_findings(neuron_host, venv) == []
+
+
+@pytest.mark.parametrize(("text", "shown", "marker"), [
+    ("transformers~=4.57.1", "transformers~=4.57.1", None),
+    ("numpy (<=1.26.4,>=1.22.2)", "numpy<=1.26.4,>=1.22.2", None),
+    ('torch==2.8.0.*; extra == "neuronx"', "torch==2.8.0.*", 'extra == "neuronx"'),
+    ("neuron-cc[tensorflow]==1.22.0.0", "neuron-cc[tensorflow]==1.22.0.0", None),
+    ("pkg @ https://example.invalid/pkg-1.0-py3-none-any.whl ; python_version >= '3.9'", "pkg",
+     "python_version >= '3.9'"),
+])
+def test_requirements_parse_as_wheels_write_them(text: str, shown: str, marker: str | None) -> None:
+    requirement = parse_requirement(text)
+    assert requirement is not None and requirement.shown() == shown and requirement.marker == marker
+
+
+def test_unreadable_requirements_are_skipped_not_guessed() -> None:
+    assert parse_requirement("torch >= 2.0 <3") is None
+    assert parse_requirement("[extra]") is None
+    assert satisfies("not-a-version", ">=1") is None
+
+
+def test_markers_evaluate_as_pip_evaluates_them() -> None:
+    py312 = marker_variables("3.12.4", "x86_64")
+    assert evaluate_marker('python_version < "3.13" and (sys_platform == "linux" or os_name == "nt")', py312)
+    assert not evaluate_marker('python_full_version >= "3.12.5"', py312)
+    assert evaluate_marker("platform_machine == 'x86_64' and platform_system == 'Linux'", py312)
+    assert evaluate_marker('"linux" in sys_platform and "win" not in sys_platform', py312)
+    assert evaluate_marker('extra == "Neuron_X"', marker_variables("3.12.4", None, "neuron-x"))
+    assert not evaluate_marker('extra == "tests"', py312)
+    with pytest.raises(UnknownMarkerVariable):
+        evaluate_marker('platform_machine == "x86_64"', marker_variables("3.12.4", None))
+    with pytest.raises(MarkerError):
+        evaluate_marker('python_version <', py312)
+    with pytest.raises(MarkerError):
+        evaluate_marker('(python_version < "3.13"', py312)
