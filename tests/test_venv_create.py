@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ensurepip
+import shlex
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -10,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, check_json, cli_env, run_cli
+from tests.conftest import REPO, check_json, cli_env, findings_by_id, run_cli
+from tests.host_fixture import HostSpec, build_host
 from tests.local_index import build_index, serve
 from tests.neuron_envs import HEALTHY_STACKS, simple_wheel, torch_wheel
-from tests.wheelhouse import WheelSpec
+from tests.wheelhouse import VenvFactory, WheelSpec, install_image_interpreter, relabel_python
 
 RELEASE = "2.31.1"
 
@@ -211,3 +213,38 @@ def test_air_gapped_build_from_find_links(tmp_path_factory: pytest.TempPathFacto
     conf = (target / "pip.conf").read_text()
     assert f"find-links = {wheels}" in conf and "no-index = true" in conf
     assert "] creating the environment with" in result.stderr  # plain progress lines when not on a terminal
+
+
+def test_an_empty_venv_on_a_python_the_release_has_no_wheels_for(index_url: str, tmp_path: Path,
+                                                                    venvs: VenvFactory) -> None:
+    """A venv whose `pip install neuronx-cc torch-neuronx` failed (`Could not find a version that satisfies the
+    requirement`) holds nothing but what venv leaves: judged against the host's release anyway (issue 12 §2).
+    The printed `venv create` is run, and the environment it builds is clean."""
+    root = build_host(tmp_path / "host", HostSpec(release=RELEASE))
+    venv = venvs.create("py310-nothing-installed")
+    relabel_python(venv, "3.10")  # copied from a host whose python3 is 3.10 (Ubuntu 22.04)
+    install_image_interpreter(root, "3.10")
+    _, report, _ = check_json(["--root", str(root), "--venv", str(venv)])
+    finding = findings_by_id(report)["ND-PY-002"][0]
+    assert (finding["category"], finding["severity"], finding["title"]) == (
+        "python-unsupported", "error", "Python 3.10 cannot install Neuron 2.31.1: its wheels are for 3.11, 3.12, 3.13")
+    assert finding["fix"] == [f"neurondoctor venv create {venv}-py3.11 --release 2.31.1 --python python3.11"]
+    argv = [*shlex.split(str(finding["fix"][0]))[1:], "--installer", "pip", "--index-url", index_url]
+    built = run_cli(argv, env=isolated_env(tmp_path), timeout=600)
+    assert built.returncode == 0, built.stdout + built.stderr
+    rebuilt = check_json(["--root", str(root), "--venv", f"{venv}-py3.11"])[1]["findings"]
+    assert [finding["id"] for finding in rebuilt if finding["severity"] != "info"] == []  # info: the test's mirror
+
+
+def test_near_miss_an_empty_venv_on_a_supported_python_or_without_a_release(tmp_path: Path,
+                                                                            venvs: VenvFactory) -> None:
+    venv = venvs.create("py311-nothing-installed")
+    with_release = build_host(tmp_path / "host", HostSpec(release=RELEASE))
+    assert "ND-PY-002" not in findings_by_id(check_json(["--root", str(with_release), "--venv", str(venv)])[1])
+    old = venvs.create("py310-no-release")
+    relabel_python(old, "3.10")
+    no_release = build_host(tmp_path / "bare", HostSpec(release=None, instance_type=None, pci=False))
+    install_image_interpreter(no_release, "3.10")
+    assert "ND-PY-002" not in findings_by_id(check_json(["--root", str(no_release), "--venv", str(old)])[1])
+    judged = check_json(["--root", str(no_release), "--venv", str(old), "--release", RELEASE])[1]
+    assert "ND-PY-002" in findings_by_id(judged)

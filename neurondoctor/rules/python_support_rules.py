@@ -82,8 +82,48 @@ def unsupported_python(ctx: RuleContext) -> list[Finding]:
     return findings
 
 
+PATH_FALLBACK = "python3 on PATH"  # discovery's last resort: the OS's Python, not an environment made for Neuron
+
+
+def release_pythons(ctx: RuleContext, release: str) -> list[str]:
+    """The Pythons a venv for this release can be built on: neuronx-cc's wheels, narrowed to those some
+    torch-neuronx of the release also has (2.32.0 carries 2.31's torch-neuronx)."""
+    compiler = {python for entry in ctx.catalog.entries(release, "neuronx-cc") for python in entry.python}
+    framework = {python for entry in ctx.catalog.entries(release, "torch-neuronx") for python in entry.python}
+    both = compiler & framework if compiler and framework else compiler or framework
+    return sorted(both, key=release_tuple)
+
+
+def python_for_the_release(ctx: RuleContext) -> list[Finding]:
+    """ND-PY-002: an environment without Neuron packages whose Python the host's release (or --release) has no
+    wheels for: `pip install neuronx-cc torch-neuronx` there ends in `Could not find a version that satisfies`."""
+    release = ctx.target_release or ctx.host_release().release
+    if release is None:
+        return []
+    supported = release_pythons(ctx, release)
+    findings = []
+    for env in ctx.facts.environments:
+        python = env.python_major_minor
+        if (not supported or python is None or python in supported or ctx.neuron_env(env)
+                or env.discovered_by == PATH_FALLBACK):
+            continue
+        choice = closest_supported(python, supported)
+        findings.append(Finding(
+            id="ND-PY-002", category="python-unsupported", severity=SEVERITY_ERROR,
+            title=f"Python {python} cannot install Neuron {release}: its wheels are for {', '.join(supported)}",
+            detail=("pip finds no neuronx-cc or torch-neuronx wheel for this interpreter (`Could not find a version "
+                    "that satisfies the requirement`); build the environment on a supported Python."),
+            evidence={"venv": env.path, "python": env.python_version, "release": release, "supported": supported},
+            fix=[f"neurondoctor venv create {quoted(env.path.rstrip('/') + '-py' + choice)} --release {release} "
+                 f"--python python{choice}"],
+        ))
+    return findings
+
+
 RULE_SET = RuleSet(
-    rules=(unsupported_python,),
+    rules=(unsupported_python, python_for_the_release),
     findings=(FindingSpec("ND-PY-001", "python-unsupported", SEVERITY_ERROR,
-                          "the interpreter's X.Y has no wheels in the environment's release"),),
+                          "the interpreter's X.Y has no wheels in the environment's release"),
+              FindingSpec("ND-PY-002", "python-unsupported", SEVERITY_ERROR,
+                          "an environment without Neuron packages on a Python the release has no wheels for")),
 )
