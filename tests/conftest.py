@@ -70,6 +70,14 @@ def catalog() -> ReleaseCatalog:
 
 
 @pytest.fixture(scope="session")
+def hf_index_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The Hugging Face + Neuron package index of tests/hf_index.py, served on 127.0.0.1 for the session."""
+    from tests.hf_index import serve_hf_index
+
+    yield from serve_hf_index(tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
 def venvs(tmp_path_factory: pytest.TempPathFactory) -> VenvFactory:
     return VenvFactory(base=tmp_path_factory.mktemp("venvs"), wheel_dir=tmp_path_factory.mktemp("wheels"))
 

@@ -6,10 +6,8 @@ Static `--venv` and live `--python` must agree."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,78 +21,9 @@ from neurondoctor.pep508 import (
     satisfies,
 )
 from tests.conftest import check_json
+from tests.hf_index import pip, run_fix
 from tests.host_fixture import HostSpec, build_host
-from tests.local_index import build_index, serve
-from tests.neuron_envs import HEALTHY_STACKS, simple_wheel, torch_wheel
-from tests.wheelhouse import VenvFactory, WheelSpec, venv_python, write_pip_conf
-
-STACK = HEALTHY_STACKS["2.26.1"]
-NEURONX_EXTRA = ('extra == "neuronx"',)
-
-# optimum-neuron 0.4.5's METADATA (PyPI, 2025): the base requirements and two extras, verbatim.
-OPTIMUM_NEURON = WheelSpec("optimum-neuron", "0.4.5", requires_python="<3.12,>=3.10", requires=(
-    "transformers~=4.57.1", "optimum~=2.0.0", "huggingface_hub>=0.35.3",
-    'pytest<=8.0.0; extra == "tests"', 'psutil; extra == "tests"',
-    'wheel; extra == "neuronx"', 'neuronx-cc==2.21.33363.0; extra == "neuronx"',
-    'torch-neuronx==2.8.0.2.10.16998; extra == "neuronx"', 'torch==2.8.0.*; extra == "neuronx"',
-    'torchvision==0.23.*; extra == "neuronx"', 'neuronx_distributed==0.15.22404; extra == "neuronx"',
-    'libneuronxla==2.2.12677.0; extra == "neuronx"', 'protobuf>=3.20.3; extra == "neuronx"',
-    'numpy<=1.26.4,>=1.22.2; extra == "neuronx"'))
-
-
-def index_wheels() -> list[WheelSpec]:
-    torch_xy = ".".join(STACK.torch.split(".")[:2])
-    return [
-        OPTIMUM_NEURON,
-        simple_wheel("transformers", "4.57.1", ("huggingface-hub<1.0,>=0.34.0", "numpy>=1.17", "packaging>=20.0")),
-        simple_wheel("transformers", "4.46.3", ("huggingface-hub<1.0,>=0.23.2", "numpy>=1.17", "packaging>=20.0")),
-        simple_wheel("optimum", "2.0.0", ("transformers>=4.29", "packaging", "numpy", "huggingface-hub>=0.8.0")),
-        simple_wheel("huggingface-hub", "0.35.3", ("packaging>=20.9",)),
-        simple_wheel("packaging", "25.0"),
-        simple_wheel("torch-neuronx", STACK.torch_neuronx,
-                     (f"torch=={torch_xy}.*", f"torch-xla=={torch_xy}.*", "libneuronxla<3.0,>=2.2", "protobuf>=3.20")),
-        simple_wheel("neuronx-cc", "2.21.33363.0", ("protobuf>3",)),
-        simple_wheel("libneuronxla", STACK.libneuronxla),
-        simple_wheel("neuronx-distributed", "0.15.22404", ("torch-neuronx", "neuronx-cc")),
-        torch_wheel(STACK.torch),
-        torch_wheel("2.9.0"),
-        simple_wheel("torch-xla", STACK.torch_xla, (f"torch=={STACK.torch}",)),
-        simple_wheel("torchvision", "0.23.0", ("numpy", "torch==2.8.0")),
-        simple_wheel("torchvision", "0.24.0", ("numpy", "torch==2.9.0")),
-        simple_wheel("numpy", "1.26.4"),
-        simple_wheel("protobuf", "3.20.3"),
-        simple_wheel("wheel", "0.45.1"),
-        simple_wheel("fastapi", "0.115.0", ("starlette<0.39.0,>=0.37.2", "typing-extensions>=4.8.0")),
-    ]
-
-
-@pytest.fixture(scope="module")
-def index_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    root = tmp_path_factory.mktemp("req-index")
-    build_index(root, index_wheels(), [])
-    with serve(root / "index") as base:
-        yield f"{base}/simple"
-
-
-def pip(venv: Path, index_url: str, *args: str) -> None:
-    """The user's own `pip install …` into the venv, against the local index only."""
-    env = {**os.environ, "PIP_CONFIG_FILE": os.devnull}
-    for variable in ("PIP_CONSTRAINT", "PIP_FIND_LINKS", "PIP_EXTRA_INDEX_URL", "PIP_INDEX_URL"):
-        env.pop(variable, None)
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(venv_python(venv)), "install", "-q",
-                    "--disable-pip-version-check", "--no-compile", "--index-url", index_url, *args],
-                   check=True, capture_output=True, timeout=300, env=env)
-
-
-def run_fix(command: str, index_url: str) -> None:
-    """Run a fix line as printed, pointed at the local index instead of the Neuron repository."""
-    argv = [part.strip("'") for part in command.split()]
-    assert argv[1:4] == ["-m", "pip", "install"], command
-    if "--extra-index-url" in argv:
-        del argv[argv.index("--extra-index-url"):argv.index("--extra-index-url") + 2]
-    env = {**os.environ, "PIP_CONFIG_FILE": os.devnull, "PIP_INDEX_URL": index_url}
-    subprocess.run([*argv, "-q", "--disable-pip-version-check"], check=True, capture_output=True, timeout=300,
-                   env=env)
+from tests.wheelhouse import VenvFactory, venv_python, write_pip_conf
 
 
 def requirement_findings(root: Path, venv: Path) -> list[dict[str, object]]:
@@ -113,51 +42,51 @@ def neuron_host(tmp_path: Path) -> Path:
     return build_host(tmp_path / "host", HostSpec(release="2.26.1"))
 
 
-def optimum_neuron_venv(venvs: VenvFactory, index_url: str, name: str) -> Path:
+def optimum_neuron_venv(venvs: VenvFactory, hf_index_url: str, name: str) -> Path:
     """A venv with its own pip, as `python3 -m venv` leaves it, so the printed `bin/python -m pip` fix runs."""
     venv = venvs.create(name)
     subprocess.run([str(venv_python(venv)), "-m", "ensurepip"], check=True, capture_output=True, timeout=300)
-    pip(venv, index_url, "optimum-neuron[neuronx]==0.4.5")
+    pip(venv, hf_index_url, "optimum-neuron[neuronx]==0.4.5")
     write_pip_conf(venv)
     return venv
 
 
-def test_optimum_neuron_with_its_neuronx_extra_is_clean(venvs: VenvFactory, index_url: str,
+def test_optimum_neuron_with_its_neuronx_extra_is_clean(venvs: VenvFactory, hf_index_url: str,
                                                          neuron_host: Path) -> None:
-    venv = optimum_neuron_venv(venvs, index_url, "req-healthy")
+    venv = optimum_neuron_venv(venvs, hf_index_url, "req-healthy")
     assert requirement_findings(neuron_host, venv) == []
 
 
-def test_a_transformers_downgrade_under_optimum_neuron(venvs: VenvFactory, index_url: str,
+def test_a_transformers_downgrade_under_optimum_neuron(venvs: VenvFactory, hf_index_url: str,
                                                        neuron_host: Path) -> None:
-    venv = optimum_neuron_venv(venvs, index_url, "req-transformers")
-    pip(venv, index_url, "transformers==4.46.3")  # pip installs it and only warns
+    venv = optimum_neuron_venv(venvs, hf_index_url, "req-transformers")
+    pip(venv, hf_index_url, "transformers==4.46.3")  # pip installs it and only warns
     found = requirement_findings(neuron_host, venv)
     assert [(item["id"], item["severity"], item["title"]) for item in found] == [
         ("ND-REQ-001", "error", "optimum-neuron 0.4.5 requires transformers~=4.57.1; transformers has 4.46.3")]
     assert found[0]["category"] == "framework-pin-mismatch"
     assert found[0]["fix"] == [f"{venv_python(venv)} -m pip install 'transformers~=4.57.1'"]
-    run_fix(str(found[0]["fix"][0]), index_url)
+    run_fix(str(found[0]["fix"][0]), hf_index_url)
     assert requirement_findings(neuron_host, venv) == []
 
 
-def test_a_torchvision_for_another_torch(venvs: VenvFactory, index_url: str, neuron_host: Path) -> None:
+def test_a_torchvision_for_another_torch(venvs: VenvFactory, hf_index_url: str, neuron_host: Path) -> None:
     """torchvision 0.24 needs torch 2.9.0 (import fails: `operator torchvision::nms does not exist`), and the
     `[neuronx]` extra pins torchvision 0.23.*."""
-    venv = optimum_neuron_venv(venvs, index_url, "req-torchvision")
-    pip(venv, index_url, "--no-deps", "torchvision==0.24.0")
+    venv = optimum_neuron_venv(venvs, hf_index_url, "req-torchvision")
+    pip(venv, hf_index_url, "--no-deps", "torchvision==0.24.0")
     found = {(item["title"], item["severity"]): item for item in requirement_findings(neuron_host, venv)}
     assert set(found) == {
         ("torchvision 0.24.0 requires torch==2.9.0; torch has 2.8.0", "error"),
         ("optimum-neuron 0.4.5 requires torchvision==0.23.*; torchvision has 0.24.0", "warning")}
     fix = found[("optimum-neuron 0.4.5 requires torchvision==0.23.*; torchvision has 0.24.0", "warning")]["fix"]
     assert fix == [f"{venv_python(venv)} -m pip install 'torchvision==0.23.*'"]
-    run_fix(str(fix[0]), index_url)
+    run_fix(str(fix[0]), hf_index_url)
     assert requirement_findings(neuron_host, venv) == []
 
 
-def test_a_neuron_package_missing_from_the_extra(venvs: VenvFactory, index_url: str, neuron_host: Path) -> None:
-    venv = optimum_neuron_venv(venvs, index_url, "req-missing")
+def test_a_neuron_package_missing_from_the_extra(venvs: VenvFactory, hf_index_url: str, neuron_host: Path) -> None:
+    venv = optimum_neuron_venv(venvs, hf_index_url, "req-missing")
     subprocess.run([sys.executable, "-m", "pip", "--python", str(venv_python(venv)), "uninstall", "-y", "-q",
                     "neuronx-distributed"], check=True, capture_output=True, timeout=120)
     found = requirement_findings(neuron_host, venv)
@@ -166,13 +95,13 @@ def test_a_neuron_package_missing_from_the_extra(venvs: VenvFactory, index_url: 
                     "installed")]
     assert found[0]["fix"] == [f"{venv_python(venv)} -m pip install 'neuronx_distributed==0.15.22404' "
                                "--extra-index-url https://pip.repos.neuron.amazonaws.com"]
-    run_fix(str(found[0]["fix"][0]), index_url)
+    run_fix(str(found[0]["fix"][0]), hf_index_url)
     assert requirement_findings(neuron_host, venv) == []
 
 
-def test_other_unmet_requirements_are_one_info_line(venvs: VenvFactory, index_url: str, neuron_host: Path) -> None:
-    venv = optimum_neuron_venv(venvs, index_url, "req-other")
-    pip(venv, index_url, "--no-deps", "fastapi==0.115.0")
+def test_other_unmet_requirements_are_one_info_line(venvs: VenvFactory, hf_index_url: str, neuron_host: Path) -> None:
+    venv = optimum_neuron_venv(venvs, hf_index_url, "req-other")
+    pip(venv, hf_index_url, "--no-deps", "fastapi==0.115.0")
     found = requirement_findings(neuron_host, venv)
     assert [(item["id"], item["severity"]) for item in found] == [("ND-REQ-002", "info")]
     assert found[0]["evidence"]["unmet"] == [
@@ -182,11 +111,11 @@ def test_other_unmet_requirements_are_one_info_line(venvs: VenvFactory, index_ur
     assert code == 0  # info never fails a check
 
 
-def test_near_miss_an_extra_that_is_not_installed_is_not_judged(venvs: VenvFactory, index_url: str,
+def test_near_miss_an_extra_that_is_not_installed_is_not_judged(venvs: VenvFactory, hf_index_url: str,
                                                                 neuron_host: Path) -> None:
     """`[tests]` wants pytest<=8.0.0 and psutil; with psutil installed and no pytest, tests is still not in use."""
-    venv = optimum_neuron_venv(venvs, index_url, "req-extra")
-    pip(venv, index_url, "--no-deps", "wheel==0.45.1")
+    venv = optimum_neuron_venv(venvs, hf_index_url, "req-extra")
+    pip(venv, hf_index_url, "--no-deps", "wheel==0.45.1")
     assert requirement_findings(neuron_host, venv) == []
 
 

@@ -14,7 +14,7 @@ import pytest
 from tests.conftest import REPO, check_json, cli_env, findings_by_id, run_cli
 from tests.host_fixture import HostSpec, build_host
 from tests.local_index import build_index, serve
-from tests.neuron_envs import HEALTHY_STACKS, simple_wheel, torch_wheel
+from tests.neuron_envs import HEALTHY_STACKS, cuda_torch_wheels, simple_wheel, torch_wheel
 from tests.wheelhouse import VenvFactory, WheelSpec, install_image_interpreter, relabel_python
 
 RELEASE = "2.31.1"
@@ -248,3 +248,24 @@ def test_near_miss_an_empty_venv_on_a_supported_python_or_without_a_release(tmp_
     assert "ND-PY-002" not in findings_by_id(check_json(["--root", str(no_release), "--venv", str(old)])[1])
     judged = check_json(["--root", str(no_release), "--venv", str(old), "--release", RELEASE])[1]
     assert "ND-PY-002" in findings_by_id(judged)
+
+
+def test_a_cuda_torch_venv_on_a_neuron_host_gets_the_command_that_builds_the_neuron_one(
+        index_url: str, tmp_path: Path, venvs: VenvFactory) -> None:
+    """`pip install torch` on a trn1 (issue 12 §3): a warning on the host (not a pass), and its venv create runs."""
+    root = build_host(tmp_path / "host", HostSpec(release=RELEASE))
+    venv = venvs.create("cuda-torch-on-trn1")
+    venvs.install(venv, cuda_torch_wheels("2.9.0"))
+    code, report, _ = check_json(["--root", str(root), "--venv", str(venv)])
+    finding = findings_by_id(report)["ND-FW-001"][0]
+    assert (finding["category"], finding["severity"], finding["title"]) == (
+        "framework-missing", "warning",
+        f"{venv} has torch 2.9.0+cu128, a CUDA build with 4 nvidia-* package(s) and no Neuron framework")
+    assert finding["fix"] == [f"neurondoctor venv create {venv}-neuron --release 2.31.1"]
+    assert code == 0
+    argv = [*shlex.split(str(finding["fix"][0]))[1:], "--python", sys.executable, "--installer", "pip",
+            "--index-url", index_url]
+    built = run_cli(argv, env=isolated_env(tmp_path), timeout=600)
+    assert built.returncode == 0, built.stdout + built.stderr
+    rebuilt = check_json(["--root", str(root), "--venv", f"{venv}-neuron"])[1]["findings"]
+    assert [item["id"] for item in rebuilt if item["severity"] != "info"] == []  # info: the test's mirror

@@ -43,7 +43,7 @@ from neurondoctor.rules.check import Check
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 from neurondoctor.rules.registry import finding_selected, known_selector, select_checks
-from neurondoctor.rules.stock_torch_rules import torch_version_shown
+from neurondoctor.rules.torch_build import torch_version_shown
 
 ENVIRONMENTS_COLLECTOR = "environments"
 

@@ -7,36 +7,15 @@ fail with `undefined symbol` in `_XLAC` (train-ts; gh#875). torch-xla must match
 
 from __future__ import annotations
 
-from neurondoctor.facts.python_env import Distribution, PythonEnvironment, TorchBuild
+from neurondoctor.facts.python_env import Distribution, PythonEnvironment
 from neurondoctor.neuron_version import major_minor
-from neurondoctor.rules import framework_pin_rules, requirement_rules
+from neurondoctor.rules import framework_missing_rules, framework_pin_rules, requirement_rules
 from neurondoctor.rules.check import NO_ENVIRONMENT, Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, TorchStack, pin, pip_command, quoted
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
+from neurondoctor.rules.torch_build import is_cuda_build, nvidia_distributions, torch_version_shown
 
 CATEGORY = "stock-torch-conflict"
-NVIDIA_PREFIX = "nvidia-"
-
-
-def nvidia_distributions(env: PythonEnvironment) -> list[Distribution]:
-    return [dist for name, dist in sorted(env.effective_distributions().items()) if name.startswith(NVIDIA_PREFIX)]
-
-
-def torch_version_shown(torch: Distribution, build: TorchBuild | None) -> str:
-    """`2.9.0+cu128` from version.py when the dist-info says only `2.9.0` (PyPI's x86_64 wheel)."""
-    if build is not None and build.version and build.version.split("+")[0] == torch.version.split("+")[0]:
-        return build.version
-    return torch.version
-
-
-def is_cuda_build(torch: Distribution, build: TorchBuild | None) -> bool:
-    if build is not None and build.flavour == "cuda":
-        return True
-    if "+cu" in torch.version:
-        return True
-    return any(req.lower().startswith(NVIDIA_PREFIX) for req in torch.requires)
-
-
 def _reinstall_commands(ctx: RuleContext, env: PythonEnvironment, stack: TorchStack, torch: str) -> list[str]:
     specs = [pin("torch", torch)]
     if stack.stack == "xla":
@@ -200,6 +179,7 @@ RULE_SET = RuleSet(
                     "two torch dist-infos in one site-packages"),
     ),
 )
-CHECK = Check("pytorch-stack", "PyTorch stack", (RULE_SET, framework_pin_rules.RULE_SET, requirement_rules.RULE_SET),
+CHECK = Check("pytorch-stack", "PyTorch stack",
+              (RULE_SET, framework_pin_rules.RULE_SET, requirement_rules.RULE_SET, framework_missing_rules.RULE_SET),
               pytorch_summary,
               needs=("environments",))

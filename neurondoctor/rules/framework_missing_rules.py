@@ -1,0 +1,155 @@
+"""framework-missing: a torch environment that cannot run on the NeuronCores, because nothing Neuron is in it.
+
+People porting PyTorch code to Trainium start from the environment they have: `pip install torch` (a CUDA build
+from PyPI), or `pip install optimum-neuron` without its `[neuronx]` extra, which brings CUDA torch and no
+Neuron package at all (issue 12, measured). On a Neuron host, or judged with `--release`, such an environment is
+not a pass: it says what it has, what the release needs, and the one command that builds it.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from neurondoctor.facts.python_env import Distribution, PythonEnvironment
+from neurondoctor.neuron_version import framework_prefix, major_minor, normalize_neuron_version, release_tuple
+from neurondoctor.pep508 import parse_requirement
+from neurondoctor.rules.check import FindingSpec, RuleSet
+from neurondoctor.rules.context import RuleContext, neuron_host, pip_command, quoted
+from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
+from neurondoctor.rules.torch_build import is_cuda_build, nvidia_distributions, torch_version_shown
+
+CATEGORY = "framework-missing"
+
+
+def _release(ctx: RuleContext) -> Optional[str]:
+    """--release, else the host's own release on a Neuron host, else (a Neuron host without OS packages) the
+    newest; None off Neuron hardware without --release: a CPU torch venv on a laptop is not a finding."""
+    if ctx.target_release:
+        return ctx.target_release
+    if not neuron_host(ctx):
+        return None
+    return ctx.host_release().release or ctx.catalog.latest
+
+
+def _what_it_has(env: PythonEnvironment, torch: Distribution) -> str:
+    build = env.torch_build()
+    shown = torch_version_shown(torch, build)
+    nvidia = nvidia_distributions(env)
+    if is_cuda_build(torch, build):
+        return f"torch {shown}, a CUDA build with {len(nvidia)} nvidia-* package(s)"
+    return f"torch {shown} (CPU build)" if "+cpu" in shown or (build and build.flavour == "cpu") else \
+        f"torch {shown}"
+
+
+def _what_the_release_needs(ctx: RuleContext, release: str) -> tuple[str, Optional[str]]:
+    """(`torch 2.9 + torch-neuronx 2.9.0.2.15.32035 + torch-xla 2.9.0`, torch X.Y when the release has several)."""
+    frameworks = sorted(ctx.catalog.entries(release, "torch-neuronx"), key=lambda entry: release_tuple(
+        entry.version), reverse=True)
+    if not frameworks:
+        return "no torch-neuronx (a release without the PyTorch/XLA stack)", None
+    newest = frameworks[0]
+    torch_xy = major_minor(framework_prefix(newest.version) or "") or "?"
+    pair = ctx.catalog.compat.get("venv_torch_pairs", {}).get(torch_xy, {})
+    xla = pair.get("torch-xla") if isinstance(pair, dict) else None
+    parts = [f"torch {torch_xy}", f"torch-neuronx {newest.version}"] + ([f"torch-xla {xla}"] if xla else [])
+    several = len({major_minor(framework_prefix(entry.version) or "") for entry in frameworks}) > 1
+    return " + ".join(parts), torch_xy if several else None
+
+
+def _native_note(ctx: RuleContext, release: str) -> str:
+    family = ctx.facts.host.instance_family
+    native = [entry for entry in ctx.catalog.entries(release, "libtorch-neuronx-lite")
+              if family is None or family in entry.instances]
+    if not native:
+        return ""
+    where = ", ".join(sorted({instance for entry in native for instance in entry.instances}))
+    return f" On {where}, the native TorchNeuron stack (libtorch-neuronx-lite {native[0].version}) is the other way."
+
+
+def torch_without_framework(ctx: RuleContext) -> list[Finding]:
+    """ND-FW-001: torch and no Neuron framework, on a Neuron host (warning) or judged with --release (error)."""
+    release = _release(ctx)
+    if release is None:
+        return []
+    findings = []
+    for env in ctx.facts.environments:
+        stack = ctx.torch_stack(env)
+        if stack.torch is None or stack.framework is not None or _addon_without_extra(ctx, env):
+            continue
+        needs, torch_xy = _what_the_release_needs(ctx, release)
+        target = f"{env.path.rstrip('/')}-neuron"
+        command = f"neurondoctor venv create {quoted(target)} --release {release}" + (
+            f" --torch {torch_xy}" if torch_xy else "")
+        findings.append(Finding(
+            id="ND-FW-001", category=CATEGORY,
+            severity=SEVERITY_ERROR if ctx.target_release else SEVERITY_WARNING,
+            title=f"{env.path} has {_what_it_has(env, stack.torch)} and no Neuron framework",
+            detail=(f"Without torch-neuronx, nothing in it reaches the NeuronCores. Neuron {release} needs {needs}."
+                    f"{_native_note(ctx, release)} A new environment is quicker and safer than converting this one "
+                    "(its torch would be replaced)."),
+            evidence={"venv": env.path, "torch": stack.torch.version, "release": release, "needs": needs},
+            fix=[command]))
+    return findings
+
+
+def _addon_without_extra(ctx: RuleContext, env: PythonEnvironment) -> list[tuple[Distribution, str, list[str]]]:
+    """(add-on, its Neuron extra, the extra's Neuron packages that are missing) for each add-on lacking them."""
+    installed = env.effective_distributions()
+    neuron = ctx.catalog.neuron_pip_packages()
+    found = []
+    for name, props in ctx.catalog.compat.get("neuron_addons", {}).items():
+        extra = props.get("neuron_extra") if isinstance(props, dict) else None
+        dist = installed.get(name)
+        if dist is None or not extra:
+            continue
+        wanted = [requirement.name for requirement in (parse_requirement(text) for text in dist.requires)
+                  if requirement and requirement.marker and extra in requirement.marker and requirement.name in neuron]
+        missing = [name for name in wanted if name not in installed]
+        if wanted and len(missing) == len(wanted):
+            found.append((dist, str(extra), missing))
+    return found
+
+
+def _extra_release(ctx: RuleContext, dist: Distribution, extra: str) -> Optional[str]:
+    """The Neuron release whose torch-neuronx the add-on's extra pins (optimum-neuron 0.4.5 → 2.26.1)."""
+    for text in dist.requires:
+        requirement = parse_requirement(text)
+        if (requirement and requirement.name == "torch-neuronx" and requirement.marker and extra in requirement.marker
+                and requirement.specifier.startswith("==")):
+            releases = ctx.catalog.releases_with("torch-neuronx", normalize_neuron_version(requirement.specifier[2:]))
+            return releases[0] if releases else None
+    return None
+
+
+def addon_without_neuron_extra(ctx: RuleContext) -> list[Finding]:
+    """ND-FW-002: optimum-neuron (or another add-on) installed without the extra that brings the Neuron packages."""
+    findings = []
+    for env in ctx.facts.environments:
+        for dist, extra, missing in _addon_without_extra(ctx, env):
+            pinned = _extra_release(ctx, dist, extra)
+            release = _release(ctx)
+            apart = f" Its [{extra}] extra pins the Neuron {pinned} packages" + (
+                f", not this host's {release}" if release and pinned and release != pinned else "") + "." \
+                if pinned else ""
+            findings.append(Finding(
+                id="ND-FW-002", category=CATEGORY, severity=SEVERITY_ERROR,
+                title=f"{dist.display_name} {dist.version} is installed without its [{extra}] extra: "
+                      f"no {', '.join(missing)}",
+                detail=(f"`pip install {dist.display_name}` brings the library and PyPI's torch, not the Neuron "
+                        f"compiler and framework; models then run on the CPU or fail to compile.{apart}"),
+                evidence={"venv": env.path, "package": dist.display_name, "version": dist.version, "extra": extra,
+                          "missing": missing, "extra_release": pinned},
+                fix=[pip_command(env, "install", f"'{dist.display_name}[{extra}]=={dist.version}'",
+                                 "--extra-index-url", ctx.catalog.pip_repository)]))
+    return findings
+
+
+RULE_SET = RuleSet(
+    rules=(torch_without_framework, addon_without_neuron_extra),
+    findings=(
+        FindingSpec("ND-FW-001", CATEGORY, SEVERITY_WARNING,
+                    "torch without a Neuron framework on a Neuron host (an error when judged with --release)"),
+        FindingSpec("ND-FW-002", CATEGORY, SEVERITY_ERROR,
+                    "a Neuron add-on (optimum-neuron) installed without the extra that brings the Neuron packages"),
+    ),
+)
