@@ -89,12 +89,21 @@ def cuda_torch_wheels(version: str) -> list[WheelSpec]:
     return [torch] + [simple_wheel(name, "12.8.0") for name in NVIDIA_PACKAGES]
 
 
+# The four PyPI placeholders as published (read from PyPI's wheels on 2026-12-01): one `raise ImportError(…)` line
+# each; neuronx-cc's folder is `neuronx-cc/` (not importable at all), transformers-neuronx points at GitHub.
+PLACEHOLDER_LAYOUTS = {"neuronx-cc": "neuronx-cc",
+                       "transformers-neuronx": "transformers_neuronx", "torch-neuronx": "torch_neuronx",
+                       "libneuronxla": "libneuronxla"}
+TRANSFORMERS_NEURONX_INIT = ('raise ImportError("WRONG PACKAGE. Please install the package from Neuron Repository - '
+                             'https://github.com/aws-neuron/transformers-neuronx#installation")\n')
+
+
 def placeholder_wheel(name: str, version: str) -> WheelSpec:
     """PyPI's placeholder as published: one `raise ImportError("WRONG PACKAGE …")` line."""
-    module = name.replace("-", "_")
-    return WheelSpec(name, version, files=((f"{module}/__init__.py", PLACEHOLDER_INIT),),
-                     description="WRONG PACKAGE. Please install the package from Neuron Repository - "
-                                 "pip.repos.neuron.amazonaws.com")
+    folder = PLACEHOLDER_LAYOUTS.get(name, name.replace("-", "_"))
+    init = TRANSFORMERS_NEURONX_INIT if name == "transformers-neuronx" else PLACEHOLDER_INIT
+    description = init.split('"')[1]
+    return WheelSpec(name, version, files=((f"{folder}/__init__.py", init),), description=description)
 
 
 def stack_venv(venvs: VenvFactory, name: str, release: str, replace: tuple[WheelSpec, ...] = (),

@@ -195,6 +195,8 @@ def summarize_environment(ctx: RuleContext, env: PythonEnvironment) -> Environme
         neuron_packages={package.dist.display_name: package.dist.version for package in verdict.packages},
         discovered_by=env.discovered_by,
         guarded_release=str(env.neurondoctor_venv.get("release")) if env.neurondoctor_venv else None,
+        placeholders={dist.display_name: dist.version for dist in env.effective_distributions().values()
+                      if dist.placeholder},
     )
 
 

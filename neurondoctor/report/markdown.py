@@ -11,6 +11,7 @@ from neurondoctor.report.status_lines import (
     release_line,
     verdict_line,
 )
+from neurondoctor.rules.pip_index_rules import placeholder_words
 
 _STATUS_WORD = {"ok": "OK", "info": "OK", "warning": "WARNING", "error": "ERROR", "crashed": "CRASHED",
                 "unknown": "UNKNOWN", "skipped": "n/a"}
@@ -58,8 +59,9 @@ def render_markdown(report: Report) -> str:
             lines += ["", "```sh", *finding.fix, "```"]
     lines += ["", "### Neuron and torch packages", ""]
     for env in report.environments:
-        lines.append(f"- `{env.path}`: "
-                     + (", ".join(f"{name} {version}" for name, version in env.neuron_packages.items()) or "none")
+        packages = ", ".join(f"{name} {version}" for name, version in env.neuron_packages.items())
+        placeholders = f"{'; ' if packages else ''}{placeholder_words(env.placeholders)}" if env.placeholders else ""
+        lines.append(f"- `{env.path}`: " + ((packages + placeholders) or "none")
                      + (f"; torch {env.torch}" if env.torch else ""))
     lines += ["", verdict_line(report), ""]
     return "\n".join(lines)

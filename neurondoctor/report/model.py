@@ -62,6 +62,7 @@ class EnvironmentSummary:
     neuron_packages: dict[str, str]
     discovered_by: str
     guarded_release: Optional[str] = None
+    placeholders: dict[str, str] = field(default_factory=dict)  # PyPI placeholders on the import path
 
 
 @dataclass

@@ -20,6 +20,7 @@ from neurondoctor.report.model import (
     Report,
 )
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_INFO, SEVERITY_WARNING
+from neurondoctor.rules.pip_index_rules import placeholder_words
 
 SEVERITY_ORDER = {SEVERITY_ERROR: 0, SEVERITY_WARNING: 1, SEVERITY_INFO: 2}
 VERDICT_WORDS = {STATE_OK: "Healthy", STATE_DEGRADED: "Degraded", STATE_UNHEALTHY: "Unhealthy",
@@ -37,6 +38,8 @@ def environment_line(env: EnvironmentSummary, latest: str | None) -> str:
             parts.append(f"Neuron {release_words(env.releases) or env.release} packages{newer}")
         else:
             parts.append(f"Neuron packages mixed across releases (mostly {env.release})")
+    elif env.placeholders:
+        parts.append(f"no Neuron packages but {placeholder_words(env.placeholders)}")
     else:
         parts.append("no Neuron packages")
     if env.torch:

@@ -11,8 +11,15 @@ from __future__ import annotations
 from typing import Optional
 
 from neurondoctor.facts.guard_files import CONSTRAINTS_FILE
-from neurondoctor.facts.python_env import PipConfigSource
-from neurondoctor.neuron_version import release_tuple
+from neurondoctor.facts.python_env import (
+    SITE_ROLE_PYTHONPATH,
+    SITE_ROLE_USER,
+    Distribution,
+    PipConfigSource,
+    PythonEnvironment,
+    SiteDir,
+)
+from neurondoctor.neuron_version import normalize_package_name, release_tuple
 from neurondoctor.rules.check import NO_ENVIRONMENT, Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, pin, pip_command, quoted
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_INFO, SEVERITY_WARNING, Finding
@@ -35,29 +42,77 @@ def newest_version_for(ctx: RuleContext, name: str, python: Optional[str]) -> Op
     return None
 
 
+def placeholder_words(placeholders: dict[str, str]) -> str:
+    """`2 PyPI placeholders (torch-neuronx 1.0, neuronx-cc 1.0.post1)`."""
+    listed = ", ".join(f"{name} {version}" for name, version in placeholders.items())
+    return f"{len(placeholders)} PyPI placeholder{'s' if len(placeholders) > 1 else ''} ({listed})"
+
+
+def _placeholder_import(ctx: RuleContext, dist: Distribution) -> str:
+    """What importing this placeholder really does (compat.json `placeholders`, read from PyPI's wheels)."""
+    for entry in ctx.catalog.compat.get("placeholders", []):
+        if normalize_package_name(str(entry.get("name", ""))) == dist.name and entry.get("imports"):
+            return str(entry["imports"])
+    module = dist.top_level[0] if dist.top_level else dist.name.replace("-", "_")
+    return f"`import {module}` raises `ImportError: WRONG PACKAGE. Please install the package from Neuron Repository`"
+
+
+def _capitalized(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _release_version(ctx: RuleContext, env: PythonEnvironment, name: str) -> Optional[str]:
+    """The version to install instead: from the environment's or the host's release (the line torch-neuronx uses
+    for libneuronxla), else the newest the releases list for this Python."""
+    release = ctx.target_release or ctx.release_of(env).release or ctx.host_release().release
+    if release:
+        line = str(ctx.catalog.compat.get("venv_libneuronxla_line", "")) if name == "libneuronxla" else ""
+        entries = sorted((entry for entry in ctx.catalog.entries(release, name) if entry.version.startswith(line)),
+                         key=lambda entry: release_tuple(entry.version), reverse=True)
+        if entries:
+            return entries[0].version
+    return newest_version_for(ctx, name, env.python_major_minor)
+
+
+def _site_of(env: PythonEnvironment, dist: Distribution) -> Optional[SiteDir]:
+    return next((site for site in env.site_dirs if dist in site.distributions), None)
+
+
 def placeholder_packages(ctx: RuleContext) -> list[Finding]:
-    """ND-PIP-001: a PyPI placeholder (`WRONG PACKAGE`) is installed instead of the Neuron package."""
+    """ND-PIP-001: a PyPI placeholder (`WRONG PACKAGE`) on the import path instead of the Neuron package — in the
+    environment, the user site or PYTHONPATH alike. Outside the environment pip cannot uninstall it
+    ("outside environment"): its files are removed instead."""
     findings = []
     for env in ctx.facts.environments:
         for dist in env.effective_distributions().values():
             if not dist.placeholder:
                 continue
-            wanted = newest_version_for(ctx, dist.name, env.python_major_minor)
+            wanted = _release_version(ctx, env, dist.name)
             spec = pin(dist.display_name, wanted) if wanted else dist.display_name
+            site = _site_of(env, dist)
+            outside = site is not None and site.role in (SITE_ROLE_USER, SITE_ROLE_PYTHONPATH)
+            removal = (f"rm -rf {' '.join(quoted(path) for path in placeholder_paths(site, dist))}" if outside
+                       and site is not None else pip_command(env, "uninstall", "-y", dist.display_name))
+            where = f" It lies in the {'user site' if site and site.role == SITE_ROLE_USER else 'PYTHONPATH'} " \
+                    f"{site.path}, which is imported before the environment." if outside and site else ""
             findings.append(Finding(
                 id="ND-PIP-001",
                 category=CATEGORY,
                 severity=SEVERITY_ERROR,
                 title=f"{dist.display_name} {dist.version} is PyPI's placeholder, not the Neuron package",
-                detail=(f"`import {dist.top_level[0] if dist.top_level else dist.name}` raises "
-                        "`ImportError: WRONG PACKAGE. Please install the package from Neuron Repository`. "
-                        "pip found it on PyPI because the Neuron repository was not configured."),
+                detail=(f"{_capitalized(_placeholder_import(ctx, dist))}. pip found it on PyPI because the Neuron "
+                        "repository was "
+                        f"not configured.{where}"),
                 evidence={"venv": env.path, "package": dist.display_name, "version": dist.version,
-                          "metadata": dist.metadata_dir},
-                fix=[pip_command(env, "uninstall", "-y", dist.display_name),
-                     pip_command(env, "install", spec, "--extra-index-url", ctx.catalog.pip_repository)],
+                          "metadata": dist.metadata_dir, "site": site.path if site else None},
+                fix=[removal, pip_command(env, "install", spec, "--extra-index-url", ctx.catalog.pip_repository)],
             ))
     return findings
+
+
+def placeholder_paths(site: SiteDir, dist: Distribution) -> list[str]:
+    """The dist-info and the top-level folders a placeholder wheel installs (neuronx-cc's is `neuronx-cc/`)."""
+    return [dist.metadata_dir, *(f"{site.path}/{top}" for top in dist.top_level)]
 
 
 def _neuron_sources(sources: list[PipConfigSource], repository: str) -> tuple[list[str], list[str]]:

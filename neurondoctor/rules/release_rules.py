@@ -13,6 +13,7 @@ from neurondoctor.rules.check import NO_ENVIRONMENT, Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_WARNING, Finding
 from neurondoctor.rules.framework_pin_rules import describe_releases, realign_command
+from neurondoctor.rules.pip_index_rules import placeholder_words
 
 
 def mixed_release_packages(ctx: RuleContext) -> list[Finding]:
@@ -75,7 +76,10 @@ def release_summary(ctx: RuleContext) -> str:
         return NO_ENVIRONMENT
     named = sorted({release_words(ctx.release_of(env).agreed) for env in envs if ctx.release_of(env).release})
     if not named:
-        return "no Neuron packages installed"
+        placeholders = {dist.display_name: dist.version for env in envs
+                        for dist in env.effective_distributions().values() if dist.placeholder}
+        return "no Neuron packages installed" + (
+            f", but {placeholder_words(placeholders)}" if placeholders else "")
     return (f"Neuron {', '.join(named)}; every package is in that release "
             f"(newest known: {ctx.catalog.latest})")
 

@@ -41,7 +41,8 @@ def shadowing_copies(ctx: RuleContext) -> list[Finding]:
         for site in env.site_dirs:
             if site.role not in (SITE_ROLE_USER, SITE_ROLE_PYTHONPATH):
                 continue
-            shadows = [dist for dist in site.distributions if dist.name in own or dist.name in watched]
+            shadows = [dist for dist in site.distributions if (dist.name in own or dist.name in watched)
+                       and not dist.placeholder]  # a placeholder is ND-PIP-001's, with its own removal
             if not shadows:
                 continue
             critical = any(dist.name in watched for dist in shadows)
