@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.local_index import build_index, serve
-from tests.neuron_envs import HEALTHY_STACKS, cuda_torch_wheels, simple_wheel, torch_wheel
+from tests.neuron_envs import HEALTHY_STACKS, cuda_torch_wheels, simple_wheel, torch_wheel, torchvision_wheel
 from tests.wheelhouse import WheelSpec, venv_python
 
 STACK = HEALTHY_STACKS["2.26.1"]
@@ -49,8 +49,10 @@ def index_wheels() -> list[WheelSpec]:
         torch_wheel(STACK.torch),
         *cuda_torch_wheels("2.9.0"),  # what PyPI gives `torch>=1.11` on x86_64
         simple_wheel("torch-xla", STACK.torch_xla, (f"torch=={STACK.torch}",)),
-        simple_wheel("torchvision", "0.23.0", ("numpy", "torch==2.8.0")),
-        simple_wheel("torchvision", "0.24.0", ("numpy", "torch==2.9.0")),
+        torchvision_wheel("0.23.0", "cpu", "2.8.0"),  # the CPU index's torchvision for torch 2.8
+        torchvision_wheel("0.24.0", "cu128", "2.9.0"),  # PyPI's x86_64 torchvision: a CUDA build
+        torchvision_wheel("0.24.0+cpu", "cpu", "2.9.0"),  # the CPU index's, for the flavour fix
+        simple_wheel("pillow", "11.3.0"),
         simple_wheel("numpy", "1.26.4"),
         simple_wheel("protobuf", "3.20.3"),
         simple_wheel("wheel", "0.45.1"),

@@ -57,6 +57,18 @@ def torch_wheel(version: str, version_py: Optional[str] = None, cuda: Optional[s
     return WheelSpec("torch", version, requires=requires, files=torch_files(shown, cuda))
 
 
+def torchvision_wheel(version: str, build: str, torch: str) -> WheelSpec:
+    """torchvision as pytorch.org and PyPI ship it: `torchvision/version.py` carries the build label (`+cu128` on
+    PyPI's x86_64 wheel, `+cpu` on the CPU index) and a `cuda` set only at import time; Requires-Dist pins torch."""
+    version_py = (f"__version__ = '{version.partition('+')[0]}+{build}'\n"
+                  "git_version = 'b919a3ab1b0a8fa2bbd5d0e6ce2ac9e0b2d8d9d7'\n"
+                  "from torchvision.extension import _check_cuda_version\n"
+                  "if _check_cuda_version() > 0:\n    cuda = _check_cuda_version()\n")
+    return WheelSpec("torchvision", version, requires=("numpy", f"torch=={torch}", "pillow!=8.3.*,>=5.3.0"),
+                     files=(("torchvision/__init__.py", "from .version import __version__\n"),
+                            ("torchvision/version.py", version_py)))
+
+
 def simple_wheel(name: str, version: str, requires: tuple[str, ...] = ()) -> WheelSpec:
     module = name.replace("-", "_")
     return WheelSpec(name, version, requires=requires,

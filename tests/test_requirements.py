@@ -23,6 +23,7 @@ from neurondoctor.pep508 import (
 from tests.conftest import check_json
 from tests.hf_index import pip, run_fix
 from tests.host_fixture import HostSpec, build_host
+from tests.neuron_envs import torchvision_wheel
 from tests.wheelhouse import VenvFactory, venv_python, write_pip_conf
 
 
@@ -71,17 +72,15 @@ def test_a_transformers_downgrade_under_optimum_neuron(venvs: VenvFactory, hf_in
 
 
 def test_a_torchvision_for_another_torch(venvs: VenvFactory, hf_index_url: str, neuron_host: Path) -> None:
-    """torchvision 0.24 needs torch 2.9.0 (import fails: `operator torchvision::nms does not exist`), and the
-    `[neuronx]` extra pins torchvision 0.23.*."""
+    """torchvision 0.24 pins torch 2.9.0 (that pair is torch_companion_rules' ND-TORCH-005, whose fix moves
+    torchvision, not the pinned torch), and the `[neuronx]` extra pins torchvision 0.23.*."""
     venv = optimum_neuron_venv(venvs, hf_index_url, "req-torchvision")
-    pip(venv, hf_index_url, "--no-deps", "torchvision==0.24.0")
-    found = {(item["title"], item["severity"]): item for item in requirement_findings(neuron_host, venv)}
-    assert set(found) == {
-        ("torchvision 0.24.0 requires torch==2.9.0; torch has 2.8.0", "error"),
-        ("optimum-neuron 0.4.5 requires torchvision==0.23.*; torchvision has 0.24.0", "warning")}
-    fix = found[("optimum-neuron 0.4.5 requires torchvision==0.23.*; torchvision has 0.24.0", "warning")]["fix"]
-    assert fix == [f"{venv_python(venv)} -m pip install 'torchvision==0.23.*'"]
-    run_fix(str(fix[0]), hf_index_url)
+    venvs.install(venv, [torchvision_wheel("0.24.0", "cu128", "2.9.0")])  # PyPI's, over the extra's
+    found = requirement_findings(neuron_host, venv)
+    assert [(item["title"], item["severity"]) for item in found] == [
+        ("optimum-neuron 0.4.5 requires torchvision==0.23.*; torchvision has 0.24.0", "warning")]
+    assert found[0]["fix"] == [f"{venv_python(venv)} -m pip install 'torchvision==0.23.*'"]
+    run_fix(str(found[0]["fix"][0]), hf_index_url)
     assert requirement_findings(neuron_host, venv) == []
 
 

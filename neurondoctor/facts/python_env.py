@@ -66,6 +66,7 @@ class SiteDir:
     error: Optional[str] = None
     distributions: list[Distribution] = field(default_factory=list)
     torch_build: Optional[TorchBuild] = None
+    companion_builds: dict[str, TorchBuild] = field(default_factory=dict)  # torchvision, torchaudio
 
 
 @dataclass
@@ -121,6 +122,13 @@ class PythonEnvironment:
             for dist in site.distributions:
                 seen.setdefault(dist.name, dist)
         return seen
+
+    def companion_build(self, name: str) -> Optional[TorchBuild]:
+        """torchvision's or torchaudio's version.py, from the first site dir holding that package."""
+        for site in self.site_dirs:
+            if name in site.companion_builds:
+                return site.companion_builds[name]
+        return None
 
     def torch_build(self) -> Optional[TorchBuild]:
         """The torch that `import torch` would load: the first site dir holding a torch package."""

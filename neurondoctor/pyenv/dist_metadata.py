@@ -164,20 +164,26 @@ def read_distribution(fs: RootFS, site: str, entry_name: str) -> Optional[Distri
     )
 
 
-def read_torch_build(fs: RootFS, site: str) -> Optional[TorchBuild]:
-    """`torch/version.py` as text: PyPI's x86_64 wheel says `__version__ = '2.9.0+cu128'`, `cuda = '12.8'`."""
-    version_file = f"{site}/torch/version.py"
+def read_torch_build(fs: RootFS, site: str, package: str = "torch") -> Optional[TorchBuild]:
+    """`torch/version.py` as text: PyPI's x86_64 wheel says `__version__ = '2.9.0+cu128'`, `cuda = '12.8'`.
+    torchvision's and torchaudio's carry `__version__ = '0.24.0+cu128'` the same way. Only top-level assignments
+    of literals count: torchvision's `    cuda = _check_cuda_version()` under an `if` is not a build fact."""
+    version_file = f"{site}/{package}/version.py"
     shown = fs.shown_path(version_file)
     text = _read_small_text(fs, version_file)
     if text is None:
-        return TorchBuild(path=shown) if fs.is_dir(f"{site}/torch") else None
+        return TorchBuild(path=shown) if fs.is_dir(f"{site}/{package}") else None
     build = TorchBuild(path=shown)
     for line in text.splitlines():
-        key, separator, value = line.partition("=")
-        if not separator:
+        key, separator, raw = line.partition("=")
+        if not separator or line[:1].isspace():
             continue
         key = key.split(":", 1)[0].strip()
-        value = value.strip().strip("'\"")
+        raw = raw.strip()
+        literal = raw[:1] in ("'", '"') and raw[-1:] == raw[:1]
+        value = raw[1:-1] if literal else raw
+        if not literal and value != "None":
+            continue
         if key == "__version__":
             build.version = value
         elif key == "cuda":
@@ -185,6 +191,9 @@ def read_torch_build(fs: RootFS, site: str) -> Optional[TorchBuild]:
         elif key == "hip":
             build.hip = None if value in ("None", "") else value
     return build
+
+
+COMPANIONS = ("torchvision", "torchaudio")
 
 
 MAX_DISTRIBUTIONS = 10_000

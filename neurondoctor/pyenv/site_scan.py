@@ -1,10 +1,11 @@
-"""Builds the `SiteDir` facts for one directory on an import path: its distributions and torch build."""
+"""Builds the `SiteDir` facts for one directory on an import path: its distributions and the torch,
+torchvision and torchaudio builds."""
 
 from __future__ import annotations
 
 from neurondoctor.facts.python_env import SiteDir
 from neurondoctor.host.rootfs import RootFS
-from neurondoctor.pyenv.dist_metadata import read_torch_build, scan_site_dir
+from neurondoctor.pyenv.dist_metadata import COMPANIONS, read_torch_build, scan_site_dir
 
 
 def inspect_site_dir(fs: RootFS, path: str, role: str, follow_links: bool = True) -> SiteDir:
@@ -16,4 +17,8 @@ def inspect_site_dir(fs: RootFS, path: str, role: str, follow_links: bool = True
                    distributions=distributions)
     if readable and error != "missing":
         site.torch_build = read_torch_build(fs, path)
+        for companion in COMPANIONS:
+            build = read_torch_build(fs, path, companion)
+            if build is not None:
+                site.companion_builds[companion] = build
     return site

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from neurondoctor.facts.python_env import Distribution, PythonEnvironment
 from neurondoctor.neuron_version import major_minor
-from neurondoctor.rules import framework_missing_rules, framework_pin_rules, requirement_rules
+from neurondoctor.rules import framework_missing_rules, framework_pin_rules, requirement_rules, torch_companion_rules
 from neurondoctor.rules.check import NO_ENVIRONMENT, Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, TorchStack, pin, pip_command, quoted
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
@@ -180,6 +180,7 @@ RULE_SET = RuleSet(
     ),
 )
 CHECK = Check("pytorch-stack", "PyTorch stack",
-              (RULE_SET, framework_pin_rules.RULE_SET, requirement_rules.RULE_SET, framework_missing_rules.RULE_SET),
+              (RULE_SET, torch_companion_rules.RULE_SET, framework_pin_rules.RULE_SET, requirement_rules.RULE_SET,
+               framework_missing_rules.RULE_SET),
               pytorch_summary,
               needs=("environments",))
