@@ -9,6 +9,8 @@ import shlex
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import check_json, cli_env, findings_by_id, run_cli
 from tests.hf_index import run_fix
 from tests.host_fixture import HostSpec, build_host
@@ -93,3 +95,27 @@ def test_near_miss_a_user_site_placeholder_off_the_import_path(venvs: VenvFactor
                         env=cli_env({"HOME": str(root / "home/ubuntu")}))[1]
     assert "ND-PIP-001" not in findings_by_id(report)
     assert report["environments"][0]["placeholders"] == {}
+
+
+@pytest.mark.parametrize(("name", "version", "module", "raised"), [
+    ("torch-neuronx", "1.0", "torch_neuronx", "ImportError: WRONG PACKAGE. Please install the package from Neuron "
+                                              "Repository - pip.repos.neuron.amazonaws.com"),
+    ("transformers-neuronx", "0.1", "transformers_neuronx",
+     "ImportError: WRONG PACKAGE. Please install the package from Neuron Repository - "
+     "https://github.com/aws-neuron/transformers-neuronx#installation"),
+    ("neuronx-cc", "1.0.post1", "neuronx_cc", "ModuleNotFoundError: No module named 'neuronx_cc'"),
+    ("libneuronxla", "1.0", "libneuronxla", "ImportError: WRONG PACKAGE. Please install the package from Neuron "
+                                            "Repository - pip.repos.neuron.amazonaws.com"),
+])
+def test_what_the_finding_says_an_import_does_is_what_it_does(venvs: VenvFactory, tmp_path: Path, name: str,
+                                                              version: str, module: str, raised: str) -> None:
+    root = build_host(tmp_path / "host", HostSpec(release="2.26.1"))
+    venv = venvs.create(f"placeholder-import-{name}")
+    venvs.install(venv, [placeholder_wheel(name, version)])
+    finding = findings_by_id(check_json(["--root", str(root), "--python", str(venv_python(venv))])[1])[
+        "ND-PIP-001"][0]
+    imported = subprocess.run([str(venv_python(venv)), "-c", f"import {module}"], capture_output=True, text=True,
+                              timeout=60)
+    assert raised in imported.stderr
+    assert raised.split(": ", 1)[1] in finding["detail"] or raised.split(": ", 1)[0] in finding["detail"]
+    assert f"`import {module}`" in finding["detail"]

@@ -40,7 +40,7 @@ from neurondoctor.report.model import (
     Report,
 )
 from neurondoctor.rules.check import Check
-from neurondoctor.rules.context import RuleContext
+from neurondoctor.rules.context import RuleContext, neuron_host, quoted
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 from neurondoctor.rules.registry import finding_selected, known_selector, select_checks
 from neurondoctor.rules.torch_build import torch_version_shown
@@ -200,6 +200,20 @@ def summarize_environment(ctx: RuleContext, env: PythonEnvironment) -> Environme
     )
 
 
+def next_steps(ctx: RuleContext) -> list[str]:
+    """Off Neuron hardware and without --release, a torch environment is a porting start, not a finding (UX.md:
+    "A non-Neuron machine"): one line with the probe that lists CPU fallbacks and the venv that runs on Trainium."""
+    if ctx.target_release or neuron_host(ctx):
+        return []
+    for env in ctx.facts.environments:
+        stack = ctx.torch_stack(env)
+        if stack.torch is not None and stack.framework is None:
+            target = quoted(f"{env.path.rstrip('/')}-neuron")
+            return [f"neurondoctor probe ops mymodel.py:build (which ops would fall back to CPU on Trainium) · "
+                    f"neurondoctor venv create {target} --release {ctx.catalog.latest} (the environment for it)"]
+    return []
+
+
 def unchecked_reasons(checks: Sequence[CheckResult], input_problems: Sequence[InputProblem],
                       internal_problems: Sequence[str]) -> list[str]:
     """Everything that kept the run from judging something: crashed and unknown checks, unusable input."""
@@ -252,4 +266,5 @@ def run_check(options: CheckOptions, catalog: Optional[ReleaseCatalog] = None) -
         host_release_versions=host_release.versions,
         host_release_consistent=not (host_release.outliers or host_release.unknown),
         host_agreed_releases=host_release.agreed,
+        next_steps=next_steps(ctx),
     )

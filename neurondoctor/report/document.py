@@ -66,6 +66,7 @@ def report_document(report: Report) -> dict[str, Any]:
         "timings_ms": {"total": round(report.duration_ms, 2),
                        **{key: round(value, 2) for key, value in report.collector_timings_ms.items()}},
         "summary": _summary(findings),
+        "next_steps": report.next_steps,
     }
 
 

@@ -102,6 +102,7 @@ class Report:
     host_release_versions: dict[str, str] = field(default_factory=dict)
     host_release_consistent: bool = True
     host_agreed_releases: list[str] = field(default_factory=list)
+    next_steps: list[str] = field(default_factory=list)  # `Next:` lines for a porting start (UX.md)
 
     @property
     def host_and_environments_agree(self) -> bool:

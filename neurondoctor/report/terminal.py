@@ -150,6 +150,9 @@ def render_terminal(report: Report, stream: TextIO, verbose: bool = False, color
         for finding in sorted(check.findings, key=lambda item: SEVERITY_ORDER[item.severity]):
             for line in _finding_lines(finding, width, verbose):
                 say(line)
+    for step in report.next_steps:
+        for line in wrap_words(step, width, "    Next: ", " " * 10):
+            say(escape(line))
     if verbose:
         for line in _fact_lines(report):
             say(line)

@@ -93,12 +93,12 @@ def test_a_socket_where_the_dpkg_status_belongs(tmp_path: Path) -> None:
 
 def test_a_grandchild_that_escapes_with_setsid_does_not_stretch_the_timeout(tmp_path: Path) -> None:
     started = time.monotonic()
-    result = run_command(["sh", "-c", "setsid sh -c 'sleep 60' & sleep 60"], timeout=1)
+    result = run_command(["sh", "-c", "setsid sh -c 'sleep 59.876' & sleep 59.876"], timeout=1)
     assert result.timed_out and time.monotonic() - started < 4
-    exited = run_command(["sh", "-c", "echo answer; setsid sh -c 'sleep 60' &"], timeout=20)
+    exited = run_command(["sh", "-c", "echo answer; setsid sh -c 'sleep 59.876' &"], timeout=20)
     assert exited.ok and exited.stdout == "answer\n" and time.monotonic() - started < 10
     time.sleep(0.3)
-    leftover = subprocess.run(["pgrep", "-f", "sleep 60"], capture_output=True, text=True)
+    leftover = subprocess.run(["pgrep", "-f", "sleep 59.876"], capture_output=True, text=True)  # a unique duration
     assert leftover.stdout.strip() == ""  # what still held the pipe was killed
 
 
