@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -80,6 +81,12 @@ def satisfies(version: str, specifier: str) -> Optional[bool]:
     None when either side is not PEP 440."""
     if not specifier:
         return True
+    return _contains(version, specifier)
+
+
+@functools.lru_cache(maxsize=4096)
+def _contains(version: str, specifier: str) -> Optional[bool]:
+    """Cached: an environment asks about the same few pins (numpy, torch, packaging) many times."""
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
     from packaging.version import InvalidVersion, Version
 

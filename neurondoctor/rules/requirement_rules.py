@@ -13,6 +13,7 @@ are left to them.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Optional
 
@@ -51,9 +52,11 @@ class Unmet:
                f"{self.requirement.display_name} {found}"
 
 
-def _applies(requirement: Requirement, python: Optional[str], machine: Optional[str], extra: str) -> Optional[bool]:
+def _applies(requirement: Requirement, variables: Mapping[str, str]) -> Optional[bool]:
+    if not requirement.marker:
+        return True
     try:
-        return evaluate_marker(requirement.marker, marker_variables(python, machine, extra))
+        return evaluate_marker(requirement.marker, variables)
     except (MarkerError, UnknownMarkerVariable):
         return None  # not known to apply: not judged
 
@@ -67,7 +70,7 @@ def _neuron_extras(requirements: list[Requirement], installed: dict[str, Distrib
         if "extra" not in marker or requirement.name not in neuron or requirement.name not in installed:
             continue
         for candidate in _extra_names(marker):
-            if _applies(requirement, python, machine, candidate):
+            if _applies(requirement, marker_variables(python, machine, candidate)):
                 extras.add(candidate)
     return extras
 
@@ -80,13 +83,14 @@ def unmet_requirements(ctx: RuleContext, env: PythonEnvironment) -> list[Unmet]:
     installed = env.effective_distributions()
     neuron = ctx.catalog.neuron_pip_packages()
     python, machine = env.python_version, ctx.facts.host.snapshot.machine
+    base = marker_variables(python, machine, "")
     unmet = []
     for dist in installed.values():
         requirements = [parsed for parsed in (parse_requirement(text) for text in dist.requires) if parsed]
-        in_use = _neuron_extras(requirements, installed, neuron, python, machine)
+        in_use = [marker_variables(python, machine, extra)
+                  for extra in _neuron_extras(requirements, installed, neuron, python, machine)]
         for requirement in requirements:
-            base = _applies(requirement, python, machine, "")
-            applies = base or any(_applies(requirement, python, machine, extra) for extra in in_use)
+            applies = _applies(requirement, base) or any(_applies(requirement, extra) for extra in in_use)
             if not applies or requirement.name == dist.name:
                 continue
             target = installed.get(requirement.name)
