@@ -8,7 +8,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from tests.conftest import check_json, findings_by_id
+from tests.conftest import check_json, findings_by_id, run_cli
 from tests.hf_index import pip, run_fix
 from tests.host_fixture import HostSpec, build_host
 from tests.neuron_envs import torch_wheel
@@ -65,6 +65,8 @@ def test_a_cpu_torch_venv_off_neuron_hardware_is_quiet_unless_judged_with_a_rele
         judged[0]["detail"])
     assert judged[0]["fix"] == [f"neurondoctor venv create {venv}-neuron --release 2.31.1"]
     assert judged_code == 1  # --release R on an environment without R's torch fails
+    text = run_cli(["check", "--root", str(laptop), "--venv", str(venv), "--release", "2.31.1"]).stdout
+    assert "Neuron release       no Neuron packages installed" in text  # not "every package is in that release"
 
 
 def test_near_miss_a_neuron_venv_has_no_framework_missing(venvs: VenvFactory, tmp_path: Path) -> None:

@@ -74,7 +74,8 @@ def release_summary(ctx: RuleContext) -> str:
     envs = ctx.facts.environments
     if not envs:
         return NO_ENVIRONMENT
-    named = sorted({release_words(ctx.release_of(env).agreed) for env in envs if ctx.release_of(env).release})
+    named = sorted({release_words(ctx.release_of(env).agreed) for env in envs
+                    if ctx.release_of(env).release and ctx.release_of(env).packages})  # --release alone names none
     if not named:
         placeholders = {dist.display_name: dist.version for env in envs
                         for dist in env.effective_distributions().values() if dist.placeholder}
