@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Optional
 
@@ -136,20 +136,18 @@ class _MarkerParser:
         return value
 
     def either(self) -> bool:
-        value = self.both()
-        while self.peek() == ("word", "or"):
-            self.take()
-            right = self.both()
-            value = value or right
-        return value
+        return self.chain("or", self.both, any)
 
     def both(self) -> bool:
-        value = self.atom()
-        while self.peek() == ("word", "and"):
+        return self.chain("and", self.atom, all)
+
+    def chain(self, word: str, operand: Callable[[], bool], combine: Callable[[list[bool]], bool]) -> bool:
+        """`a or b or c` / `a and b`: every operand is parsed (it consumes its tokens), then combined."""
+        values = [operand()]
+        while self.peek() == ("word", word):
             self.take()
-            right = self.atom()
-            value = value and right
-        return value
+            values.append(operand())
+        return combine(values)
 
     def atom(self) -> bool:
         if self.peek() == ("op", "("):

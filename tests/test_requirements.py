@@ -6,11 +6,14 @@ Static `--venv` and live `--python` must agree."""
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from neurondoctor.pep508 import (
     MarkerError,
@@ -151,3 +154,14 @@ def test_markers_evaluate_as_pip_evaluates_them() -> None:
         evaluate_marker('python_version <', py312)
     with pytest.raises(MarkerError):
         evaluate_marker('(python_version < "3.13"', py312)
+
+
+@given(st.text(max_size=120))
+@settings(max_examples=300, deadline=None)
+def test_garbage_requirements_and_markers_never_raise_anything_else(text: str) -> None:
+    """Requires-Dist comes from any wheel on the path: a parse gives a Requirement or None, a marker gives a
+    verdict or one of the two declared errors."""
+    requirement = parse_requirement(text)
+    assert requirement is None or requirement.name
+    with contextlib.suppress(MarkerError, UnknownMarkerVariable):
+        evaluate_marker(text, marker_variables("3.11.7", "x86_64"))
