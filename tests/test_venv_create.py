@@ -269,3 +269,17 @@ def test_a_cuda_torch_venv_on_a_neuron_host_gets_the_command_that_builds_the_neu
     assert built.returncode == 0, built.stdout + built.stderr
     rebuilt = check_json(["--root", str(root), "--venv", f"{venv}-neuron"])[1]["findings"]
     assert [item["id"] for item in rebuilt if item["severity"] != "info"] == []  # info: the test's mirror
+
+
+def test_the_python_verdict_without_neuron_packages_is_the_same_static_and_live(tmp_path: Path,
+                                                                                venvs: VenvFactory) -> None:
+    """Neuron 2.19.1's wheels are for Python 3.8-3.10: this machine's 3.11 venv, judged with --release, both ways."""
+    venv = venvs.create("py311-for-2-19")
+    root = build_host(tmp_path / "bare", HostSpec(release=None, instance_type=None, pci=False))
+    static = findings_by_id(check_json(["--root", str(root), "--venv", str(venv), "--release", "2.19.1"])[1])
+    live = findings_by_id(check_json(["--root", str(root), "--python", str(venv / "bin" / "python"),
+                                      "--release", "2.19.1"])[1])
+    assert [item["title"] for item in static["ND-PY-002"]] == [item["title"] for item in live["ND-PY-002"]] == [
+        "Python 3.11 cannot install Neuron 2.19.1: its wheels are for 3.8, 3.9, 3.10"]
+    assert static["ND-PY-002"][0]["fix"] == [f"neurondoctor venv create {venv}-py3.10 --release 2.19.1 "
+                                             "--python python3.10"]
