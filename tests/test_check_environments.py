@@ -77,9 +77,11 @@ def test_torch_210_cuda_over_torch_neuronx_29(venvs: VenvFactory, host_root: Pat
     assert "2.10.0+cu128" in mismatch["title"]
     assert "undefined symbol" in mismatch["detail"]
     python = str(venv_python(venv))
-    assert mismatch["fix"][0] == (f"{python} -m pip install 'torch==2.9.0' 'torch-xla==2.9.0' "
-                                  f"--extra-index-url {NEURON_REPO}")
-    assert mismatch["fix"][1].startswith(f"{python} -m pip uninstall -y nvidia-")
+    # the pinned torch's CPU build (PyPI's torch 2.9.0 would need the nvidia-* packages the last line removes)
+    assert mismatch["fix"][:2] == [
+        f"{python} -m pip install --force-reinstall --no-deps 'torch==2.9.0+cpu' --index-url "
+        "https://download.pytorch.org/whl/cpu", f"{python} -m pip install 'torch-xla==2.9.0'"]
+    assert mismatch["fix"][2].startswith(f"{python} -m pip uninstall -y nvidia-")
     assert code == 1
 
 

@@ -38,7 +38,7 @@ def test_terminal_report_leads_with_the_verdict_and_the_fix(broken_venv: Path, h
     stack_line = next(line for line in lines if "PyTorch stack" in line)
     assert stack_line.startswith("[✗] PyTorch stack") and "replaced the torch 2.9" in stack_line
     fix_line = next(line for line in lines if "Fix:" in line)
-    assert f"{venv_python(broken_venv)} -m pip install 'torch==2.9.0' 'torch-xla==2.9.0'" in fix_line
+    assert f"{venv_python(broken_venv)} -m pip install --force-reinstall --no-deps 'torch==2.9.0+cpu'" in fix_line
     assert lines[-1].startswith("Unhealthy: 1 error in 1 area.")
     assert next(line for line in lines if "Python environment" in line).startswith("[✓]")
 

@@ -56,8 +56,9 @@ def test_native_stack_is_judged_by_its_own_pin(catalog: ReleaseCatalog) -> None:
     stray = environment(lite, dist("neuronx-cc", "2.27.5334.0"), dist("torch", "2.9.0"), torch_version="2.9.0+cpu")
     found = findings(catalog, stray, instance="trn2.48xlarge")
     assert list(found) == ["ND-TORCH-001"]
-    assert found["ND-TORCH-001"][0].fix == [
-        f"/v/bin/python -m pip install 'torch==2.11.0' --extra-index-url {REPO_URL}"]
+    assert found["ND-TORCH-001"][0].fix == [  # the CPU build: the native stack needs no CUDA either
+        "/v/bin/python -m pip install --force-reinstall --no-deps 'torch==2.11.0+cpu' --index-url "
+        "https://download.pytorch.org/whl/cpu"]
 
 
 def test_native_stack_on_trn1_is_instance_unsupported(catalog: ReleaseCatalog) -> None:

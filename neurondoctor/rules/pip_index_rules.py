@@ -169,9 +169,22 @@ def repository_not_configured(ctx: RuleContext) -> list[Finding]:
                 detail=("The next `pip install -U torch-neuronx` (or a dependency resolution) reaches only PyPI, "
                         "whose torch-neuronx/neuronx-cc/libneuronxla are `WRONG PACKAGE` placeholders."),
                 evidence={"venv": env.path, "pip_config": [source.origin for source in env.pip_config]},
-                fix=[pip_command(env, "config", "--site", "set", "global.extra-index-url", repository)],
+                fix=[pip_command(env, "config", "--site", "set", "global.extra-index-url",
+                                 quoted(" ".join([*_configured_extra_indexes(env), repository])))],
             ))
     return findings
+
+
+def _configured_extra_indexes(env: PythonEnvironment) -> list[str]:
+    """The extra indexes pip's files give this environment today. The venv's own pip.conf outranks the user's and
+    the global one for the same key, so setting it to the Neuron repository alone would hide them: they are kept,
+    in order, before it (issue 13: a fix never drops user configuration)."""
+    kept: list[str] = []
+    for source in env.pip_config:
+        if source.origin == "environment":
+            continue  # PIP_EXTRA_INDEX_URL still applies on its own
+        kept.extend(url for url in source.extra_index_urls if url not in kept)
+    return kept
 
 
 def _mirrors(sources: list[PipConfigSource], repository: str) -> list[str]:

@@ -16,11 +16,23 @@ from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 from neurondoctor.rules.torch_build import is_cuda_build, nvidia_distributions, torch_version_shown
 
 CATEGORY = "stock-torch-conflict"
+
+
+def cpu_torch_command(ctx: RuleContext, env: PythonEnvironment, version: str) -> str:
+    """torch X.Y.Z's CPU build from the PyTorch CPU index (what Neuron pins and its venvs use). PyPI's x86_64
+    `torch==X.Y.Z` is the CUDA build, which *requires* the nvidia-* packages: reinstalling it and then removing them
+    leaves `import torch` failing on libcublas (issue 13). `--no-deps` keeps the rest of the environment as it is."""
+    base = version.split("+")[0]
+    return pip_command(env, "install", "--force-reinstall", "--no-deps", pin("torch", f"{base}+cpu"), "--index-url",
+                       str(ctx.catalog.compat.get("torch_cpu_index")))
+
+
 def _reinstall_commands(ctx: RuleContext, env: PythonEnvironment, stack: TorchStack, torch: str) -> list[str]:
-    specs = [pin("torch", torch)]
+    """The pinned torch's CPU build, then the torch-xla of the same release (its `torch==` is then satisfied)."""
+    commands = [cpu_torch_command(ctx, env, torch)]
     if stack.stack == "xla":
-        specs.append(pin("torch-xla", torch))
-    return [pip_command(env, "install", *specs, "--extra-index-url", ctx.catalog.pip_repository)]
+        commands.append(pip_command(env, "install", pin("torch-xla", torch)))
+    return commands
 
 
 def _uninstall_nvidia(env: PythonEnvironment, nvidia: list[Distribution]) -> list[str]:
@@ -75,7 +87,6 @@ def cuda_torch_in_neuron_env(ctx: RuleContext) -> list[Finding]:
         if not is_cuda_build(torch, build) and not nvidia:
             continue
         shown = torch_version_shown(torch, build)
-        cpu_spec = pin("torch", torch.version.split("+")[0] + "+cpu")
         findings.append(Finding(
             id="ND-TORCH-002",
             category=CATEGORY,
@@ -89,8 +100,7 @@ def cuda_torch_in_neuron_env(ctx: RuleContext) -> list[Finding]:
                     + str(ctx.catalog.compat.get("cuda_torch_source", ""))),
             evidence={"venv": env.path, "torch": shown, "cuda": build.cuda if build else None,
                       "nvidia_packages": [dist.display_name for dist in nvidia]},
-            fix=[pip_command(env, "install", "--force-reinstall", "--no-deps", cpu_spec, "--index-url",
-                             str(ctx.catalog.compat.get("torch_cpu_index"))), *_uninstall_nvidia(env, nvidia)],
+            fix=[cpu_torch_command(ctx, env, torch.version), *_uninstall_nvidia(env, nvidia)],
         ))
     return findings
 
@@ -142,8 +152,7 @@ def duplicate_torch(ctx: RuleContext) -> list[Finding]:
                         "without removing its record: `import torch` loads a mixture of both."),
                 evidence={"venv": env.path, "dist_infos": [dist.metadata_dir for dist in torches]},
                 fix=[f"rm -rf {quoted(dist.metadata_dir)}" for dist in stale]
-                + [pip_command(env, "install", "--force-reinstall", "--no-deps", pin("torch", wanted),
-                               "--extra-index-url", ctx.catalog.pip_repository)],
+                + [cpu_torch_command(ctx, env, wanted)],
             ))
     return findings
 

@@ -1,0 +1,61 @@
+"""Fix execution (issue 13 §1, first cases): the printed fix lines run verbatim through a shell, then `check` again:
+the finding is gone, nothing new is wrong, and the user's other pip settings are still there."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from tests.conftest import check_json, cli_env, findings_by_id
+from tests.neuron_envs import NEURON_REPO, simple_wheel
+from tests.wheelhouse import VenvFactory, venv_python
+
+TEAM_INDEXES = ("http://127.0.0.1:9/team-a/simple", "http://127.0.0.1:9/team-b/simple")
+
+
+def user_env(tmp_path: Path) -> dict[str, str]:
+    """This user's pip world only: their HOME, no machine-wide XDG pip config, no PIP_* variables."""
+    env = cli_env({"HOME": str(tmp_path / "home"), "XDG_CONFIG_DIRS": str(tmp_path / "xdg")})
+    for variable in [name for name in env if name.startswith("PIP_")]:
+        env.pop(variable)
+    return env
+
+
+def run_verbatim(line: str, env: dict[str, str]) -> None:
+    """A fix line as the user pastes it into a shell."""
+    subprocess.run(["sh", "-c", line], check=True, capture_output=True, timeout=300, env=env)
+
+
+def pip_config(venv: Path, env: dict[str, str]) -> str:
+    return subprocess.run([str(venv_python(venv)), "-m", "pip", "config", "list"], check=True, capture_output=True,
+                          text=True, timeout=120, env=env).stdout
+
+
+def bad_findings(report: dict[str, object]) -> set[tuple[str, str]]:
+    return {(str(item["id"]), str(item["title"])) for item in report["findings"]  # type: ignore[union-attr]
+            if item["severity"] in ("error", "warning")}
+
+
+def test_the_neuron_index_fix_keeps_the_users_two_indexes(tmp_path: Path, venvs: VenvFactory) -> None:
+    conf = tmp_path / "home/.config/pip/pip.conf"
+    conf.parent.mkdir(parents=True)
+    conf.write_text(f"[global]\nextra-index-url = {TEAM_INDEXES[0]}\n    {TEAM_INDEXES[1]}\n"
+                    "find-links = /srv/team-wheels\n")
+    venv = venvs.create("fix-pip-002")
+    subprocess.run([str(venv_python(venv)), "-m", "ensurepip"], check=True, capture_output=True, timeout=300)
+    venvs.install(venv, [simple_wheel("neuronx-cc", "2.26.6360.0")])
+    env = user_env(tmp_path)
+    before = check_json(["--venv", str(venv)], env=env)[1]
+    finding = findings_by_id(before)["ND-PIP-002"][0]
+    assert finding["fix"] == [f"{venv_python(venv)} -m pip config --site set global.extra-index-url "
+                              f"'{TEAM_INDEXES[0]} {TEAM_INDEXES[1]} {NEURON_REPO}'"]
+    for line in finding["fix"]:
+        run_verbatim(line, env)
+    after = check_json(["--venv", str(venv)], env=env)[1]
+    assert "ND-PIP-002" not in findings_by_id(after)
+    assert bad_findings(after) <= bad_findings(before) - {("ND-PIP-002", str(finding["title"]))}
+    effective = pip_config(venv, env)
+    assert all(url in effective for url in (*TEAM_INDEXES, NEURON_REPO)), effective
+    assert "/srv/team-wheels" in effective and os.path.exists(conf)  # the user's own file is untouched
+    assert conf.read_text().count("team-a") == 1
