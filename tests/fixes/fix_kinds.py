@@ -1,0 +1,44 @@
+"""Every finding id and how its fix is proven (issue 13 §1): executed in user space by a named test, to be executed
+(the debt this list makes visible), host-level (for the package-manager simulator, issue 13 §2), or advice only.
+tests/fixes/test_fix_kinds.py fails when a declared id is missing here or a named test does not exist."""
+
+from __future__ import annotations
+
+EXECUTED = {  # id -> the test that runs its printed fix lines and checks again
+    "ND-PIP-001": "tests/test_placeholders.py::test_placeholders_in_the_user_site_are_errors_with_fixes_that_work",
+    "ND-PIP-002": "tests/fixes/test_pip_config_fixes.py::test_the_neuron_index_fix_keeps_the_users_two_indexes",
+    "ND-TORCH-001": "tests/fixes/test_torch_fixes.py::test_cuda_torch_over_torch_neuronx_becomes_the_pinned_cpu_torch",
+    "ND-TORCH-005": "tests/test_torch_companions.py::test_a_torchvision_for_another_torch_x_y",
+    "ND-TORCH-006": "tests/test_torch_companions.py::test_a_cuda_torchvision_beside_a_cpu_torch",
+    "ND-REQ-001": "tests/test_requirements.py::test_a_transformers_downgrade_under_optimum_neuron",
+    "ND-FW-001": "tests/test_venv_create.py::"
+                 "test_a_cuda_torch_venv_on_a_neuron_host_gets_the_command_that_builds_the_neuron_one",
+    "ND-FW-002": "tests/test_framework_missing.py::test_optimum_neuron_from_pypi_without_its_neuronx_extra",
+    "ND-PY-002": "tests/test_venv_create.py::test_an_empty_venv_on_a_python_the_release_has_no_wheels_for",
+}
+
+USER_SPACE_PENDING = (  # pip/uv, pip configuration, environment variables, venv create: execution tests to write
+    "ND-TORCH-002", "ND-TORCH-003", "ND-TORCH-004", "ND-PIN-001", "ND-PIN-002", "ND-PIN-003", "ND-PIN-004",
+    "ND-REQ-002", "ND-REL-001", "ND-REL-002", "ND-PY-001", "ND-VENV-001", "ND-VENV-002", "ND-VENV-003",
+    "ND-SHADOW-001", "ND-SHADOW-002", "ND-PIP-003", "ND-PIP-004", "ND-INST-001", "ND-ENV-001", "ND-ENV-002",
+    "ND-ENV-003", "ND-ENV-004",
+)
+
+HOST_LEVEL = (  # apt/dnf, modprobe, DKMS, udev, limits: for the recording package-manager simulator
+    "ND-DRV-001", "ND-DRV-002", "ND-DRV-003", "ND-DRV-004", "ND-DKMS-001", "ND-DKMS-002", "ND-DKMS-003",
+    "ND-DKMS-004", "ND-RT-001", "ND-RT-002", "ND-RT-003", "ND-RT-004", "ND-RT-005", "ND-DEV-001", "ND-DEV-002",
+    "ND-DEV-003", "ND-DEV-004", "ND-RES-001", "ND-RES-003", "ND-OS-002", "ND-OS-003", "ND-INST-002",
+    "ND-INST-003", "ND-REL-003", "ND-REL-004",
+)
+
+ADVICE_ONLY = {  # id -> why no command can be run for it
+    "ND-HW-001": "uncorrectable memory errors: the instance is stopped and started (or replaced) by its operator",
+    "ND-RES-002": "EFA interfaces are attached when the instance is launched",
+    "ND-OS-001": "moving to another OS release is a rebuild, not a command",
+    "ND-OP-001": "a code rewrite of the user's model",
+    "ND-OP-002": "a code rewrite of the user's model",
+    "ND-OP-003": "information about the model's ops",
+    "ND-CAN-001": "a compiler failure of the canary: the explanation names the way out",
+    "ND-CAN-002": "a runtime failure of the canary: the explanation names the way out",
+    "ND-CAN-003": "a wrong canary result: reported to AWS with the bundle",
+}
