@@ -1,0 +1,36 @@
+"""env-var-misconfig fixes, run verbatim: the user's shell has the bad variable, the fix lines are pasted into that
+same shell, and `check` runs there after them."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, check_json, cli_env, findings_by_id
+from tests.host_fixture import HostSpec, build_host
+
+
+@pytest.mark.parametrize(("instance_type", "variables", "finding_id"), [
+    ("trn1.2xlarge", {"NEURON_RT_VISIBLE_CORES": "0-7"}, "ND-ENV-001"),
+    ("trn1.2xlarge", {"NEURON_RT_NUM_CORES": "4"}, "ND-ENV-002"),
+    ("trn1.2xlarge", {"NEURON_LOGICAL_NC_CONFIG": "2"}, "ND-ENV-003"),
+    ("trn1.32xlarge", {"NEURON_RT_VISIBLE_CORES": "0-5"}, "ND-ENV-004"),
+])
+def test_the_env_var_fix_in_the_users_shell(tmp_path: Path, instance_type: str, variables: dict[str, str],
+                                            finding_id: str) -> None:
+    root = build_host(tmp_path / "host", HostSpec(instance_type=instance_type))
+    env = cli_env(variables)
+    before = check_json(["--root", str(root), "--select", "host-env"], env=env)[1]
+    fix = findings_by_id(before)[finding_id][0]["fix"]
+    check = " ".join(shlex.quote(part) for part in (sys.executable, "-m", "neurondoctor", "check", "--root",
+                                                      str(root), "--select", "host-env", "--json"))
+    script = "\n".join([*fix, check])
+    result = subprocess.run(["sh", "-c", script], capture_output=True, text=True, env=env, cwd=str(REPO),
+                            timeout=120)
+    after = json.loads(result.stdout)
+    assert [item["id"] for item in after["findings"] if item["severity"] != "info"] == [], (fix, after["findings"])
