@@ -15,12 +15,16 @@ EXECUTED = {  # id -> the test that runs its printed fix lines and checks again
                  "test_a_cuda_torch_venv_on_a_neuron_host_gets_the_command_that_builds_the_neuron_one",
     "ND-FW-002": "tests/test_framework_missing.py::test_optimum_neuron_from_pypi_without_its_neuronx_extra",
     "ND-PY-002": "tests/test_venv_create.py::test_an_empty_venv_on_a_python_the_release_has_no_wheels_for",
+    "ND-TORCH-002": "tests/fixes/test_torch_fixes.py::test_the_right_torch_as_pypis_cuda_build",
+    "ND-TORCH-003": "tests/fixes/test_torch_fixes.py::test_a_torch_xla_of_another_release",
+    "ND-TORCH-004": "tests/fixes/test_torch_fixes.py::test_two_torch_records_in_one_site",
+    "ND-PIN-001": "tests/fixes/test_torch_fixes.py::test_a_libneuronxla_from_another_release",
     **{f"ND-ENV-00{number}": "tests/fixes/test_env_var_fixes.py::test_the_env_var_fix_in_the_users_shell"
        for number in range(1, 5)},
 }
 
 USER_SPACE_PENDING = (  # pip/uv, pip configuration, environment variables, venv create: execution tests to write
-    "ND-TORCH-002", "ND-TORCH-003", "ND-TORCH-004", "ND-PIN-001", "ND-PIN-002", "ND-PIN-003", "ND-PIN-004",
+    "ND-PIN-002", "ND-PIN-003", "ND-PIN-004",
     "ND-REQ-002", "ND-REL-001", "ND-REL-002", "ND-PY-001", "ND-VENV-001", "ND-VENV-002", "ND-VENV-003",
     "ND-SHADOW-001", "ND-SHADOW-002", "ND-PIP-003", "ND-PIP-004", "ND-INST-001",
 )

@@ -4,6 +4,7 @@ nvidia-* packages it then removed (issue 13)."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +17,7 @@ from tests.fixes.test_pip_config_fixes import bad_findings, run_verbatim, user_e
 from tests.host_fixture import HostSpec, build_host
 from tests.local_index import build_index, serve
 from tests.neuron_envs import HEALTHY_STACKS, cuda_torch_wheels, simple_wheel, stack_wheels, torch_wheel
-from tests.wheelhouse import VenvFactory, venv_python, write_pip_conf
+from tests.wheelhouse import VenvFactory, WheelSpec, venv_python, write_pip_conf
 
 STACK = HEALTHY_STACKS["2.31.1"]
 
@@ -25,25 +26,46 @@ STACK = HEALTHY_STACKS["2.31.1"]
 def indexes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
     """(PyPI + the Neuron repository, the PyTorch CPU index), each a PEP 503 index on 127.0.0.1."""
     root = tmp_path_factory.mktemp("torch-fix-indexes")
-    build_index(root / "pypi", [simple_wheel("torch-xla", "2.9.0", ("torch==2.9.0",)), simple_wheel("numpy", "1.26.4")],
-                [])
+    build_index(root / "pypi", [simple_wheel("torch-xla", "2.9.0", ("torch==2.9.0",)), simple_wheel("numpy", "1.26.4"),
+                                simple_wheel("libneuronxla", STACK.libneuronxla)], [])
     build_index(root / "cpu", [torch_wheel("2.9.0+cpu")], [])
     with serve(root / "pypi" / "index") as pypi, serve(root / "cpu" / "index") as cpu:
         yield f"{pypi}/simple", f"{cpu}/simple"
 
 
-def test_cuda_torch_over_torch_neuronx_becomes_the_pinned_cpu_torch(tmp_path: Path, venvs: VenvFactory,
-                                                                     indexes: tuple[str, str]) -> None:
+def broken_venv(venvs: VenvFactory, name: str, pypi: str, replace: dict[str, list[WheelSpec]]) -> Path:
+    """A 2.31.1 venv with pip, some of its packages swapped for `replace[name]` (what the user's install did)."""
+    venv = venvs.create(name)
+    subprocess.run([str(venv_python(venv)), "-m", "ensurepip"], check=True, capture_output=True, timeout=300)
+    wheels = [spec for spec in stack_wheels(STACK) if spec.name not in replace]
+    venvs.install(venv, wheels + [spec for specs in replace.values() for spec in specs])
+    write_pip_conf(venv, extra_index=pypi)
+    return venv
+
+
+def setting(tmp_path: Path, indexes: tuple[str, str]) -> tuple[Path, dict[str, str]]:
     pypi, cpu = indexes
     manifests = local_release_data(tmp_path / "manifests", neuron_index=pypi, cpu_index=cpu)
     env = {**user_env(tmp_path), "NEURONDOCTOR_MANIFESTS": str(manifests), "PIP_INDEX_URL": pypi}
-    root = build_host(tmp_path / "host", HostSpec(release="2.31.1"))
-    cuda = cuda_torch_wheels("2.10.0")
-    venv = venvs.create("fix-torch-001")
-    subprocess.run([str(venv_python(venv)), "-m", "ensurepip"], check=True, capture_output=True, timeout=300)
-    wheels = [spec for spec in stack_wheels(STACK) if spec.name != "torch"] + cuda
-    venvs.install(venv, wheels)
-    write_pip_conf(venv, extra_index=pypi)
+    return build_host(tmp_path / "host", HostSpec(release="2.31.1")), env
+
+
+def fix_and_check(root: Path, venv: Path, env: dict[str, str], finding_id: str) -> dict[str, object]:
+    """Run the finding's lines verbatim; the check after them has no warning or error left."""
+    before = check_json(["--root", str(root), "--venv", str(venv)], env=env)[1]
+    finding = findings_by_id(before)[finding_id][0]
+    for line in finding["fix"]:
+        run_verbatim(line, env)
+    after = check_json(["--root", str(root), "--venv", str(venv)], env=env)[1]
+    assert bad_findings(after) == set(), (finding["fix"], bad_findings(after))
+    return finding
+
+
+def test_cuda_torch_over_torch_neuronx_becomes_the_pinned_cpu_torch(tmp_path: Path, venvs: VenvFactory,
+                                                                     indexes: tuple[str, str]) -> None:
+    pypi, cpu = indexes
+    root, env = setting(tmp_path, indexes)
+    venv = broken_venv(venvs, "fix-torch-001", pypi, {"torch": cuda_torch_wheels("2.10.0")})
     before = check_json(["--root", str(root), "--venv", str(venv)], env=env)[1]
     finding = findings_by_id(before)["ND-TORCH-001"][0]
     python = venv_python(venv)
@@ -56,3 +78,37 @@ def test_cuda_torch_over_torch_neuronx_becomes_the_pinned_cpu_torch(tmp_path: Pa
     assert bad_findings(after) == set(), bad_findings(after)  # ND-TORCH-001 gone, no ND-TORCH-002 either
     assert after["environments"][0]["torch"] == "2.9.0+cpu"
     assert not list(next(venv.glob("lib/python*/site-packages")).glob("nvidia_*"))
+
+
+def test_the_right_torch_as_pypis_cuda_build(tmp_path: Path, venvs: VenvFactory, indexes: tuple[str, str]) -> None:
+    root, env = setting(tmp_path, indexes)
+    venv = broken_venv(venvs, "fix-torch-002", indexes[0], {"torch": cuda_torch_wheels("2.9.0")})
+    fix_and_check(root, venv, env, "ND-TORCH-002")
+    assert not list(next(venv.glob("lib/python*/site-packages")).glob("nvidia_*"))
+
+
+def test_a_torch_xla_of_another_release(tmp_path: Path, venvs: VenvFactory, indexes: tuple[str, str]) -> None:
+    root, env = setting(tmp_path, indexes)
+    venv = broken_venv(venvs, "fix-torch-003", indexes[0],
+                       {"torch-xla": [simple_wheel("torch-xla", "2.8.1", ("torch==2.8.0",))]})
+    fix_and_check(root, venv, env, "ND-TORCH-003")
+
+
+def test_two_torch_records_in_one_site(tmp_path: Path, venvs: VenvFactory, indexes: tuple[str, str]) -> None:
+    """An interrupted replace: torch 2.10.0's dist-info left beside 2.9.0's."""
+    root, env = setting(tmp_path, indexes)
+    venv = broken_venv(venvs, "fix-torch-004", indexes[0], {})
+    other = venvs.create("fix-torch-004-source")
+    venvs.install(other, [torch_wheel("2.10.0")])
+    site = next(venv.glob("lib/python*/site-packages"))
+    shutil.copytree(next(next(other.glob("lib/python*/site-packages")).glob("torch-2.10.0.dist-info")),
+                    site / "torch-2.10.0.dist-info")
+    fix_and_check(root, venv, env, "ND-TORCH-004")
+    assert [path.name for path in site.glob("torch-*.dist-info")] == ["torch-2.9.0+cpu.dist-info"]
+
+
+def test_a_libneuronxla_from_another_release(tmp_path: Path, venvs: VenvFactory, indexes: tuple[str, str]) -> None:
+    root, env = setting(tmp_path, indexes)
+    loose = simple_wheel("libneuronxla", "2.2.16974.0")  # 2.30's, which a loose `libneuronxla<3` pin took
+    venv = broken_venv(venvs, "fix-pin-001", indexes[0], {"libneuronxla": [loose]})
+    fix_and_check(root, venv, env, "ND-PIN-001")
