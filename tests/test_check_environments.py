@@ -151,7 +151,9 @@ def test_venv_whose_interpreter_was_deleted(venvs: VenvFactory, host_root: Path,
     assert list(found) == ["ND-VENV-001"]
     finding = found["ND-VENV-001"][0]
     assert (finding["category"], finding["severity"]) == ("broken-venv", "error")
-    assert finding["fix"] == [f"python{sys.version_info[0]}.{sys.version_info[1]} -m venv --upgrade {venv}"]
+    python = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    assert finding["fix"] == [f"rm -f {venv}/bin/python {venv}/bin/python3 {venv}/bin/{python}",
+                              f"{python} -m venv --upgrade {venv}"]
     assert report["release"]["environments"][str(venv)] == "2.31.1"
     assert code == 1
 

@@ -12,8 +12,13 @@ CATEGORY = "broken-venv"
 
 
 def _recreate_commands(env: PythonEnvironment) -> list[str]:
+    """Relink the venv to an installed pythonX.Y, keeping its packages. `venv --upgrade` fails on the dangling links
+    themselves (`No such file or directory: …/bin/python3.11`), so they go first; `--clear` would delete the
+    packages."""
     python = env.python_major_minor or "3"
-    return [f"python{python} -m venv --upgrade {quoted(env.path)}"]
+    links = " ".join(quoted(f"{env.path.rstrip('/')}/bin/{name}") for name in dict.fromkeys(
+        ("python", "python3", f"python{python}")))
+    return [f"rm -f {links}", f"python{python} -m venv --upgrade {quoted(env.path)}"]
 
 
 def missing_interpreter(ctx: RuleContext) -> list[Finding]:
