@@ -14,6 +14,7 @@ from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, pin, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, Finding
 from neurondoctor.rules.release_detection import EnvironmentRelease, PackageReleases
+from neurondoctor.rules.torch_build import cpu_torch_command, torch_xla_for
 
 CATEGORY = "framework-pin-mismatch"
 
@@ -121,7 +122,9 @@ def missing_framework_partners(ctx: RuleContext) -> list[Finding]:
             missing.append("torch-xla")
         if not missing:
             continue
-        specs = [pin(name, stack.framework_torch) for name in missing]
+        fix = ([cpu_torch_command(ctx, env, stack.framework_torch, replace=False)] if "torch" in missing else []) + (
+            [pip_command(env, "install", pin("torch-xla", torch_xla_for(ctx, stack.framework_torch)))]
+            if "torch-xla" in missing else [])
         findings.append(Finding(
             id="ND-PIN-003",
             category=CATEGORY,
@@ -132,7 +135,7 @@ def missing_framework_partners(ctx: RuleContext) -> list[Finding]:
                    + (" and the matching torch-xla" if stack.stack == "xla" else "")
                    + "; `import torch_neuronx` fails without them.",
             evidence={"venv": env.path, "missing": missing},
-            fix=[pip_command(env, "install", *specs, "--extra-index-url", ctx.catalog.pip_repository)],
+            fix=fix,
         ))
     return findings
 

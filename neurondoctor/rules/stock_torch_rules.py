@@ -13,25 +13,22 @@ from neurondoctor.rules import framework_missing_rules, framework_pin_rules, req
 from neurondoctor.rules.check import NO_ENVIRONMENT, Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, TorchStack, pin, pip_command, quoted
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
-from neurondoctor.rules.torch_build import is_cuda_build, nvidia_distributions, torch_version_shown
+from neurondoctor.rules.torch_build import (
+    cpu_torch_command,
+    is_cuda_build,
+    nvidia_distributions,
+    torch_version_shown,
+    torch_xla_for,
+)
 
 CATEGORY = "stock-torch-conflict"
-
-
-def cpu_torch_command(ctx: RuleContext, env: PythonEnvironment, version: str) -> str:
-    """torch X.Y.Z's CPU build from the PyTorch CPU index (what Neuron pins and its venvs use). PyPI's x86_64
-    `torch==X.Y.Z` is the CUDA build, which *requires* the nvidia-* packages: reinstalling it and then removing them
-    leaves `import torch` failing on libcublas (issue 13). `--no-deps` keeps the rest of the environment as it is."""
-    base = version.split("+")[0]
-    return pip_command(env, "install", "--force-reinstall", "--no-deps", pin("torch", f"{base}+cpu"), "--index-url",
-                       str(ctx.catalog.compat.get("torch_cpu_index")))
 
 
 def _reinstall_commands(ctx: RuleContext, env: PythonEnvironment, stack: TorchStack, torch: str) -> list[str]:
     """The pinned torch's CPU build, then the torch-xla of the same release (its `torch==` is then satisfied)."""
     commands = [cpu_torch_command(ctx, env, torch)]
     if stack.stack == "xla":
-        commands.append(pip_command(env, "install", pin("torch-xla", torch)))
+        commands.append(pip_command(env, "install", pin("torch-xla", torch_xla_for(ctx, torch))))
     return commands
 
 
@@ -117,7 +114,7 @@ def torch_xla_mismatch(ctx: RuleContext) -> list[Finding]:
         if stack.framework_torch and major_minor(stack.torch.version) != major_minor(stack.framework_torch):
             continue  # ND-TORCH-001 reinstalls torch and torch-xla together
         wanted = stack.framework_torch or stack.torch.version.split("+")[0]
-        specs = [pin("torch", wanted), pin("torch-xla", wanted)]
+        specs = [pin("torch", wanted), pin("torch-xla", torch_xla_for(ctx, wanted))]
         findings.append(Finding(
             id="ND-TORCH-003",
             category=CATEGORY,

@@ -19,6 +19,7 @@ EXECUTED = {  # id -> the test that runs its printed fix lines and checks again
     "ND-TORCH-003": "tests/fixes/test_torch_fixes.py::test_a_torch_xla_of_another_release",
     "ND-TORCH-004": "tests/fixes/test_torch_fixes.py::test_two_torch_records_in_one_site",
     "ND-PIN-001": "tests/fixes/test_torch_fixes.py::test_a_libneuronxla_from_another_release",
+    "ND-PIN-003": "tests/fixes/test_torch_fixes.py::test_torch_neuronx_without_torch_and_torch_xla",
     "ND-SHADOW-001": "tests/fixes/test_environment_fixes.py::test_a_torch_copy_in_the_user_site",
     "ND-INST-001": "tests/fixes/test_environment_fixes.py::test_torch_neuron_beside_torch_neuronx_on_trn1",
     "ND-PIP-003": "tests/fixes/test_environment_fixes.py::test_the_neuron_repository_as_the_only_index",
@@ -28,7 +29,7 @@ EXECUTED = {  # id -> the test that runs its printed fix lines and checks again
 }
 
 USER_SPACE_PENDING = (  # pip/uv, pip configuration, environment variables, venv create: execution tests to write
-    "ND-PIN-002", "ND-PIN-003", "ND-PIN-004",
+    "ND-PIN-002", "ND-PIN-004",
     "ND-REQ-002", "ND-REL-001", "ND-REL-002", "ND-PY-001", "ND-VENV-002", "ND-VENV-003",
     "ND-SHADOW-002", "ND-PIP-004",
 )

@@ -112,3 +112,13 @@ def test_a_libneuronxla_from_another_release(tmp_path: Path, venvs: VenvFactory,
     loose = simple_wheel("libneuronxla", "2.2.16974.0")  # 2.30's, which a loose `libneuronxla<3` pin took
     venv = broken_venv(venvs, "fix-pin-001", indexes[0], {"libneuronxla": [loose]})
     fix_and_check(root, venv, env, "ND-PIN-001")
+
+
+def test_torch_neuronx_without_torch_and_torch_xla(tmp_path: Path, venvs: VenvFactory,
+                                                   indexes: tuple[str, str]) -> None:
+    """`pip install --no-deps torch-neuronx …`: the fix installs the pinned torch's CPU build, then torch-xla."""
+    root, env = setting(tmp_path, indexes)
+    venv = broken_venv(venvs, "fix-pin-003", indexes[0], {"torch": [], "torch-xla": []})
+    finding = fix_and_check(root, venv, env, "ND-PIN-003")
+    assert finding["fix"] == [f"{venv_python(venv)} -m pip install 'torch==2.9.0+cpu' --index-url {indexes[1]}",
+                              f"{venv_python(venv)} -m pip install 'torch-xla==2.9.0'"]
