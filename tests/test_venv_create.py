@@ -142,6 +142,7 @@ def test_dry_run_prints_the_plan(tmp_path: Path) -> None:
     assert result.returncode == 0
     assert "torch-neuronx==2.9.0.2.15.32035" in result.stdout and "installed from 2.31.1" in result.stdout
     assert "extra-index-url  https://pip.repos.neuron.amazonaws.com" in result.stdout
+    assert "extra-index-url  https://download.pytorch.org/whl/cpu" in result.stdout  # torch as the CPU build
     assert not (tmp_path / "plan").exists()
 
 

@@ -80,7 +80,10 @@ def prepare_venv(options: VenvCreateOptions) -> PreparedVenv:
     plan.extra_index_urls = list(options.extra_index_urls)
     plan.find_links = [str(Path(directory).absolute()) for directory in options.find_links]
     if not (options.index_url or options.extra_index_urls or options.find_links):
-        plan.extra_index_urls = [catalog.pip_repository]
+        # The Neuron repository, and the PyTorch CPU index: beside it pip and uv take `torch==2.9.0+cpu` (a local
+        # version ranks above PyPI's 2.9.0), not PyPI's x86_64 CUDA build with gigabytes of unused nvidia-* packages
+        # (ND-TORCH-002). The guard's pip.conf keeps both, so later installs do the same.
+        plan.extra_index_urls = [catalog.pip_repository, str(catalog.compat.get("torch_cpu_index"))]
     return PreparedVenv(plan, Path(options.path).absolute(), python, installer, options.force)
 
 
