@@ -46,8 +46,10 @@ _SPECIFIER = re.compile(r"^(?:(?:~=|===|==|!=|<=|>=|<|>)[A-Za-z0-9.*+!_-]+)(?:,(
                         r"[A-Za-z0-9.*+!_-]+)*$")
 
 
+@functools.lru_cache(maxsize=8192)
 def parse_requirement(text: str) -> Optional[Requirement]:
-    """One `Requires-Dist` value; None for one this parser does not understand (never a guess)."""
+    """One `Requires-Dist` value; None for one this parser does not understand (never a guess). Cached: several
+    rules read the same distributions' requirements."""
     body, separator, marker = text.partition(";")
     if "@" in body and separator and not marker.startswith((" ", "\t")):
         return None  # `name @ url;x`: a URL with a `;` in it — rare; skipped rather than misread
@@ -74,6 +76,14 @@ def parse_requirement(text: str) -> Optional[Requirement]:
             return None
     return Requirement(normalize_package_name(match.group(1)), match.group(1), extras, specifier, url,
                        marker.strip() or None, text)
+
+
+_EXTRA_TEST = re.compile(r"extra\s*==\s*['\"]([^'\"]+)['\"]")
+
+
+def marker_extras(marker: Optional[str]) -> list[str]:
+    """The extras a marker names (`extra == "neuronx"` → `["neuronx"]`), normalised as PEP 685 compares them."""
+    return [normalize_package_name(name) for name in _EXTRA_TEST.findall(marker or "")]
 
 
 def satisfies(version: str, specifier: str) -> Optional[bool]:

@@ -16,6 +16,7 @@ from typing import Any, Callable, NamedTuple, Optional
 
 from neurondoctor.neuron_version import normalize_neuron_version, normalize_package_name, release_tuple
 from neurondoctor.regular_files import read_regular_file
+from neurondoctor.release_data.os_support import OsSupport
 from neurondoctor.release_data.schema import (
     SchemaError,
     check_compat_document,
@@ -79,6 +80,11 @@ class ReleaseCatalog:
                 bucket = versions.setdefault(entry.normalized_version, [])
                 if release not in bucket:
                     bucket.append(release)
+
+    @functools.cached_property
+    def os_facts(self) -> OsSupport:
+        """Lookups over `os-support.json`, built once per run (two OS rules ask)."""
+        return OsSupport(self.os_support)
 
     @property
     def release_names(self) -> list[str]:

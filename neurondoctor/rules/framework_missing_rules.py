@@ -12,7 +12,7 @@ from typing import Optional
 
 from neurondoctor.facts.python_env import Distribution, PythonEnvironment
 from neurondoctor.neuron_version import framework_prefix, major_minor, normalize_neuron_version, release_tuple
-from neurondoctor.pep508 import parse_requirement
+from neurondoctor.pep508 import marker_extras, parse_requirement
 from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, neuron_host, pip_command, quoted
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
@@ -103,7 +103,7 @@ def _addon_without_extra(ctx: RuleContext, env: PythonEnvironment) -> list[tuple
         if dist is None or not extra:
             continue
         wanted = [requirement.name for requirement in (parse_requirement(text) for text in dist.requires)
-                  if requirement and requirement.marker and extra in requirement.marker and requirement.name in neuron]
+                  if requirement and extra in marker_extras(requirement.marker) and requirement.name in neuron]
         missing = [name for name in wanted if name not in installed]
         if wanted and len(missing) == len(wanted):
             found.append((dist, str(extra), missing))
@@ -114,7 +114,7 @@ def _extra_release(ctx: RuleContext, dist: Distribution, extra: str) -> Optional
     """The Neuron release whose torch-neuronx the add-on's extra pins (optimum-neuron 0.4.5 → 2.26.1)."""
     for text in dist.requires:
         requirement = parse_requirement(text)
-        if (requirement and requirement.name == "torch-neuronx" and requirement.marker and extra in requirement.marker
+        if (requirement and requirement.name == "torch-neuronx" and extra in marker_extras(requirement.marker)
                 and requirement.specifier.startswith("==")):
             releases = ctx.catalog.releases_with("torch-neuronx", normalize_neuron_version(requirement.specifier[2:]))
             return releases[0] if releases else None

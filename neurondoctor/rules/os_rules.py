@@ -55,7 +55,7 @@ def os_support(ctx: RuleContext) -> list[Finding]:
     release = host_target_release(ctx)
     if not _applies(ctx) or not os_id or release is None or ctx.facts.host.instance_family == "inf1":
         return []  # Inf1 is outside the tables (Inf2/Trn1/Trn2); its own rules judge it
-    support = OsSupport(ctx.catalog.os_support)
+    support = ctx.catalog.os_facts
     name = _os_name(ctx)
     evidence: dict[str, object] = {"os": os_id, "version": version, "release": release}
     end = support.end_for(os_id, version, release)
@@ -120,7 +120,7 @@ def old_glibc(ctx: RuleContext) -> list[Finding]:
     snapshot = ctx.facts.host.snapshot
     if not snapshot.packages:
         return []
-    support = OsSupport(ctx.catalog.os_support)
+    support = ctx.catalog.os_facts
     glibc, source = _host_glibc(ctx, support)
     findings = []
     for need in support.glibc_needs:

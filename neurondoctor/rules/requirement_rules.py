@@ -12,7 +12,6 @@ are left to them.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Optional
@@ -23,6 +22,7 @@ from neurondoctor.pep508 import (
     Requirement,
     UnknownMarkerVariable,
     evaluate_marker,
+    marker_extras,
     marker_variables,
     parse_requirement,
     satisfies,
@@ -69,14 +69,10 @@ def _neuron_extras(requirements: list[Requirement], installed: dict[str, Distrib
         marker = requirement.marker or ""
         if "extra" not in marker or requirement.name not in neuron or requirement.name not in installed:
             continue
-        for candidate in _extra_names(marker):
+        for candidate in marker_extras(marker):
             if _applies(requirement, marker_variables(python, machine, candidate)):
                 extras.add(candidate)
     return extras
-
-
-def _extra_names(marker: str) -> list[str]:
-    return [name.replace("_", "-").lower() for name in re.findall(r"extra\s*==\s*['\"]([^'\"]+)['\"]", marker)]
 
 
 def unmet_requirements(ctx: RuleContext, env: PythonEnvironment) -> list[Unmet]:
