@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.local_index import build_index, serve
+from tests.local_index import served_index
 from tests.neuron_envs import HEALTHY_STACKS, cuda_torch_wheels, simple_wheel, torch_wheel, torchvision_wheel
 from tests.wheelhouse import WheelSpec, venv_python
 
@@ -62,10 +62,8 @@ def index_wheels() -> list[WheelSpec]:
 
 def serve_hf_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Build the index once and serve it; yields its `/simple` URL (conftest's `hf_index_url` fixture)."""
-    root = tmp_path_factory.mktemp("req-index")
-    build_index(root, index_wheels(), [])
-    with serve(root / "index") as base:
-        yield f"{base}/simple"
+    with served_index(tmp_path_factory.mktemp("req-index"), index_wheels()) as url:
+        yield url
 
 
 def pip(venv: Path, index_url: str, *args: str) -> None:

@@ -73,3 +73,11 @@ def serve(directory: Path, stall: str = "", stall_seconds: float = 0.0) -> Itera
 def build_index(root: Path, specs: list[WheelSpec], extra_wheels: list[Path]) -> Path:
     wheels = [build_wheel(spec, root / "build") for spec in specs] + extra_wheels
     return write_simple_index(root / "index", wheels)
+
+
+@contextmanager
+def served_index(root: Path, specs: list[WheelSpec], extra_wheels: tuple[Path, ...] = ()) -> Iterator[str]:
+    """Build the wheels into an index under `root`, serve it on 127.0.0.1, and yield its `/simple` URL."""
+    build_index(root, specs, list(extra_wheels))
+    with serve(root / "index") as base:
+        yield f"{base}/simple"

@@ -5,14 +5,13 @@ build with nvidia-* packages) and no Neuron package; a CPU torch venv on a lapto
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 from tests.conftest import check_json, findings_by_id, run_cli
 from tests.hf_index import pip, run_fix
 from tests.host_fixture import HostSpec, build_host
 from tests.neuron_envs import torch_wheel
-from tests.wheelhouse import VenvFactory, venv_python, write_pip_conf
+from tests.wheelhouse import VenvFactory, add_pip, venv_python, write_pip_conf
 
 NEURON_REPO_FIX = "--extra-index-url https://pip.repos.neuron.amazonaws.com"
 
@@ -33,7 +32,7 @@ def test_optimum_neuron_from_pypi_without_its_neuronx_extra(venvs: VenvFactory, 
                                                             tmp_path: Path) -> None:
     root = build_host(tmp_path / "host", HostSpec(release="2.31.1"))
     venv = venvs.create("fw-optimum-neuron")
-    subprocess.run([str(venv_python(venv)), "-m", "ensurepip"], check=True, capture_output=True, timeout=300)
+    add_pip(venv)
     pip(venv, hf_index_url, "optimum-neuron==0.4.5")  # what the optimum-neuron README's `pip install` leaves
     write_pip_conf(venv)
     code, found = framework_findings(root, venv)

@@ -15,7 +15,7 @@ from tests.conftest import check_json, cli_env, findings_by_id, run_cli
 from tests.hf_index import run_fix
 from tests.host_fixture import HostSpec, build_host
 from tests.neuron_envs import placeholder_wheel
-from tests.wheelhouse import VenvFactory, venv_python, write_pip_conf
+from tests.wheelhouse import VenvFactory, add_pip, venv_python, write_pip_conf
 
 PLACEHOLDERS = (("torch-neuronx", "1.0"), ("neuronx-cc", "1.0.post1"), ("libneuronxla", "1.0"))
 
@@ -27,7 +27,7 @@ def _user_site_placeholders(venvs: VenvFactory, tmp_path: Path) -> tuple[Path, P
     home = root / "home/ubuntu"
     site = home / ".local/lib/python3.11/site-packages"
     venv = venvs.create(f"placeholders-{tmp_path.name}", system_site=True)
-    subprocess.run([str(venv_python(venv)), "-m", "ensurepip"], check=True, capture_output=True, timeout=300)
+    add_pip(venv)
     venvs.install(venv, [placeholder_wheel(name, version) for name, version in PLACEHOLDERS], target=site)
     write_pip_conf(venv)
     return root, venv, site, cli_env({"HOME": str(home)})

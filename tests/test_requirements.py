@@ -27,7 +27,7 @@ from tests.conftest import check_json
 from tests.hf_index import pip, run_fix
 from tests.host_fixture import HostSpec, build_host
 from tests.neuron_envs import torchvision_wheel
-from tests.wheelhouse import VenvFactory, venv_python, write_pip_conf
+from tests.wheelhouse import VenvFactory, add_pip, venv_python, write_pip_conf
 
 
 def requirement_findings(root: Path, venv: Path) -> list[dict[str, object]]:
@@ -49,7 +49,7 @@ def neuron_host(tmp_path: Path) -> Path:
 def optimum_neuron_venv(venvs: VenvFactory, hf_index_url: str, name: str) -> Path:
     """A venv with its own pip, as `python3 -m venv` leaves it, so the printed `bin/python -m pip` fix runs."""
     venv = venvs.create(name)
-    subprocess.run([str(venv_python(venv)), "-m", "ensurepip"], check=True, capture_output=True, timeout=300)
+    add_pip(venv)
     pip(venv, hf_index_url, "optimum-neuron[neuronx]==0.4.5")
     write_pip_conf(venv)
     return venv

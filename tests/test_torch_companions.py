@@ -4,14 +4,13 @@ does not exist`. Wheels carry torchvision's real version.py layout; fixes are ru
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 from tests.conftest import check_json
 from tests.hf_index import pip, run_fix
 from tests.host_fixture import HostSpec, build_host
 from tests.neuron_envs import simple_wheel, torch_wheel, torchvision_wheel
-from tests.wheelhouse import VenvFactory, venv_python, write_pip_conf
+from tests.wheelhouse import VenvFactory, add_pip, venv_python, write_pip_conf
 
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 
@@ -30,7 +29,7 @@ def companion_findings(root: Path, venv: Path) -> list[dict[str, object]]:
 
 def _venv_with_pip(venvs: VenvFactory, name: str) -> Path:
     venv = venvs.create(name)
-    subprocess.run([str(venv_python(venv)), "-m", "ensurepip"], check=True, capture_output=True, timeout=300)
+    add_pip(venv)
     return venv
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import REPO, check_json, cli_env, findings_by_id, run_cli
 from tests.host_fixture import HostSpec, build_host
-from tests.local_index import build_index, serve
+from tests.local_index import build_index, serve, served_index
 from tests.neuron_envs import HEALTHY_STACKS, cuda_torch_wheels, simple_wheel, torch_wheel
 from tests.wheelhouse import VenvFactory, WheelSpec, install_image_interpreter, relabel_python
 
@@ -44,10 +44,8 @@ def bundled_pip() -> Path:
 
 @pytest.fixture(scope="module")
 def index_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    root = tmp_path_factory.mktemp("index")
-    build_index(root, release_wheels(), [bundled_pip()])
-    with serve(root / "index") as base:
-        yield f"{base}/simple"
+    with served_index(tmp_path_factory.mktemp("index"), release_wheels(), (bundled_pip(),)) as url:
+        yield url
 
 
 def isolated_env(tmp_path: Path, **extra: str) -> dict[str, str]:
@@ -216,6 +214,16 @@ def test_air_gapped_build_from_find_links(tmp_path_factory: pytest.TempPathFacto
     assert "] creating the environment with" in result.stderr  # plain progress lines when not on a terminal
 
 
+def run_printed_venv_create(line: str, index_url: str, tmp_path: Path, root: Path, built: Path, *extra: str) -> None:
+    """Run a printed `neurondoctor venv create …` pointed at the local index (and any `extra` options); the
+    environment it builds checks clean but for the info the test's mirror causes."""
+    argv = [*shlex.split(line)[1:], *extra, "--installer", "pip", "--index-url", index_url]
+    result = run_cli(argv, env=isolated_env(tmp_path), timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    rebuilt = check_json(["--root", str(root), "--venv", str(built)])[1]["findings"]
+    assert [item["id"] for item in rebuilt if item["severity"] != "info"] == []
+
+
 def test_an_empty_venv_on_a_python_the_release_has_no_wheels_for(index_url: str, tmp_path: Path,
                                                                     venvs: VenvFactory) -> None:
     """A venv whose `pip install neuronx-cc torch-neuronx` failed (`Could not find a version that satisfies the
@@ -230,11 +238,7 @@ def test_an_empty_venv_on_a_python_the_release_has_no_wheels_for(index_url: str,
     assert (finding["category"], finding["severity"], finding["title"]) == (
         "python-unsupported", "error", "Python 3.10 cannot install Neuron 2.31.1: its wheels are for 3.11, 3.12, 3.13")
     assert finding["fix"] == [f"neurondoctor venv create {venv}-py3.11 --release 2.31.1 --python python3.11"]
-    argv = [*shlex.split(str(finding["fix"][0]))[1:], "--installer", "pip", "--index-url", index_url]
-    built = run_cli(argv, env=isolated_env(tmp_path), timeout=600)
-    assert built.returncode == 0, built.stdout + built.stderr
-    rebuilt = check_json(["--root", str(root), "--venv", f"{venv}-py3.11"])[1]["findings"]
-    assert [finding["id"] for finding in rebuilt if finding["severity"] != "info"] == []  # info: the test's mirror
+    run_printed_venv_create(str(finding["fix"][0]), index_url, tmp_path, root, Path(f"{venv}-py3.11"))
 
 
 def test_near_miss_an_empty_venv_on_a_supported_python_or_without_a_release(tmp_path: Path,
@@ -264,12 +268,8 @@ def test_a_cuda_torch_venv_on_a_neuron_host_gets_the_command_that_builds_the_neu
         f"{venv} has torch 2.9.0+cu128, a CUDA build with 4 nvidia-* package(s) and no Neuron framework")
     assert finding["fix"] == [f"neurondoctor venv create {venv}-neuron --release 2.31.1"]
     assert code == 0
-    argv = [*shlex.split(str(finding["fix"][0]))[1:], "--python", sys.executable, "--installer", "pip",
-            "--index-url", index_url]
-    built = run_cli(argv, env=isolated_env(tmp_path), timeout=600)
-    assert built.returncode == 0, built.stdout + built.stderr
-    rebuilt = check_json(["--root", str(root), "--venv", f"{venv}-neuron"])[1]["findings"]
-    assert [item["id"] for item in rebuilt if item["severity"] != "info"] == []  # info: the test's mirror
+    run_printed_venv_create(str(finding["fix"][0]), index_url, tmp_path, root, Path(f"{venv}-neuron"),
+                            "--python", sys.executable)
 
 
 def test_the_python_verdict_without_neuron_packages_is_the_same_static_and_live(tmp_path: Path,

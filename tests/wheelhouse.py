@@ -121,6 +121,13 @@ class VenvFactory:
         subprocess.run(command + wheels, check=True, capture_output=True, timeout=300, env=env)
 
 
+def add_pip(venv: Path) -> Path:
+    """pip inside the venv, as `python3 -m venv` leaves it (VenvFactory makes them `--without-pip`), so a printed
+    `bin/python -m pip …` fix runs as it would for the user."""
+    subprocess.run([str(venv_python(venv)), "-m", "ensurepip"], check=True, capture_output=True, timeout=300)
+    return venv
+
+
 def venv_python(venv: Path) -> Path:
     return venv / "bin" / "python"
 

@@ -14,16 +14,14 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_cli
-from tests.local_index import build_index, serve
+from tests.local_index import served_index
 from tests.test_venv_create import RELEASE, bundled_pip, interrupt_a_build, isolated_env, release_wheels
 
 
 @pytest.fixture(scope="module")
 def index_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    root = tmp_path_factory.mktemp("loss-index")
-    build_index(root, release_wheels(), [bundled_pip()])
-    with serve(root / "index") as base:
-        yield f"{base}/simple"
+    with served_index(tmp_path_factory.mktemp("loss-index"), release_wheels(), (bundled_pip(),)) as url:
+        yield url
 
 
 def _create(target: Path, index_url: str, env: dict[str, str], *extra: str,
@@ -110,12 +108,10 @@ def test_sigterm_during_a_build_removes_the_sibling_and_stops_the_installer(
 def test_venv_create_seeds_pip_without_the_index_serving_it(tmp_path_factory: pytest.TempPathFactory,
                                                            tmp_path: Path) -> None:
     """A mirror that carries only the Neuron stack (no pip wheel): pip comes from the interpreter's ensurepip."""
-    root = tmp_path_factory.mktemp("no-pip-index")
-    build_index(root, release_wheels(), [])
     target = tmp_path / "seeded"
-    with serve(root / "index") as base:
+    with served_index(tmp_path_factory.mktemp("no-pip-index"), release_wheels()) as url:
         result = run_cli(["venv", "create", str(target), "--release", RELEASE, "--python", sys.executable,
-                          "--installer", "uv", "--index-url", f"{base}/simple"], env=isolated_env(tmp_path),
+                          "--installer", "uv", "--index-url", url], env=isolated_env(tmp_path),
                          timeout=600)
     assert result.returncode == 0, result.stderr
     assert list(target.glob("lib/python*/site-packages/pip-*.dist-info"))

@@ -4,27 +4,15 @@ instance family, the Neuron repository as the only index, a venv whose base inte
 from __future__ import annotations
 
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import check_json, findings_by_id
-from tests.fixes.test_pip_config_fixes import bad_findings, run_verbatim, user_env
+from tests.fixes.harness import fix_and_check, user_env
 from tests.host_fixture import HostSpec, build_host
 from tests.neuron_envs import HEALTHY_STACKS, NEURON_REPO, simple_wheel, stack_wheels, torch_wheel
-from tests.wheelhouse import VenvFactory, venv_python, write_pip_conf
+from tests.wheelhouse import VenvFactory, add_pip, venv_python, write_pip_conf
 
 STACK = HEALTHY_STACKS["2.31.1"]
-
-
-def fix_and_check(args: list[str], env: dict[str, str], finding_id: str) -> list[str]:
-    before = check_json(args, env=env)[1]
-    fix = findings_by_id(before)[finding_id][0]["fix"]
-    for line in fix:
-        run_verbatim(line, env)
-    after = check_json(args, env=env)[1]
-    assert bad_findings(after) == set(), (fix, bad_findings(after))
-    return [str(line) for line in fix]
 
 
 def test_a_torch_copy_in_the_user_site(tmp_path: Path, venvs: VenvFactory) -> None:
@@ -36,14 +24,14 @@ def test_a_torch_copy_in_the_user_site(tmp_path: Path, venvs: VenvFactory) -> No
     python = f"python{sys.version_info[0]}.{sys.version_info[1]}"
     venvs.install(venv, [torch_wheel("2.10.0")], target=tmp_path / f"home/.local/lib/{python}/site-packages")
     areas = ["--select", "python-env", "--select", "pytorch-stack"]  # this machine's own host areas aside
-    fix = fix_and_check(["--venv", str(venv), *areas], env, "ND-SHADOW-001")
-    assert fix[0].startswith(f"rm -rf {tmp_path}/home/.local/lib/")
+    fix = fix_and_check(["--venv", str(venv), *areas], env, "ND-SHADOW-001")["fix"]
+    assert str(fix[0]).startswith(f"rm -rf {tmp_path}/home/.local/lib/")
 
 
 def test_torch_neuron_beside_torch_neuronx_on_trn1(tmp_path: Path, venvs: VenvFactory) -> None:
     root = build_host(tmp_path / "host", HostSpec(release="2.31.1"))
     venv = venvs.create("fix-inst-001")
-    subprocess.run([str(venv_python(venv)), "-m", "ensurepip"], check=True, capture_output=True, timeout=300)
+    add_pip(venv)
     venvs.install(venv, [*stack_wheels(STACK), simple_wheel("torch-neuron", "1.13.1.2.11.13.0")])
     write_pip_conf(venv)
     fix_and_check(["--root", str(root), "--venv", str(venv)], user_env(tmp_path), "ND-INST-001")

@@ -7,34 +7,17 @@ import os
 import subprocess
 from pathlib import Path
 
-from tests.conftest import check_json, cli_env, findings_by_id
+from tests.conftest import check_json, findings_by_id
+from tests.fixes.harness import bad_findings, run_verbatim, user_env
 from tests.neuron_envs import NEURON_REPO, simple_wheel
-from tests.wheelhouse import VenvFactory, venv_python
+from tests.wheelhouse import VenvFactory, add_pip, venv_python
 
 TEAM_INDEXES = ("http://127.0.0.1:9/team-a/simple", "http://127.0.0.1:9/team-b/simple")
-
-
-def user_env(tmp_path: Path) -> dict[str, str]:
-    """This user's pip world only: their HOME, no machine-wide XDG pip config, no PIP_* variables."""
-    env = cli_env({"HOME": str(tmp_path / "home"), "XDG_CONFIG_DIRS": str(tmp_path / "xdg")})
-    for variable in [name for name in env if name.startswith("PIP_")]:
-        env.pop(variable)
-    return env
-
-
-def run_verbatim(line: str, env: dict[str, str]) -> None:
-    """A fix line as the user pastes it into a shell."""
-    subprocess.run(["sh", "-c", line], check=True, capture_output=True, timeout=300, env=env)
 
 
 def pip_config(venv: Path, env: dict[str, str]) -> str:
     return subprocess.run([str(venv_python(venv)), "-m", "pip", "config", "list"], check=True, capture_output=True,
                           text=True, timeout=120, env=env).stdout
-
-
-def bad_findings(report: dict[str, object]) -> set[tuple[str, str]]:
-    return {(str(item["id"]), str(item["title"])) for item in report["findings"]  # type: ignore[union-attr]
-            if item["severity"] in ("error", "warning")}
 
 
 def test_the_neuron_index_fix_keeps_the_users_two_indexes(tmp_path: Path, venvs: VenvFactory) -> None:
@@ -43,7 +26,7 @@ def test_the_neuron_index_fix_keeps_the_users_two_indexes(tmp_path: Path, venvs:
     conf.write_text(f"[global]\nextra-index-url = {TEAM_INDEXES[0]}\n    {TEAM_INDEXES[1]}\n"
                     "find-links = /srv/team-wheels\n")
     venv = venvs.create("fix-pip-002")
-    subprocess.run([str(venv_python(venv)), "-m", "ensurepip"], check=True, capture_output=True, timeout=300)
+    add_pip(venv)
     venvs.install(venv, [simple_wheel("neuronx-cc", "2.26.6360.0")])
     env = user_env(tmp_path)
     before = check_json(["--venv", str(venv)], env=env)[1]

@@ -5,19 +5,18 @@ nvidia-* packages it then removed (issue 13)."""
 from __future__ import annotations
 
 import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import check_json, findings_by_id
+from tests.fixes.harness import bad_findings, fix_and_check, run_verbatim, user_env
 from tests.fixes.local_release_data import local_release_data
-from tests.fixes.test_pip_config_fixes import bad_findings, run_verbatim, user_env
 from tests.host_fixture import HostSpec, build_host
-from tests.local_index import build_index, serve
+from tests.local_index import served_index
 from tests.neuron_envs import HEALTHY_STACKS, cuda_torch_wheels, simple_wheel, stack_wheels, torch_wheel
-from tests.wheelhouse import VenvFactory, WheelSpec, venv_python, write_pip_conf
+from tests.wheelhouse import VenvFactory, WheelSpec, add_pip, venv_python, write_pip_conf
 
 STACK = HEALTHY_STACKS["2.31.1"]
 
@@ -26,17 +25,17 @@ STACK = HEALTHY_STACKS["2.31.1"]
 def indexes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
     """(PyPI + the Neuron repository, the PyTorch CPU index), each a PEP 503 index on 127.0.0.1."""
     root = tmp_path_factory.mktemp("torch-fix-indexes")
-    build_index(root / "pypi", [simple_wheel("torch-xla", "2.9.0", ("torch==2.9.0",)), simple_wheel("numpy", "1.26.4"),
-                                simple_wheel("libneuronxla", STACK.libneuronxla)], [])
-    build_index(root / "cpu", [torch_wheel("2.9.0+cpu")], [])
-    with serve(root / "pypi" / "index") as pypi, serve(root / "cpu" / "index") as cpu:
-        yield f"{pypi}/simple", f"{cpu}/simple"
+    pypi_wheels = [simple_wheel("torch-xla", "2.9.0", ("torch==2.9.0",)), simple_wheel("numpy", "1.26.4"),
+                   simple_wheel("libneuronxla", STACK.libneuronxla)]
+    cpu_wheels = [torch_wheel("2.9.0+cpu")]
+    with served_index(root / "pypi", pypi_wheels) as pypi, served_index(root / "cpu", cpu_wheels) as cpu:
+        yield pypi, cpu
 
 
 def broken_venv(venvs: VenvFactory, name: str, pypi: str, replace: dict[str, list[WheelSpec]]) -> Path:
     """A 2.31.1 venv with pip, some of its packages swapped for `replace[name]` (what the user's install did)."""
     venv = venvs.create(name)
-    subprocess.run([str(venv_python(venv)), "-m", "ensurepip"], check=True, capture_output=True, timeout=300)
+    add_pip(venv)
     wheels = [spec for spec in stack_wheels(STACK) if spec.name not in replace]
     venvs.install(venv, wheels + [spec for specs in replace.values() for spec in specs])
     write_pip_conf(venv, extra_index=pypi)
@@ -48,17 +47,6 @@ def setting(tmp_path: Path, indexes: tuple[str, str]) -> tuple[Path, dict[str, s
     manifests = local_release_data(tmp_path / "manifests", neuron_index=pypi, cpu_index=cpu)
     env = {**user_env(tmp_path), "NEURONDOCTOR_MANIFESTS": str(manifests), "PIP_INDEX_URL": pypi}
     return build_host(tmp_path / "host", HostSpec(release="2.31.1")), env
-
-
-def fix_and_check(root: Path, venv: Path, env: dict[str, str], finding_id: str) -> dict[str, object]:
-    """Run the finding's lines verbatim; the check after them has no warning or error left."""
-    before = check_json(["--root", str(root), "--venv", str(venv)], env=env)[1]
-    finding = findings_by_id(before)[finding_id][0]
-    for line in finding["fix"]:
-        run_verbatim(line, env)
-    after = check_json(["--root", str(root), "--venv", str(venv)], env=env)[1]
-    assert bad_findings(after) == set(), (finding["fix"], bad_findings(after))
-    return finding
 
 
 def test_cuda_torch_over_torch_neuronx_becomes_the_pinned_cpu_torch(tmp_path: Path, venvs: VenvFactory,
@@ -83,7 +71,7 @@ def test_cuda_torch_over_torch_neuronx_becomes_the_pinned_cpu_torch(tmp_path: Pa
 def test_the_right_torch_as_pypis_cuda_build(tmp_path: Path, venvs: VenvFactory, indexes: tuple[str, str]) -> None:
     root, env = setting(tmp_path, indexes)
     venv = broken_venv(venvs, "fix-torch-002", indexes[0], {"torch": cuda_torch_wheels("2.9.0")})
-    fix_and_check(root, venv, env, "ND-TORCH-002")
+    fix_and_check(["--root", str(root), "--venv", str(venv)], env, "ND-TORCH-002")
     assert not list(next(venv.glob("lib/python*/site-packages")).glob("nvidia_*"))
 
 
@@ -91,7 +79,7 @@ def test_a_torch_xla_of_another_release(tmp_path: Path, venvs: VenvFactory, inde
     root, env = setting(tmp_path, indexes)
     venv = broken_venv(venvs, "fix-torch-003", indexes[0],
                        {"torch-xla": [simple_wheel("torch-xla", "2.8.1", ("torch==2.8.0",))]})
-    fix_and_check(root, venv, env, "ND-TORCH-003")
+    fix_and_check(["--root", str(root), "--venv", str(venv)], env, "ND-TORCH-003")
 
 
 def test_two_torch_records_in_one_site(tmp_path: Path, venvs: VenvFactory, indexes: tuple[str, str]) -> None:
@@ -103,7 +91,7 @@ def test_two_torch_records_in_one_site(tmp_path: Path, venvs: VenvFactory, index
     site = next(venv.glob("lib/python*/site-packages"))
     shutil.copytree(next(next(other.glob("lib/python*/site-packages")).glob("torch-2.10.0.dist-info")),
                     site / "torch-2.10.0.dist-info")
-    fix_and_check(root, venv, env, "ND-TORCH-004")
+    fix_and_check(["--root", str(root), "--venv", str(venv)], env, "ND-TORCH-004")
     assert [path.name for path in site.glob("torch-*.dist-info")] == ["torch-2.9.0+cpu.dist-info"]
 
 
@@ -111,7 +99,7 @@ def test_a_libneuronxla_from_another_release(tmp_path: Path, venvs: VenvFactory,
     root, env = setting(tmp_path, indexes)
     loose = simple_wheel("libneuronxla", "2.2.16974.0")  # 2.30's, which a loose `libneuronxla<3` pin took
     venv = broken_venv(venvs, "fix-pin-001", indexes[0], {"libneuronxla": [loose]})
-    fix_and_check(root, venv, env, "ND-PIN-001")
+    fix_and_check(["--root", str(root), "--venv", str(venv)], env, "ND-PIN-001")
 
 
 def test_torch_neuronx_without_torch_and_torch_xla(tmp_path: Path, venvs: VenvFactory,
@@ -119,6 +107,6 @@ def test_torch_neuronx_without_torch_and_torch_xla(tmp_path: Path, venvs: VenvFa
     """`pip install --no-deps torch-neuronx …`: the fix installs the pinned torch's CPU build, then torch-xla."""
     root, env = setting(tmp_path, indexes)
     venv = broken_venv(venvs, "fix-pin-003", indexes[0], {"torch": [], "torch-xla": []})
-    finding = fix_and_check(root, venv, env, "ND-PIN-003")
+    finding = fix_and_check(["--root", str(root), "--venv", str(venv)], env, "ND-PIN-003")
     assert finding["fix"] == [f"{venv_python(venv)} -m pip install 'torch==2.9.0+cpu' --index-url {indexes[1]}",
                               f"{venv_python(venv)} -m pip install 'torch-xla==2.9.0'"]

@@ -1,0 +1,38 @@
+"""What every fix-execution test does (issue 13 §1): the user's own pip world, a fix line pasted into a shell, the
+check again, and the rule that nothing new may be wrong afterwards."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from tests.conftest import check_json, cli_env, findings_by_id
+
+
+def user_env(tmp_path: Path) -> dict[str, str]:
+    """This user's pip world only: their HOME, no machine-wide XDG pip config, no PIP_* variables."""
+    env = cli_env({"HOME": str(tmp_path / "home"), "XDG_CONFIG_DIRS": str(tmp_path / "xdg")})
+    for variable in [name for name in env if name.startswith("PIP_")]:
+        env.pop(variable)
+    return env
+
+
+def run_verbatim(line: str, env: dict[str, str]) -> None:
+    """A fix line as the user pastes it into a shell."""
+    subprocess.run(["sh", "-c", line], check=True, capture_output=True, timeout=300, env=env)
+
+
+def bad_findings(report: dict[str, object]) -> set[tuple[str, str]]:
+    return {(str(item["id"]), str(item["title"])) for item in report["findings"]  # type: ignore[union-attr]
+            if item["severity"] in ("error", "warning")}
+
+
+def fix_and_check(args: list[str], env: dict[str, str], finding_id: str) -> dict[str, object]:
+    """Run the finding's printed lines verbatim; the check after them has no warning or error left. Returns it."""
+    before = check_json(args, env=env)[1]
+    finding: dict[str, object] = findings_by_id(before)[finding_id][0]
+    for line in finding["fix"]:  # type: ignore[attr-defined]
+        run_verbatim(str(line), env)
+    after = check_json(args, env=env)[1]
+    assert bad_findings(after) == set(), (finding["fix"], bad_findings(after))
+    return finding
