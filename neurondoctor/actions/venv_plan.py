@@ -92,11 +92,10 @@ def plan_venv(catalog: ReleaseCatalog, release: str, python: str, framework: str
     if not compilers:
         raise PlanError(f"Neuron {release} has no neuronx-cc")
     compiler = _newest(compilers)
-    line = str(catalog.compat.get("venv_libneuronxla_line", "2."))
-    runtimes = [entry for entry in catalog.entries(release, "libneuronxla") if entry.version.startswith(line)]
-    if not runtimes:
+    libneuronxla = catalog.framework_entry(release, "libneuronxla")
+    if libneuronxla is None:
+        line = catalog.compat.get("venv_libneuronxla_line", "2.")
         raise PlanError(f"Neuron {release} lists no libneuronxla {line}x for torch-neuronx")
-    libneuronxla = _newest(runtimes)
     _check_python(python, [torch_neuronx, compiler, libneuronxla], release)
     pairs = catalog.compat.get("venv_torch_pairs", {}).get(major_minor(torch_version) or "", {})
     carried = f" (installed from {torch_neuronx.carried_from} by the official {release} instructions)" \
@@ -106,7 +105,7 @@ def plan_venv(catalog: ReleaseCatalog, release: str, python: str, framework: str
         PlannedPackage("neuronx-cc", compiler.version, f"Neuron {release}"),
         PlannedPackage("libneuronxla", libneuronxla.version, f"Neuron {release}, the line torch-neuronx uses"),
         PlannedPackage("torch", torch_version, f"the torch torch-neuronx {torch_neuronx.version} is built for"),
-        PlannedPackage("torch-xla", str(pairs.get("torch-xla", torch_version)),
+        PlannedPackage("torch-xla", catalog.torch_xla_for(torch_version),
                        f"the torch-xla of torch {torch_version}"),
     ]
     if pairs.get("torchvision"):

@@ -86,6 +86,20 @@ class ReleaseCatalog:
         """Lookups over `os-support.json`, built once per run (two OS rules ask)."""
         return OsSupport(self.os_support)
 
+    def framework_entry(self, release: str, name: str) -> Optional[PackageEntry]:
+        """The newest entry of `name` a torch-neuronx environment of `release` installs: for libneuronxla only the
+        line torch-neuronx uses (compat.json `venv_libneuronxla_line`; 3.x is the native stack's)."""
+        line = str(self.compat.get("venv_libneuronxla_line", "2.")) if name == "libneuronxla" else ""
+        entries = [entry for entry in self.entries(release, name) if entry.version.startswith(line)]
+        return max(entries, key=lambda entry: release_tuple(entry.version)) if entries else None
+
+    def torch_xla_for(self, torch: str) -> str:
+        """The torch-xla a Neuron venv pairs with this torch (compat.json `venv_torch_pairs`: 2.8.1 for torch 2.8,
+        the public 2.8.0 being 10-15% slower), else torch's own version."""
+        minor = ".".join(torch.split("+")[0].split(".")[:2])
+        pair = self.compat.get("venv_torch_pairs", {}).get(minor, {})
+        return str(pair.get("torch-xla")) if isinstance(pair, dict) and pair.get("torch-xla") else torch.split("+")[0]
+
     @property
     def release_names(self) -> list[str]:
         """Newest first."""

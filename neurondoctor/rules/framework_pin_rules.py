@@ -14,7 +14,7 @@ from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, pin, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, Finding
 from neurondoctor.rules.release_detection import EnvironmentRelease, PackageReleases
-from neurondoctor.rules.torch_build import cpu_torch_command, torch_xla_for
+from neurondoctor.rules.torch_build import cpu_torch_command
 
 CATEGORY = "framework-pin-mismatch"
 
@@ -123,7 +123,7 @@ def missing_framework_partners(ctx: RuleContext) -> list[Finding]:
         if not missing:
             continue
         fix = ([cpu_torch_command(ctx, env, stack.framework_torch, replace=False)] if "torch" in missing else []) + (
-            [pip_command(env, "install", pin("torch-xla", torch_xla_for(ctx, stack.framework_torch)))]
+            [pip_command(env, "install", pin("torch-xla", ctx.catalog.torch_xla_for(stack.framework_torch)))]
             if "torch-xla" in missing else [])
         findings.append(Finding(
             id="ND-PIN-003",

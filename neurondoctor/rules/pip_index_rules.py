@@ -65,12 +65,9 @@ def _release_version(ctx: RuleContext, env: PythonEnvironment, name: str) -> Opt
     """The version to install instead: from the environment's or the host's release (the line torch-neuronx uses
     for libneuronxla), else the newest the releases list for this Python."""
     release = ctx.target_release or ctx.release_of(env).release or ctx.host_release().release
-    if release:
-        line = str(ctx.catalog.compat.get("venv_libneuronxla_line", "")) if name == "libneuronxla" else ""
-        entries = sorted((entry for entry in ctx.catalog.entries(release, name) if entry.version.startswith(line)),
-                         key=lambda entry: release_tuple(entry.version), reverse=True)
-        if entries:
-            return entries[0].version
+    entry = ctx.catalog.framework_entry(release, name) if release else None
+    if entry is not None:
+        return entry.version
     return newest_version_for(ctx, name, env.python_major_minor)
 
 

@@ -18,7 +18,6 @@ from neurondoctor.rules.torch_build import (
     is_cuda_build,
     nvidia_distributions,
     torch_version_shown,
-    torch_xla_for,
 )
 
 CATEGORY = "stock-torch-conflict"
@@ -28,7 +27,7 @@ def _reinstall_commands(ctx: RuleContext, env: PythonEnvironment, stack: TorchSt
     """The pinned torch's CPU build, then the torch-xla of the same release (its `torch==` is then satisfied)."""
     commands = [cpu_torch_command(ctx, env, torch)]
     if stack.stack == "xla":
-        commands.append(pip_command(env, "install", pin("torch-xla", torch_xla_for(ctx, torch))))
+        commands.append(pip_command(env, "install", pin("torch-xla", ctx.catalog.torch_xla_for(torch))))
     return commands
 
 
@@ -114,7 +113,7 @@ def torch_xla_mismatch(ctx: RuleContext) -> list[Finding]:
         if stack.framework_torch and major_minor(stack.torch.version) != major_minor(stack.framework_torch):
             continue  # ND-TORCH-001 reinstalls torch and torch-xla together
         wanted = stack.framework_torch or stack.torch.version.split("+")[0]
-        specs = [pin("torch", wanted), pin("torch-xla", torch_xla_for(ctx, wanted))]
+        specs = [pin("torch", wanted), pin("torch-xla", ctx.catalog.torch_xla_for(wanted))]
         findings.append(Finding(
             id="ND-TORCH-003",
             category=CATEGORY,

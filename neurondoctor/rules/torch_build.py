@@ -6,7 +6,6 @@ Read from the dist-info and `torch/version.py` as text; torch is never imported.
 from __future__ import annotations
 
 from neurondoctor.facts.python_env import Distribution, PythonEnvironment, TorchBuild
-from neurondoctor.neuron_version import major_minor
 from neurondoctor.rules.context import RuleContext, pin, pip_command
 
 NVIDIA_PREFIX = "nvidia-"
@@ -40,10 +39,3 @@ def cpu_torch_command(ctx: RuleContext, env: PythonEnvironment, version: str, re
     options = ["--force-reinstall", "--no-deps"] if replace else []
     return pip_command(env, "install", *options, pin("torch", f"{base}+cpu"), "--index-url",
                        str(ctx.catalog.compat.get("torch_cpu_index")))
-
-
-def torch_xla_for(ctx: RuleContext, torch: str) -> str:
-    """The torch-xla a Neuron venv pairs with this torch (compat.json `venv_torch_pairs`: 2.8.1 for torch 2.8, the
-    public 2.8.0 being 10-15% slower), else torch's own version."""
-    pair = ctx.catalog.compat.get("venv_torch_pairs", {}).get(major_minor(torch) or "", {})
-    return str(pair.get("torch-xla")) if isinstance(pair, dict) and pair.get("torch-xla") else torch.split("+")[0]
