@@ -5,14 +5,12 @@ is run, and the check after it is clean. Static `--venv` and live `--python` agr
 
 from __future__ import annotations
 
-import shlex
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import check_json, cli_env, findings_by_id, run_cli
-from tests.hf_index import run_fix
 from tests.host_fixture import HostSpec, build_host
 from tests.neuron_envs import placeholder_wheel
 from tests.wheelhouse import VenvFactory, add_pip, venv_python, write_pip_conf
@@ -33,8 +31,7 @@ def _user_site_placeholders(venvs: VenvFactory, tmp_path: Path) -> tuple[Path, P
     return root, venv, site, cli_env({"HOME": str(home)})
 
 
-def test_placeholders_in_the_user_site_are_errors_with_fixes_that_work(venvs: VenvFactory, hf_index_url: str,
-                                                                       tmp_path: Path) -> None:
+def test_placeholders_in_the_user_site_are_errors(venvs: VenvFactory, tmp_path: Path) -> None:
     root, venv, site, env = _user_site_placeholders(venvs, tmp_path)
     code, static, _ = check_json(["--root", str(root), "--venv", str(venv)], env=env)
     _, live, _ = check_json(["--root", str(root), "--python", str(venv_python(venv))], env=env)
@@ -64,13 +61,8 @@ def test_placeholders_in_the_user_site_are_errors_with_fixes_that_work(venvs: Ve
         in text
     markdown = run_cli(["check", "--root", str(root), "--venv", str(venv), "--format", "markdown"], env=env).stdout
     assert "3 PyPI placeholders (libneuronxla 1.0, neuronx-cc 1.0.post1, torch-neuronx 1.0)" in markdown
-    for item in found["ND-PIP-001"]:
-        removal, install = item["fix"]
-        assert removal.startswith(f"rm -rf {site}/")
-        subprocess.run(shlex.split(removal), check=True, timeout=60)
-        run_fix(install, hf_index_url)
-    after = findings_by_id(check_json(["--root", str(root), "--venv", str(venv)], env=env)[1])
-    assert "ND-PIP-001" not in after
+    assert all(str(item["fix"][0]).startswith(f"rm -rf {site}/") for item in found["ND-PIP-001"])
+    # the fixes run verbatim: tests/fixes/test_plan_fixes.py
 
 
 def test_a_placeholder_inside_the_environment_is_uninstalled_with_its_pip(venvs: VenvFactory,

@@ -42,6 +42,7 @@ from neurondoctor.report.model import (
 from neurondoctor.rules.check import Check
 from neurondoctor.rules.context import RuleContext, neuron_host, quoted
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
+from neurondoctor.rules.fix_plan import environment_plan
 from neurondoctor.rules.registry import finding_selected, known_selector, select_checks
 from neurondoctor.rules.torch_build import torch_version_shown
 
@@ -200,6 +201,14 @@ def summarize_environment(ctx: RuleContext, env: PythonEnvironment) -> Environme
     )
 
 
+def plan_environment(summary: EnvironmentSummary, env: PythonEnvironment, findings: Sequence[Finding]) -> None:
+    """The environment's one combined fix (issue 13 §3), from the findings whose evidence names it."""
+    own = [finding for finding in findings if finding.evidence.get("venv") == env.path and finding.fix]
+    if own and env.interpreter:
+        summary.fix_plan = environment_plan(own, env.interpreter)
+        summary.fix_plan_findings = [finding.id for finding in own]
+
+
 def next_steps(ctx: RuleContext) -> list[str]:
     """Off Neuron hardware and without --release, a torch environment is a porting start, not a finding (UX.md:
     "A non-Neuron machine"): one line with the probe that lists CPU fallbacks and the venv that runs on Trainium."""
@@ -246,6 +255,9 @@ def run_check(options: CheckOptions, catalog: Optional[ReleaseCatalog] = None) -
             internal.append(f"summarising {env.path} crashed: {type(error).__name__}: {error}")
     input_problems = [InputProblem(problem.path, problem.message) for problem in catalog.problems]
     findings = [finding for check in checks for finding in check.findings]
+    by_path = {env.path: env for env in environments}
+    for summary in summaries:
+        plan_environment(summary, by_path[summary.path], findings)
     host_release = ctx.host_release()
     return Report(
         tool_version=__version__,

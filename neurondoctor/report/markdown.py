@@ -6,6 +6,7 @@ from neurondoctor.report.model import Report
 from neurondoctor.report.status_lines import (
     SEVERITY_ORDER,
     area_line,
+    combined_plans,
     environment_line,
     host_line,
     release_line,
@@ -57,6 +58,8 @@ def render_markdown(report: Report) -> str:
             lines += ["", finding.detail]
         if finding.fix:
             lines += ["", "```sh", *finding.fix, "```"]
+    for heading, plan in combined_plans(report):
+        lines += ["", f"**{heading}**", "", "```sh", *plan, "```"]
     lines += ["", "### Neuron and torch packages", ""]
     for env in report.environments:
         packages = ", ".join(f"{name} {version}" for name, version in env.neuron_packages.items())

@@ -63,6 +63,8 @@ class EnvironmentSummary:
     discovered_by: str
     guarded_release: Optional[str] = None
     placeholders: dict[str, str] = field(default_factory=dict)  # PyPI placeholders on the import path
+    fix_plan: list[str] = field(default_factory=list)  # the findings' fixes for it as one ordered plan
+    fix_plan_findings: list[str] = field(default_factory=list)  # the ids it combines, in report order
 
 
 @dataclass

@@ -112,3 +112,26 @@ def verdict_line(report: Report) -> str:
     elif report.health.state == STATE_UNKNOWN:
         text += f"; could not check: {report.health.reasons[0]}"
     return text + "."
+
+
+def combined_plans(report: Report) -> list[tuple[str, list[str]]]:
+    """(heading, lines) for each environment that several findings concern: their fixes as one plan
+    (issue 13 §3). One finding's own lines already are its plan."""
+    plans = []
+    for env in report.environments:
+        if len(env.fix_plan_findings) < 2:
+            continue
+        counts: dict[str, int] = {}
+        for finding_id in env.fix_plan_findings:
+            counts[finding_id] = counts.get(finding_id, 0) + 1
+        ids = ", ".join(finding_id + (f" ×{count}" if count > 1 else "") for finding_id, count in counts.items())
+        plans.append((f"One plan for {env.path} ({ids}), in this order:", env.fix_plan))
+    return plans
+
+
+def apply_hint(report: Report) -> str:
+    """How `check --fix` applies the plans: on the live host only (ARCHITECTURE.md §7)."""
+    if report.root != "/":
+        return ""
+    return ("Or run the same check with --fix: it shows the plan, asks, backs up every file it edits and checks "
+            "again.")

@@ -27,7 +27,9 @@ from neurondoctor.report.model import (
 )
 from neurondoctor.report.status_lines import (
     SEVERITY_ORDER,
+    apply_hint,
     area_line,
+    combined_plans,
     environment_line,
     host_line,
     release_line,
@@ -150,6 +152,16 @@ def render_terminal(report: Report, stream: TextIO, verbose: bool = False, color
         for finding in sorted(check.findings, key=lambda item: SEVERITY_ORDER[item.severity]):
             for line in _finding_lines(finding, width, verbose):
                 say(line)
+    for heading, plan in combined_plans(report):
+        say()
+        for line in wrap_words(heading, width, "  ", "    "):
+            say(f"[bold]{escape(line)}[/bold]")
+        for number, command in enumerate(plan, 1):
+            for line in wrap_command(command, width, f"    {number:>2}. ", " " * 8):
+                say(_styled("cyan", line))
+        hint = apply_hint(report)
+        for line in wrap_words(hint, width, "    ", "    ") if hint else []:
+            say(escape(line))
     for step in report.next_steps:
         for line in wrap_words(step, width, "    Next: ", " " * 10):
             say(escape(line))

@@ -19,7 +19,8 @@ from neurondoctor.facts.python_env import (
     PythonEnvironment,
     SiteDir,
 )
-from neurondoctor.neuron_version import normalize_package_name, release_tuple
+from neurondoctor.neuron_version import framework_prefix, normalize_package_name
+from neurondoctor.release_data.catalog import PackageEntry
 from neurondoctor.rules.check import NO_ENVIRONMENT, Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, pin, pip_command, quoted
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_INFO, SEVERITY_WARNING, Finding
@@ -30,16 +31,6 @@ CATEGORY = "wrong-pip-index"
 def _is_neuron_repository(url: str, repository: str) -> bool:
     host = repository.split("://", 1)[-1].rstrip("/")
     return host in url
-
-
-def newest_version_for(ctx: RuleContext, name: str, python: Optional[str]) -> Optional[str]:
-    """The newest version of a package the releases list, for this Python when it is known."""
-    for release in ctx.catalog.release_names:
-        for entry in sorted(ctx.catalog.entries(release, name), key=lambda e: release_tuple(e.version),
-                            reverse=True):
-            if python is None or not entry.python or python in entry.python:
-                return entry.version
-    return None
 
 
 def placeholder_words(placeholders: dict[str, str]) -> str:
@@ -61,14 +52,29 @@ def _capitalized(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def _release_version(ctx: RuleContext, env: PythonEnvironment, name: str) -> Optional[str]:
-    """The version to install instead: from the environment's or the host's release (the line torch-neuronx uses
-    for libneuronxla), else the newest the releases list for this Python."""
+def placeholder_release(ctx: RuleContext, env: PythonEnvironment) -> Optional[str]:
+    """The one release every placeholder of an environment is replaced from: --release, the environment's, the
+    host's, else the newest whose torch-neuronx has wheels for this Python. Each placeholder choosing its own
+    newest version mixed releases (transformers-neuronx from 2.26 beside a 2.31 torch-neuronx: ND-PIN-001)."""
     release = ctx.target_release or ctx.release_of(env).release or ctx.host_release().release
-    entry = ctx.catalog.framework_entry(release, name) if release else None
-    if entry is not None:
-        return entry.version
-    return newest_version_for(ctx, name, env.python_major_minor)
+    if release:
+        return release
+    for name in ctx.catalog.release_names:
+        entry = ctx.catalog.framework_entry(name, "torch-neuronx")
+        if entry is not None and (env.python_major_minor is None or not entry.python
+                                  or env.python_major_minor in entry.python):
+            return name
+    return ctx.catalog.latest
+
+
+def _torch_for(ctx: RuleContext, env: PythonEnvironment, framework_version: str) -> list[str]:
+    """The CPU torch a torch-neuronx needs, when the environment lacks it: left to the resolver, its `torch==X.Y.*`
+    is PyPI's CUDA build with the nvidia-* packages (ND-TORCH-002)."""
+    wanted = framework_prefix(framework_version)
+    torch = env.effective_distributions().get("torch")
+    if wanted is None or (torch is not None and torch.version == f"{wanted}+cpu"):
+        return []
+    return [pin("torch", f"{wanted}+cpu")]
 
 
 def _site_of(env: PythonEnvironment, dist: Distribution) -> Optional[SiteDir]:
@@ -84,8 +90,8 @@ def placeholder_packages(ctx: RuleContext) -> list[Finding]:
         for dist in env.effective_distributions().values():
             if not dist.placeholder:
                 continue
-            wanted = _release_version(ctx, env, dist.name)
-            spec = pin(dist.display_name, wanted) if wanted else dist.display_name
+            release = placeholder_release(ctx, env)
+            entry = ctx.catalog.framework_entry(release, dist.name) if release else None
             site = _site_of(env, dist)
             outside = site is not None and site.role in (SITE_ROLE_USER, SITE_ROLE_PYTHONPATH)
             removal = (f"rm -rf {' '.join(quoted(path) for path in placeholder_paths(site, dist))}" if outside
@@ -102,9 +108,22 @@ def placeholder_packages(ctx: RuleContext) -> list[Finding]:
                         f"not configured.{where}"),
                 evidence={"venv": env.path, "package": dist.display_name, "version": dist.version,
                           "metadata": dist.metadata_dir, "site": site.path if site else None},
-                fix=[removal, pip_command(env, "install", spec, "--extra-index-url", ctx.catalog.pip_repository)],
+                fix=[removal, *_placeholder_install(ctx, env, dist, release, entry)],
             ))
     return findings
+
+
+def _placeholder_install(ctx: RuleContext, env: PythonEnvironment, dist: Distribution, release: Optional[str],
+                         entry: Optional[PackageEntry]) -> list[str]:
+    if entry is None:
+        last = next((name for name in ctx.catalog.release_names if ctx.catalog.entries(name, dist.name)), None)
+        return [f"# {dist.display_name} is not part of Neuron {release}"
+                + (f" (its last release is {last})" if last else "") + ": nothing to install instead"]
+    torch = _torch_for(ctx, env, entry.version) if dist.name in ctx.catalog.compat.get("torch_frameworks", {}) else []
+    indexes = ["--extra-index-url", ctx.catalog.pip_repository]
+    if torch:
+        indexes += ["--extra-index-url", str(ctx.catalog.compat.get("torch_cpu_index"))]
+    return [pip_command(env, "install", pin(dist.display_name, entry.version), *torch, *indexes)]
 
 
 def placeholder_paths(site: SiteDir, dist: Distribution) -> list[str]:

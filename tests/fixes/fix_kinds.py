@@ -5,7 +5,7 @@ tests/fixes/test_fix_kinds.py fails when a declared id is missing here or a name
 from __future__ import annotations
 
 EXECUTED = {  # id -> the test that runs its printed fix lines and checks again
-    "ND-PIP-001": "tests/test_placeholders.py::test_placeholders_in_the_user_site_are_errors_with_fixes_that_work",
+    "ND-PIP-001": "tests/fixes/test_plan_fixes.py::test_user_site_placeholders_each_fix_alone_then_clean",
     "ND-PIP-002": "tests/fixes/test_pip_config_fixes.py::test_the_neuron_index_fix_keeps_the_users_two_indexes",
     "ND-TORCH-001": "tests/fixes/test_torch_fixes.py::test_cuda_torch_over_torch_neuronx_becomes_the_pinned_cpu_torch",
     "ND-TORCH-005": "tests/test_torch_companions.py::test_a_torchvision_for_another_torch_x_y",

@@ -5,54 +5,19 @@ nvidia-* packages it then removed (issue 13)."""
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 from tests.conftest import check_json, findings_by_id
-from tests.fixes.harness import bad_findings, fix_and_check, run_verbatim, user_env
-from tests.fixes.local_release_data import local_release_data
-from tests.host_fixture import HostSpec, build_host
-from tests.local_index import served_index
-from tests.neuron_envs import HEALTHY_STACKS, cuda_torch_wheels, simple_wheel, stack_wheels, torch_wheel
-from tests.wheelhouse import VenvFactory, WheelSpec, add_pip, venv_python, write_pip_conf
-
-STACK = HEALTHY_STACKS["2.31.1"]
-
-
-@pytest.fixture(scope="module")
-def indexes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
-    """(PyPI + the Neuron repository, the PyTorch CPU index), each a PEP 503 index on 127.0.0.1."""
-    root = tmp_path_factory.mktemp("torch-fix-indexes")
-    pypi_wheels = [simple_wheel("torch-xla", "2.9.0", ("torch==2.9.0",)), simple_wheel("numpy", "1.26.4"),
-                   simple_wheel("libneuronxla", STACK.libneuronxla)]
-    cpu_wheels = [torch_wheel("2.9.0+cpu")]
-    with served_index(root / "pypi", pypi_wheels) as pypi, served_index(root / "cpu", cpu_wheels) as cpu:
-        yield pypi, cpu
-
-
-def broken_venv(venvs: VenvFactory, name: str, pypi: str, replace: dict[str, list[WheelSpec]]) -> Path:
-    """A 2.31.1 venv with pip, some of its packages swapped for `replace[name]` (what the user's install did)."""
-    venv = venvs.create(name)
-    add_pip(venv)
-    wheels = [spec for spec in stack_wheels(STACK) if spec.name not in replace]
-    venvs.install(venv, wheels + [spec for specs in replace.values() for spec in specs])
-    write_pip_conf(venv, extra_index=pypi)
-    return venv
-
-
-def setting(tmp_path: Path, indexes: tuple[str, str]) -> tuple[Path, dict[str, str]]:
-    pypi, cpu = indexes
-    manifests = local_release_data(tmp_path / "manifests", neuron_index=pypi, cpu_index=cpu)
-    env = {**user_env(tmp_path), "NEURONDOCTOR_MANIFESTS": str(manifests), "PIP_INDEX_URL": pypi}
-    return build_host(tmp_path / "host", HostSpec(release="2.31.1")), env
+from tests.fixes.conftest import FixIndexes, broken_venv, fix_setting
+from tests.fixes.harness import bad_findings, fix_and_check, run_verbatim
+from tests.neuron_envs import cuda_torch_wheels, simple_wheel, torch_wheel
+from tests.wheelhouse import VenvFactory, venv_python
 
 
 def test_cuda_torch_over_torch_neuronx_becomes_the_pinned_cpu_torch(tmp_path: Path, venvs: VenvFactory,
-                                                                     indexes: tuple[str, str]) -> None:
-    pypi, cpu = indexes
-    root, env = setting(tmp_path, indexes)
+                                                                     indexes: FixIndexes) -> None:
+    pypi, cpu = indexes.pypi, indexes.cpu
+    root, env = fix_setting(tmp_path, indexes)
     venv = broken_venv(venvs, "fix-torch-001", pypi, {"torch": cuda_torch_wheels("2.10.0")})
     before = check_json(["--root", str(root), "--venv", str(venv)], env=env)[1]
     finding = findings_by_id(before)["ND-TORCH-001"][0]
@@ -68,24 +33,24 @@ def test_cuda_torch_over_torch_neuronx_becomes_the_pinned_cpu_torch(tmp_path: Pa
     assert not list(next(venv.glob("lib/python*/site-packages")).glob("nvidia_*"))
 
 
-def test_the_right_torch_as_pypis_cuda_build(tmp_path: Path, venvs: VenvFactory, indexes: tuple[str, str]) -> None:
-    root, env = setting(tmp_path, indexes)
-    venv = broken_venv(venvs, "fix-torch-002", indexes[0], {"torch": cuda_torch_wheels("2.9.0")})
+def test_the_right_torch_as_pypis_cuda_build(tmp_path: Path, venvs: VenvFactory, indexes: FixIndexes) -> None:
+    root, env = fix_setting(tmp_path, indexes)
+    venv = broken_venv(venvs, "fix-torch-002", indexes.pypi, {"torch": cuda_torch_wheels("2.9.0")})
     fix_and_check(["--root", str(root), "--venv", str(venv)], env, "ND-TORCH-002")
     assert not list(next(venv.glob("lib/python*/site-packages")).glob("nvidia_*"))
 
 
-def test_a_torch_xla_of_another_release(tmp_path: Path, venvs: VenvFactory, indexes: tuple[str, str]) -> None:
-    root, env = setting(tmp_path, indexes)
-    venv = broken_venv(venvs, "fix-torch-003", indexes[0],
+def test_a_torch_xla_of_another_release(tmp_path: Path, venvs: VenvFactory, indexes: FixIndexes) -> None:
+    root, env = fix_setting(tmp_path, indexes)
+    venv = broken_venv(venvs, "fix-torch-003", indexes.pypi,
                        {"torch-xla": [simple_wheel("torch-xla", "2.8.1", ("torch==2.8.0",))]})
     fix_and_check(["--root", str(root), "--venv", str(venv)], env, "ND-TORCH-003")
 
 
-def test_two_torch_records_in_one_site(tmp_path: Path, venvs: VenvFactory, indexes: tuple[str, str]) -> None:
+def test_two_torch_records_in_one_site(tmp_path: Path, venvs: VenvFactory, indexes: FixIndexes) -> None:
     """An interrupted replace: torch 2.10.0's dist-info left beside 2.9.0's."""
-    root, env = setting(tmp_path, indexes)
-    venv = broken_venv(venvs, "fix-torch-004", indexes[0], {})
+    root, env = fix_setting(tmp_path, indexes)
+    venv = broken_venv(venvs, "fix-torch-004", indexes.pypi, {})
     other = venvs.create("fix-torch-004-source")
     venvs.install(other, [torch_wheel("2.10.0")])
     site = next(venv.glob("lib/python*/site-packages"))
@@ -95,18 +60,18 @@ def test_two_torch_records_in_one_site(tmp_path: Path, venvs: VenvFactory, index
     assert [path.name for path in site.glob("torch-*.dist-info")] == ["torch-2.9.0+cpu.dist-info"]
 
 
-def test_a_libneuronxla_from_another_release(tmp_path: Path, venvs: VenvFactory, indexes: tuple[str, str]) -> None:
-    root, env = setting(tmp_path, indexes)
+def test_a_libneuronxla_from_another_release(tmp_path: Path, venvs: VenvFactory, indexes: FixIndexes) -> None:
+    root, env = fix_setting(tmp_path, indexes)
     loose = simple_wheel("libneuronxla", "2.2.16974.0")  # 2.30's, which a loose `libneuronxla<3` pin took
-    venv = broken_venv(venvs, "fix-pin-001", indexes[0], {"libneuronxla": [loose]})
+    venv = broken_venv(venvs, "fix-pin-001", indexes.pypi, {"libneuronxla": [loose]})
     fix_and_check(["--root", str(root), "--venv", str(venv)], env, "ND-PIN-001")
 
 
 def test_torch_neuronx_without_torch_and_torch_xla(tmp_path: Path, venvs: VenvFactory,
-                                                   indexes: tuple[str, str]) -> None:
+                                                   indexes: FixIndexes) -> None:
     """`pip install --no-deps torch-neuronx …`: the fix installs the pinned torch's CPU build, then torch-xla."""
-    root, env = setting(tmp_path, indexes)
-    venv = broken_venv(venvs, "fix-pin-003", indexes[0], {"torch": [], "torch-xla": []})
+    root, env = fix_setting(tmp_path, indexes)
+    venv = broken_venv(venvs, "fix-pin-003", indexes.pypi, {"torch": [], "torch-xla": []})
     finding = fix_and_check(["--root", str(root), "--venv", str(venv)], env, "ND-PIN-003")
-    assert finding["fix"] == [f"{venv_python(venv)} -m pip install 'torch==2.9.0+cpu' --index-url {indexes[1]}",
+    assert finding["fix"] == [f"{venv_python(venv)} -m pip install 'torch==2.9.0+cpu' --index-url {indexes.cpu}",
                               f"{venv_python(venv)} -m pip install 'torch-xla==2.9.0'"]
