@@ -44,6 +44,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="leave out these checks, finding ids or categories (repeatable)")
     parser.add_argument("--list", dest="list_ids", action="store_true",
                         help="list every check and finding id (ID, category, severity, title; --json for a document)")
+    parser.add_argument("--fix", action="store_true",
+                        help="apply the environments' fix plans (pip in the inspected environments, their pip "
+                             "configuration, files of their import path), backing up what it edits, then check "
+                             "again; live host only, never host packages or /etc")
+    parser.add_argument("--yes", action="store_true", help="with --fix: apply without asking (needed off a terminal)")
     parser.add_argument("-v", "--verbose", action="store_true", help="facts and per-check timings")
     return parser
 
@@ -81,7 +86,14 @@ def run(argv: Sequence[str], environ: Optional[Mapping[str, str]] = None) -> int
                            select=args.select, skip=args.skip,
                            environ=dict(os.environ) if environ is None else environ)
     validate_options(options, catalog)
-    report = run_check(options, catalog=catalog)
+    if args.yes and not args.fix:
+        raise exit_codes.UserError("--yes only goes with --fix")
+    if args.fix:
+        from neurondoctor.cli.fix_command import fix_then_recheck
+
+        report = fix_then_recheck(options, catalog, args.yes, environ=options.environ)
+    else:
+        report = run_check(options, catalog=catalog)
     output_format = "json" if args.as_json else args.output_format
     if output_format == "json":
         from neurondoctor.report.document import render_json

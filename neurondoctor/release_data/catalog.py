@@ -111,6 +111,11 @@ class ReleaseCatalog:
         return names[0] if names else None
 
     @property
+    def pypi_index(self) -> str:
+        """PyPI's own index: an index-url naming it is not a mirror (it is pip's default, spelled out)."""
+        return str(self.sdk.get("repositories", {}).get("pypi", "https://pypi.org/simple"))
+
+    @property
     def pip_repository(self) -> str:
         return str(self.sdk.get("repositories", {}).get("pip", "https://pip.repos.neuron.amazonaws.com"))
 

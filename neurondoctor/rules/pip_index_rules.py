@@ -153,7 +153,7 @@ def repository_not_configured(ctx: RuleContext) -> list[Finding]:
         if not ctx.neuron_env(env):
             continue
         as_extra, as_index = _neuron_sources(env.pip_config, repository)
-        mirrors = _mirrors(env.pip_config, repository)
+        mirrors = _mirrors(env.pip_config, repository, ctx.catalog.pypi_index)
         if as_index:
             findings.append(Finding(
                 id="ND-PIP-003",
@@ -203,9 +203,11 @@ def _configured_extra_indexes(env: PythonEnvironment) -> list[str]:
     return kept
 
 
-def _mirrors(sources: list[PipConfigSource], repository: str) -> list[str]:
+def _mirrors(sources: list[PipConfigSource], repository: str, pypi: str) -> list[str]:
+    """Index URLs that replace PyPI with something else (PyPI spelled out is not a mirror)."""
     return [source.index_url for source in sources
-            if source.index_url and not _is_neuron_repository(source.index_url, repository)]
+            if source.index_url and not _is_neuron_repository(source.index_url, repository)
+            and source.index_url.rstrip("/") != pypi.rstrip("/")]
 
 
 def incomplete_guard(ctx: RuleContext) -> list[Finding]:

@@ -1,8 +1,9 @@
 """The release data with its index URLs pointed at 127.0.0.1, so fix lines run verbatim against local indexes.
 
 Fixes name the Neuron repository (sdk.json `repositories.pip`) and the PyTorch CPU index (compat.json
-`torch_cpu_index`) from the release data; a copy with those two URLs replaced, named by NEURONDOCTOR_MANIFESTS,
-makes `check` print lines a test can paste into a shell unchanged (issue 13 §1)."""
+`torch_cpu_index`) from the release data, and the rules know PyPI by `repositories.pypi` (an index-url naming it
+is not a mirror). A copy with those URLs replaced, named by NEURONDOCTOR_MANIFESTS, makes `check` print lines a
+test can paste into a shell unchanged (issue 13 §1)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,12 @@ from pathlib import Path
 from neurondoctor.release_data.catalog import bundled_manifest_dir
 
 
-def local_release_data(target: Path, neuron_index: str, cpu_index: str) -> Path:
+def local_release_data(target: Path, neuron_index: str, cpu_index: str, pypi_index: str | None = None) -> Path:
     shutil.copytree(bundled_manifest_dir(), target)
     sdk = json.loads((target / "sdk.json").read_text())
     sdk["repositories"]["pip"] = neuron_index
+    if pypi_index:
+        sdk["repositories"]["pypi"] = pypi_index
     (target / "sdk.json").write_text(json.dumps(sdk, indent=1) + "\n")
     compat = json.loads((target / "compat.json").read_text())
     compat["torch_cpu_index"] = cpu_index

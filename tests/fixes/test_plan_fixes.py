@@ -45,12 +45,12 @@ def test_four_placeholders_get_one_plan_that_lands_on_one_release(tmp_path: Path
     python = venv_python(venv)
     assert summary["fix_plan"][:2] == [
         f"{python} -m pip config --site set global.extra-index-url "
-        f"'{indexes.team[0]} {indexes.team[1]} {indexes.pypi}'",
+        f"'{indexes.team[0]} {indexes.team[1]} {indexes.neuron}'",
         f"{python} -m pip uninstall -y transformers-neuronx"]
     install = summary["fix_plan"][2]
     assert install.startswith(f"{python} -m pip install 'libneuronxla==2.2.17544.0' 'neuronx-cc==2.26.6360.0' "
                               f"'torch-neuronx=={STACK.torch_neuronx}' 'torch==2.9.0+cpu' ")
-    assert install.endswith(f" --extra-index-url {indexes.pypi} --extra-index-url {indexes.cpu}")
+    assert install.endswith(f" --extra-index-url {indexes.neuron} --extra-index-url {indexes.cpu}")
     assert summary["fix_plan"][3] == ("# transformers-neuronx is not part of Neuron 2.31.1 (its last release is "
                                       "2.26.1): nothing to install instead")
     text = run_cli(["check", *args], env=env).stdout
@@ -75,7 +75,7 @@ def test_user_site_placeholders_each_fix_alone_then_clean(tmp_path: Path, venvs:
     add_pip(venv)
     venvs.install(venv, [placeholder_wheel(package, version) for package, version in PLACEHOLDERS[:3]],
                   target=site)
-    write_pip_conf(venv, extra_index=indexes.pypi)
+    write_pip_conf(venv, extra_index=indexes.neuron)
     args = ["--root", str(root), "--venv", str(venv)]
     found = findings_by_id(check_json(args, env=env)[1])["ND-PIP-001"]
     assert len(found) == 3 and all(str(item["fix"][0]).startswith(f"rm -rf {site}/") for item in found)

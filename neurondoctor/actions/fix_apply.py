@@ -1,0 +1,184 @@
+"""`check --fix`: apply the environments' fix plans on the live host (issue 13 §4, ARCHITECTURE.md §7).
+
+Only what runs in user space and was verified by the fix-execution tests is applied: pip in the environment the
+check inspected (through its own interpreter, never a shell), that environment's or the user's pip configuration,
+files of the environment's own import path, and `venv --upgrade` of the environment itself. Host packages,
+modules and `/etc` are `bootstrap --apply`'s job; environment variables live in the user's shell. Nothing is
+deleted: a file a plan removes is moved into a new backup folder beside it, and a pip configuration file is
+copied to `pip.conf.neurondoctor-<UTC>` (never over an earlier backup) before pip edits it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+from neurondoctor.command_runner import CommandResult, run_command
+from neurondoctor.facts.python_env import PythonEnvironment
+from neurondoctor.report.model import Report
+from neurondoctor.rules.fix_plan import parse_pip_line
+
+PIP_TIMEOUT = 1800.0  # a torch download on a slow link; the deadline still holds
+BACKUP_SUFFIX = ".neurondoctor-"
+_VENV_PYTHON = re.compile(r"^python\d(\.\d+)?$")
+RUN = "run"
+MOVE = "move"
+SKIP = "skip"
+
+
+@dataclass
+class FixStep:
+    """One plan line and what `--fix` does with it: run it, move the files it removes, or leave it to the user."""
+
+    line: str
+    action: str
+    why: str = ""
+    argv: list[str] = field(default_factory=list)
+    backup_files: list[Path] = field(default_factory=list)  # copied before the command edits them
+    moves: list[Path] = field(default_factory=list)
+
+
+@dataclass
+class EnvironmentFix:
+    path: str
+    findings: list[str]
+    steps: list[FixStep]
+
+
+def utc_stamp() -> str:
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+
+
+def _inside(path: str, folders: Sequence[str]) -> bool:
+    """The path's parent (links not followed for the last part) lies in one of the folders."""
+    parent = os.path.realpath(os.path.dirname(os.path.abspath(path)))
+    return any(parent == os.path.realpath(folder) or parent.startswith(os.path.realpath(folder) + os.sep)
+               for folder in folders)
+
+
+def _pip_config_file(options: Sequence[str], env: PythonEnvironment,
+                     environ: Mapping[str, str]) -> Optional[Path]:
+    if "--site" in options:
+        return Path(env.path) / "pip.conf"
+    if "--user" in options:
+        base = environ.get("XDG_CONFIG_HOME") or os.path.join(environ.get("HOME", "~"), ".config")
+        return Path(os.path.expanduser(base)) / "pip" / "pip.conf"
+    return None
+
+
+def classify(line: str, env: PythonEnvironment, environ: Mapping[str, str]) -> FixStep:
+    """What `--fix` may do with one line of this environment's plan."""
+    stripped = line.strip()
+    if not stripped or stripped.startswith("#"):
+        return FixStep(line, SKIP, "a note")
+    pip = parse_pip_line(line, env.interpreter)
+    try:
+        words = shlex.split(line, comments=True)
+    except ValueError:
+        return FixStep(line, SKIP, "not a command neurondoctor runs")
+    if pip is not None and pip.prefix[0] != "uv":
+        if pip.verb == "config":
+            edited = _pip_config_file(pip.options, env, environ)
+            if edited is None:
+                return FixStep(line, SKIP, "edits the machine-wide pip configuration: bootstrap --apply's job")
+            if edited.is_symlink() or (edited.exists() and not edited.is_file()):
+                return FixStep(line, SKIP, f"{edited} is not a regular file: check it before editing")
+            return FixStep(line, RUN, argv=words, backup_files=[edited] if edited.exists() else [])
+        if pip.verb in ("install", "uninstall"):
+            return FixStep(line, RUN, argv=words)
+    if words[:1] == ["uv"] and pip is not None and pip.verb in ("install", "uninstall"):
+        return FixStep(line, RUN, argv=words)
+    if words[:1] == ["rm"] and len(words) > 2 and words[1] in ("-rf", "-f", "-r"):
+        folders = [env.path, *(site.path for site in env.site_dirs)]
+        targets = [Path(target) for target in words[2:]]
+        outside = [str(target) for target in targets if not _inside(str(target), folders)]
+        if outside:
+            return FixStep(line, SKIP, f"{outside[0]} is outside this environment's folders")
+        return FixStep(line, MOVE, moves=targets)
+    if (len(words) == 5 and _VENV_PYTHON.match(words[0]) and words[1:4] == ["-m", "venv", "--upgrade"]
+            and os.path.realpath(words[4]) == os.path.realpath(env.path)):
+        return FixStep(line, RUN, argv=words)
+    if words[:1] == ["sudo"]:
+        return FixStep(line, SKIP, "a host-level fix: run it yourself, or `neurondoctor bootstrap --apply`")
+    if words[:1] in (["export"], ["unset"]):
+        return FixStep(line, SKIP, "an environment variable: set it in your shell or job script")
+    return FixStep(line, SKIP, "not a step neurondoctor applies: run it yourself")
+
+
+def plan_fixes(report: Report, environ: Mapping[str, str]) -> list[EnvironmentFix]:
+    """The steps for every inspected environment that has a plan."""
+    by_path = {env.path: env for env in report.facts.environments}
+    fixes = []
+    for summary in report.environments:
+        env = by_path.get(summary.path)
+        if env is not None and summary.fix_plan:
+            fixes.append(EnvironmentFix(summary.path, summary.fix_plan_findings,
+                                        [classify(line, env, environ) for line in summary.fix_plan]))
+    return fixes
+
+
+def unused_name(path: Path, stamp: str) -> Path:
+    """`<name>.neurondoctor-<stamp>`, or `…-2`, `…-3`: never an existing name."""
+    candidate = path.with_name(f"{path.name}{BACKUP_SUFFIX}{stamp}")
+    number = 2
+    while candidate.exists() or candidate.is_symlink():
+        candidate = path.with_name(f"{path.name}{BACKUP_SUFFIX}{stamp}-{number}")
+        number += 1
+    return candidate
+
+
+def back_up(path: Path, stamp: str) -> Path:
+    """Copy a file to a new backup name, created exclusively (a backup never replaces an earlier one)."""
+    data = path.read_bytes()
+    while True:
+        target = unused_name(path, stamp)
+        try:
+            with open(target, "xb") as handle:
+                handle.write(data)
+            return target
+        except FileExistsError:  # another run took the name between the check and the open
+            continue
+
+
+def move_aside(paths: Sequence[Path], stamp: str) -> Path:
+    """Move what a plan removes into a new folder beside the first one (off every import path)."""
+    folder = unused_name(paths[0].parent, stamp)
+    folder.mkdir()
+    for path in paths:
+        if path.exists() or path.is_symlink():
+            path.rename(unused_name(folder / path.name, "moved") if (folder / path.name).exists() else
+                        folder / path.name)
+    return folder
+
+
+@dataclass
+class StepResult:
+    step: FixStep
+    ok: bool
+    message: str
+
+
+def apply_step(step: FixStep, stamp: str, environ: Mapping[str, str],
+               runner: Callable[..., CommandResult] = run_command) -> StepResult:
+    if step.action == MOVE:
+        try:
+            folder = move_aside(step.moves, stamp)
+        except OSError as error:
+            return StepResult(step, False, f"could not move {step.moves[0]}: {error}")
+        return StepResult(step, True, f"moved to {folder}")
+    notes = []
+    for edited in step.backup_files:
+        try:
+            notes.append(f"backed up {edited} to {back_up(edited, stamp)}")
+        except OSError as error:
+            return StepResult(step, False, f"could not back up {edited}, so did not edit it: {error}")
+    result = runner(step.argv, timeout=PIP_TIMEOUT, env=dict(environ))
+    if not result.ok:
+        return StepResult(step, False, result.describe_failure())
+    return StepResult(step, True, "; ".join(notes) or f"done in {result.duration_s:.1f} s")

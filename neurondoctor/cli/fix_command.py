@@ -1,0 +1,87 @@
+"""`check --fix [--yes]`: show the plans, ask, apply, check again (issue 13 §4).
+
+What may be applied and how is `actions/fix_apply.py`; this is the conversation: the plan goes to stderr (stdout
+keeps exactly the one report of the check after the fixes, `--json` included), a terminal is asked, a pipe or a
+CI job needs `--yes`, and the exit code is the re-check's.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from typing import Callable, Optional, TextIO
+
+from neurondoctor import exit_codes
+from neurondoctor.actions.check_run import CheckOptions, run_check
+from neurondoctor.actions.fix_apply import MOVE, RUN, SKIP, EnvironmentFix, apply_step, plan_fixes, utc_stamp
+from neurondoctor.release_data.catalog import ReleaseCatalog
+from neurondoctor.report.model import Report
+
+
+def refuse_unless_live(root: str) -> None:
+    if os.path.realpath(root) != "/":
+        raise exit_codes.UserError(f"--fix applies fixes on the live host only, not under --root {root}: "
+                                   "print the plan with `neurondoctor check --root DIR` and run it there")
+
+
+def _plan_lines(fixes: list[EnvironmentFix]) -> list[str]:
+    lines = []
+    for fix in fixes:
+        lines.append(f"{fix.path} ({', '.join(dict.fromkeys(fix.findings))}):")
+        for number, step in enumerate(fix.steps, 1):
+            what = {RUN: "", MOVE: "  [moves the files into a backup folder instead]"}.get(
+                step.action, f"  [not applied: {step.why}]")
+            lines.append(f"  {number:>2}. {step.line}{what}")
+    return lines
+
+
+def _not_covered(report: Report, fixes: list[EnvironmentFix]) -> list[str]:
+    """Findings with fixes that no environment plan carries: host-level and environment-variable ones."""
+    covered = {finding_id for fix in fixes for finding_id in fix.findings}
+    left = sorted({finding.id for finding in report.findings if finding.fix and finding.id not in covered})
+    return [f"Not applied by --fix (their fix lines are in the report): {', '.join(left)}"] if left else []
+
+
+def ask(stream: TextIO, question: str, reader: Callable[[], str]) -> bool:
+    stream.write(question)
+    stream.flush()
+    try:
+        return reader().strip().lower() in ("y", "yes")
+    except EOFError:
+        return False
+
+
+def fix_then_recheck(options: CheckOptions, catalog: ReleaseCatalog, yes: bool,
+                     environ: Optional[Mapping[str, str]] = None,
+                     reader: Callable[[], str] = input, interactive: Optional[bool] = None) -> Report:
+    """Check, show the plan, apply the approved steps, and return the check after them."""
+    refuse_unless_live(options.root)
+    interactive = sys.stdin.isatty() if interactive is None else interactive
+    if not yes and not interactive:
+        raise exit_codes.UserError("--fix without a terminal needs --yes (it would apply the plan unasked)")
+    environ = dict(os.environ) if environ is None else environ
+    err = sys.stderr
+    report = run_check(options, catalog=catalog)
+    fixes = plan_fixes(report, environ)
+    applicable = [step for fix in fixes for step in fix.steps if step.action != SKIP]
+    for line in [*_plan_lines(fixes), *_not_covered(report, fixes)]:
+        err.write(line + "\n")
+    if not applicable:
+        err.write("--fix: nothing it can apply in the environments it inspected\n")
+        return report
+    if not yes and not ask(err, f"Apply {len(applicable)} step(s)? [y/N] ", reader):
+        err.write("--fix: nothing changed\n")
+        return report
+    stamp = utc_stamp()
+    for fix in fixes:
+        for number, step in enumerate(fix.steps, 1):
+            if step.action == SKIP:
+                continue
+            result = apply_step(step, stamp, environ)
+            err.write(f"  {'ok' if result.ok else 'FAILED'} {fix.path} step {number}: {result.message}\n")
+            if not result.ok:  # the later steps build on this one
+                err.write(f"--fix: stopped {fix.path} at step {number}; its other steps were not run\n")
+                break
+    err.write("--fix: checking again\n")
+    return run_check(options, catalog=catalog)
