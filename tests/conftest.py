@@ -23,6 +23,11 @@ REPO = Path(__file__).resolve().parent.parent
 # Every finding id a rule or probe emitted during the session, in this process or in a CLI subprocess
 # (read from its output): the session ends by asserting each declared id fired at least once.
 FIRED_IDS: set[str] = set()
+FIX_LINES: dict[str, set[str]] = {}  # id -> every fix line a check report printed for it in this run
+# A fix line that runs in user space (issue 13 §1): pip or uv in an environment, pip configuration, the user's
+# shell variables, `neurondoctor venv create` / `manifests update`.
+_USER_SPACE_FIX = re.compile(r"(^| )-m pip |^uv pip |^neurondoctor (venv create|manifests update)|^(export|unset) "
+                             r"|(^| )-m venv ")
 _FINDING_ID = re.compile(r"\bND-[A-Z]+-\d{3}\b")
 
 
@@ -53,13 +58,18 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if not full_run:
         return
     from neurondoctor.rules.registry import all_finding_specs
+    from tests.fixes.fix_kinds import EXECUTED
 
     never = sorted(spec.id for _, spec in all_finding_specs() if spec.id not in FIRED_IDS)
-    if never:
-        reporter = config.pluginmanager.get_plugin("terminalreporter")
-        if reporter is not None:
-            reporter.write_line(f"finding ids no test made fire: {', '.join(never)}", red=True)
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    unexecuted = sorted(finding_id for finding_id, lines in FIX_LINES.items()
+                        if finding_id not in EXECUTED and any(_USER_SPACE_FIX.search(line) for line in lines))
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    for problem, ids in (("finding ids no test made fire", never),
+                         ("finding ids with user-space fixes no test runs (tests/fixes/fix_kinds.py)", unexecuted)):
+        if ids:
+            if reporter is not None:
+                reporter.write_line(f"{problem}: {', '.join(ids)}", red=True)
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture(scope="session")
@@ -140,6 +150,8 @@ def check_json(args: Sequence[str], env: Optional[dict[str, str]] = None,
     """Run `check --json ARGS`; stdout must be exactly one JSON document."""
     result = run_cli(["check", "--json", *args], env=env, prefix=prefix)
     document = validated_report(result.stdout)
+    for finding in document["findings"]:
+        FIX_LINES.setdefault(finding["id"], set()).update(finding["fix"])
     return result.returncode, document, result.stderr
 
 

@@ -180,8 +180,7 @@ def test_python_310_with_release_231(venvs: VenvFactory, host_root: Path) -> Non
     finding = found["ND-PY-001"][0]
     assert (finding["category"], finding["severity"]) == ("python-unsupported", "error")
     assert "Python 3.10 is not supported by Neuron 2.31.1" in finding["title"]
-    assert finding["fix"][0] == f"python3.11 -m venv {venv}-py3.11"
-    assert "'torch-neuronx==2.9.0.2.15.32035'" in finding["fix"][1]
+    assert finding["fix"] == [f"neurondoctor venv create {venv}-py3.11 --release 2.31.1 --python python3.11"]
     assert code == 1
 
 

@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO, check_json, cli_env, findings_by_id, run_cli
+from tests.fixes.harness import bad_findings, run_verbatim
 from tests.host_fixture import HostSpec, build_host
 from tests.local_index import build_index, serve, served_index
-from tests.neuron_envs import HEALTHY_STACKS, cuda_torch_wheels, simple_wheel, torch_wheel
+from tests.neuron_envs import HEALTHY_STACKS, cuda_torch_wheels, simple_wheel, stack_venv, torch_wheel
 from tests.wheelhouse import VenvFactory, WheelSpec, install_image_interpreter, relabel_python
 
 RELEASE = "2.31.1"
@@ -160,9 +161,15 @@ def test_check_reports_a_broken_guard(index_url: str, tmp_path: Path) -> None:
     assert "torch 2.10.0 (pinned 2.9.0)" in moved["title"]
     assert moved["fix"] == [f"{target}/bin/python -m pip install 'torch==2.9.0'"]
     assert code == 1
+    run_verbatim(moved["fix"][0], env)  # the guard's pip.conf names the index and the CPU build wins
+    code, report, _ = check_json(["--venv", str(target)], env=env)
+    assert (code, bad_findings(report)) == (0, set())
     (target / "neurondoctor-constraints.txt").unlink()
     _, report, _ = check_json(["--venv", str(target)], env=env)
-    assert {"ND-PIP-004", "ND-TORCH-001"} <= {finding["id"] for finding in report["findings"]}
+    incomplete = findings_by_id(report)["ND-PIP-004"][0]
+    assert incomplete["fix"] == [f"neurondoctor venv create {target} --release {RELEASE} --force"]
+    run_printed_venv_create(incomplete["fix"][0], index_url, tmp_path, Path("/"), target,
+                            "--python", sys.executable)
 
 
 def interrupt_a_build(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, name: str, signum: int,
@@ -270,6 +277,19 @@ def test_a_cuda_torch_venv_on_a_neuron_host_gets_the_command_that_builds_the_neu
     assert code == 0
     run_printed_venv_create(str(finding["fix"][0]), index_url, tmp_path, root, Path(f"{venv}-neuron"),
                             "--python", sys.executable)
+
+
+def test_a_neuron_venv_on_a_python_its_release_dropped(index_url: str, tmp_path: Path, venvs: VenvFactory) -> None:
+    """A 2.31.1 stack copied from an Ubuntu 22.04 host (Python 3.10, which 2.30 dropped): ND-PY-001's printed
+    `venv create` beside it runs, and the environment it builds is clean (it was two pip lines that brought PyPI's
+    CUDA torch)."""
+    root = build_host(tmp_path / "host", HostSpec(release=RELEASE))
+    venv = stack_venv(venvs, "py310-stack", RELEASE)
+    relabel_python(venv, "3.10")
+    install_image_interpreter(root, "3.10")
+    finding = findings_by_id(check_json(["--root", str(root), "--venv", str(venv)])[1])["ND-PY-001"][0]
+    assert finding["fix"] == [f"neurondoctor venv create {venv}-py3.11 --release 2.31.1 --python python3.11"]
+    run_printed_venv_create(str(finding["fix"][0]), index_url, tmp_path, root, Path(f"{venv}-py3.11"))
 
 
 def test_the_python_verdict_without_neuron_packages_is_the_same_static_and_live(tmp_path: Path,

@@ -188,14 +188,20 @@ def manifests_show(release: str = typer.Argument(..., help="A release such as 2.
 
 @manifests_app.command("update")
 def manifests_update(
-    url: Optional[str] = typer.Option(None, "--url", help="Where to fetch n2-manifest.json (default: AWS's)."),
+    url: Optional[str] = typer.Option(None, "--url", help="Where to fetch n2-manifest.json (default: "
+                                      "$NEURONDOCTOR_MANIFEST_URL, else AWS's)."),
     file: Optional[str] = typer.Option(None, "--file", help="Use this n2-manifest.json instead (air-gapped hosts)."),
     timeout: float = typer.Option(20.0, "--timeout", help="Seconds the whole download may take (positive)."),
 ) -> None:
     """Fetch a newer AWS release manifest, validate it, and use it from now on (never older than the one in use)."""
     import os
 
-    from neurondoctor.release_data.catalog import bundled_manifest_dir, cache_manifest_dir, load_catalog
+    from neurondoctor.release_data.catalog import (
+        MANIFEST_URL_ENV,
+        bundled_manifest_dir,
+        cache_manifest_dir,
+        load_catalog,
+    )
     from neurondoctor.release_data.manifest_update import (
         UpdateError,
         fetch_manifest,
@@ -208,7 +214,8 @@ def manifests_update(
         raise exit_codes.UserError("--url and --file: give one of them")
     bundled = load_catalog(bundled_manifest_dir())
     cache = cache_manifest_dir(os.environ)
-    source = file or url or str(bundled.compat.get("manifest_source_url", ""))
+    # an organisation's mirror of the manifest (air-gapped fleets), named once for every host
+    source = file or url or os.environ.get(MANIFEST_URL_ENV) or str(bundled.compat.get("manifest_source_url", ""))
     try:
         data = read_manifest_file(file) if file else fetch_manifest(source, timeout=timeout)
         result = install_manifest(data, source, cache, floor_version=newest_in_use(bundled_manifest_dir(), cache))

@@ -29,6 +29,7 @@ from neurondoctor.release_data.schema import (
 MANIFEST_FILE_LIMIT = 32 << 20
 MANIFEST_DIR_ENV = "NEURONDOCTOR_MANIFESTS"
 CACHE_DIR_ENV = "NEURONDOCTOR_CACHE_DIR"
+MANIFEST_URL_ENV = "NEURONDOCTOR_MANIFEST_URL"  # where `manifests update` fetches by default (a mirror)
 
 
 class PackageEntry(NamedTuple):

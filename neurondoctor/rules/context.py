@@ -110,9 +110,22 @@ def inf1_host(ctx: RuleContext) -> bool:
                                                             for function in ctx.facts.host.snapshot.pci)
 
 
+def made_by_uv_without_pip(env: PythonEnvironment) -> bool:
+    """`uv venv` writes `uv = X.Y.Z` into pyvenv.cfg and installs no pip: `python -m pip` there fails with
+    `No module named pip`, so its fixes are `uv pip … --python PATH` (machine-notes.md: a uv venv has no pip)."""
+    return "uv" in env.pyvenv_cfg and "pip" not in env.effective_distributions()
+
+
 def pip_command(env: PythonEnvironment, *args: str) -> str:
-    """`<this env's interpreter> -m pip …`, quoted for a POSIX shell."""
-    return " ".join([quoted(env.interpreter or "python3"), "-m", "pip", *args])
+    """`<this env's interpreter> -m pip …`, or `uv pip <verb> --python <interpreter> …` in a uv venv without pip
+    (uv's uninstall does not ask, so it takes no `-y`; its `--index-url` loses to a UV_DEFAULT_INDEX the user set,
+    `--default-index` does not); quoted for a POSIX shell."""
+    interpreter = quoted(env.interpreter or "python3")
+    if args and made_by_uv_without_pip(env):
+        rest = ["--default-index" if arg == "--index-url" else arg for arg in args[1:]
+                if not (args[0] == "uninstall" and arg == "-y")]
+        return " ".join(["uv", "pip", args[0], "--python", interpreter, *rest])
+    return " ".join([interpreter, "-m", "pip", *args])
 
 
 _SHELL_SAFE = re.compile(r"^[\w@%+=:,./-]+$")

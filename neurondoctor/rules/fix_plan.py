@@ -24,8 +24,10 @@ from neurondoctor.rules.finding import Finding
 
 # pip install options that make a line a replacement of its own: merged with other requirements they would
 # apply to all of them (--no-deps, --force-reinstall) or hide the default index from them (--index-url).
-ALONE_OPTIONS = frozenset({"--force-reinstall", "--no-deps", "--index-url", "-i", "-r", "--requirement",
-                           "-c", "--constraint", "-e", "--editable", "--target", "-t", "--user"})
+ALONE_OPTIONS = frozenset({"--force-reinstall", "--no-deps", "--index-url", "--default-index", "-i", "-r",
+                           "--requirement", "-c", "--constraint", "-e", "--editable", "--target", "-t", "--user"})
+VALUE_OPTIONS = frozenset({"--extra-index-url", "--index-url", "--default-index", "-i", "--python", "-r", "-c",
+                           "--target", "-t", "--find-links", "-f"})
 SHELL_SYNTAX = ("|", ">", "<", "&&", "||", ";", "$(", "`")
 
 
@@ -71,8 +73,7 @@ def parse_pip_line(line: str, interpreter: str) -> Optional[PipLine]:
     index = 1
     while index < len(rest):
         word = rest[index]
-        if word in ("--extra-index-url", "--index-url", "-i", "--python", "-r", "-c", "--target", "-t",
-                    "--find-links", "-f") and index + 1 < len(rest):
+        if word in VALUE_OPTIONS and index + 1 < len(rest):
             if word == "--extra-index-url":
                 extras.append(rest[index + 1])
             else:

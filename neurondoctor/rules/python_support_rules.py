@@ -11,7 +11,7 @@ from typing import Optional
 from neurondoctor.facts.python_env import PythonEnvironment
 from neurondoctor.neuron_version import normalize_neuron_version, release_tuple
 from neurondoctor.rules.check import FindingSpec, RuleSet
-from neurondoctor.rules.context import RuleContext, pin, quoted
+from neurondoctor.rules.context import RuleContext, quoted
 from neurondoctor.rules.finding import SEVERITY_ERROR, Finding
 
 
@@ -24,19 +24,12 @@ def supported_pythons(ctx: RuleContext, release: str, name: str, version: Option
     return ()
 
 
-def _rebuild_commands(ctx: RuleContext, env: PythonEnvironment, release: str, python: str) -> list[str]:
-    """A fresh venv on a supported Python with the release's compiler and framework pins."""
-    new_dir = f"{env.path.rstrip('/')}-py{python}"
-    pins = []
-    for name in ("neuronx-cc", "torch-neuronx"):
-        entries = ctx.catalog.entries(release, name)
-        if entries:
-            pins.append(pin(entries[0].manifest_name, entries[0].version))
-    commands = [f"python{python} -m venv {quoted(new_dir)}"]
-    if pins:
-        commands.append(f"{quoted(new_dir + '/bin/python')} -m pip install {' '.join(pins)} "
-                        f"--extra-index-url {ctx.catalog.pip_repository}")
-    return commands
+def rebuild_command(env: PythonEnvironment, release: str, python: str) -> str:
+    """A fresh, guarded venv of the release on a supported Python, beside this one. `pip install neuronx-cc
+    torch-neuronx` into a bare venv would bring PyPI's CUDA torch (ND-TORCH-002); venv create installs the CPU
+    torch and the release's exact pins."""
+    return (f"neurondoctor venv create {quoted(env.path.rstrip('/') + '-py' + python)} --release {release} "
+            f"--python python{python}")
 
 
 def closest_supported(python: str, supported: list[str]) -> str:
@@ -77,7 +70,7 @@ def unsupported_python(ctx: RuleContext) -> list[Finding]:
                     "or pull an older release, and native extensions fail to import."),
             evidence={"venv": env.path, "python": env.python_version, "release": release,
                       "supported": {name: list(versions) for name, versions in refused.items()}},
-            fix=_rebuild_commands(ctx, env, release, choice),
+            fix=[rebuild_command(env, release, choice)],
         ))
     return findings
 
@@ -114,8 +107,7 @@ def python_for_the_release(ctx: RuleContext) -> list[Finding]:
             detail=("pip finds no neuronx-cc or torch-neuronx wheel for this interpreter (`Could not find a version "
                     "that satisfies the requirement`); build the environment on a supported Python."),
             evidence={"venv": env.path, "python": env.python_version, "release": release, "supported": supported},
-            fix=[f"neurondoctor venv create {quoted(env.path.rstrip('/') + '-py' + choice)} --release {release} "
-                 f"--python python{choice}"],
+            fix=[rebuild_command(env, release, choice)],
         ))
     return findings
 

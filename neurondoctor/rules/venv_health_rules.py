@@ -5,7 +5,7 @@ from __future__ import annotations
 from neurondoctor.facts.python_env import PythonEnvironment
 from neurondoctor.rules import python_support_rules, shadowing_rules
 from neurondoctor.rules.check import NO_ENVIRONMENT, Check, FindingSpec, RuleSet
-from neurondoctor.rules.context import RuleContext, pin, quoted
+from neurondoctor.rules.context import RuleContext, pin, pip_command, quoted
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 
 CATEGORY = "broken-venv"
@@ -83,8 +83,8 @@ def damaged_metadata(ctx: RuleContext) -> list[Finding]:
             title=f"{len(problems)} damaged or unreadable item(s) in {env.path}",
             detail="What could not be read is left out of the other checks, so they may miss problems there.",
             evidence={"venv": env.path, "problems": problems[:20]},
-            fix=[f"{quoted(env.interpreter)} -m pip install --force-reinstall --no-deps "
-                 + " ".join(pin(dist.display_name, dist.version) for dist in damaged)]
+            fix=[pip_command(env, "install", "--force-reinstall", "--no-deps",
+                             *(pin(dist.display_name, dist.version) for dist in damaged))]
             if damaged and env.interpreter_exists else [],
         ))
     return findings

@@ -32,7 +32,10 @@ class FixIndexes:
 def indexes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FixIndexes]:
     root = tmp_path_factory.mktemp("fix-indexes")
     newest = HEALTHY_STACKS["2.32.0"]  # what a host without a release is offered
-    pypi_wheels = list({(spec.name, spec.version): spec for spec in [*stack_wheels(STACK), *stack_wheels(newest)]
+    others = [simple_wheel("starlette", "0.38.6"), simple_wheel("typing-extensions", "4.12.2"),
+              simple_wheel("nki", "0.5.0")]
+    pypi_wheels = list({(spec.name, spec.version): spec for spec in [*stack_wheels(STACK), *stack_wheels(newest),
+                                                                      *others]
                         if spec.name != "torch"}.values())  # torch: the CPU index's
     with served_index(root / "pypi", pypi_wheels) as pypi, serve(root / "pypi/index") as neuron, \
             served_index(root / "cpu", [torch_wheel("2.9.0+cpu")]) as cpu, \

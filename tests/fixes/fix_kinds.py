@@ -1,6 +1,7 @@
-"""Every finding id and how its fix is proven (issue 13 §1): executed in user space by a named test, to be executed
-(the debt this list makes visible), host-level (for the package-manager simulator, issue 13 §2), or advice only.
-tests/fixes/test_fix_kinds.py fails when a declared id is missing here or a named test does not exist."""
+"""Every finding id and how its fix is proven (issue 13 §1): executed in user space by a named test, host-level
+(for the package-manager simulator, issue 13 §2), or advice only. tests/fixes/test_fix_kinds.py fails when a
+declared id is missing here or a named test does not exist; a full test run fails when a check printed a
+user-space fix line (pip, uv, pip config, a variable, venv create) for an id not in EXECUTED (tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -24,15 +25,18 @@ EXECUTED = {  # id -> the test that runs its printed fix lines and checks again
     "ND-INST-001": "tests/fixes/test_environment_fixes.py::test_torch_neuron_beside_torch_neuronx_on_trn1",
     "ND-PIP-003": "tests/fixes/test_environment_fixes.py::test_the_neuron_repository_as_the_only_index",
     "ND-VENV-001": "tests/fixes/test_environment_fixes.py::test_a_venv_whose_base_interpreter_was_removed",
+    "ND-REL-002": "tests/fixes/test_release_data_fixes.py::test_a_compiler_newer_than_the_release_data",
+    "ND-PIN-002": "tests/fixes/test_package_fixes.py::test_jax_beside_torch_xla",
+    "ND-REQ-002": "tests/fixes/test_package_fixes.py::test_an_unmet_requirement_of_a_web_framework",
+    "ND-REL-001": "tests/fixes/test_package_fixes.py::test_nki_from_another_release",
+    "ND-VENV-003": "tests/fixes/test_package_fixes.py::test_damaged_metadata_is_reinstalled",
+    "ND-SHADOW-002": "tests/fixes/test_package_fixes.py::test_two_records_of_one_package",
+    "ND-PY-001": "tests/test_venv_create.py::test_a_neuron_venv_on_a_python_its_release_dropped",
+    "ND-PIN-004": "tests/test_venv_create.py::test_check_reports_a_broken_guard",
+    "ND-PIP-004": "tests/test_venv_create.py::test_check_reports_a_broken_guard",
     **{f"ND-ENV-00{number}": "tests/fixes/test_env_var_fixes.py::test_the_env_var_fix_in_the_users_shell"
        for number in range(1, 5)},
 }
-
-USER_SPACE_PENDING = (  # pip/uv, pip configuration, environment variables, venv create: execution tests to write
-    "ND-PIN-002", "ND-PIN-004",
-    "ND-REQ-002", "ND-REL-001", "ND-REL-002", "ND-PY-001", "ND-VENV-002", "ND-VENV-003",
-    "ND-SHADOW-002", "ND-PIP-004",
-)
 
 HOST_LEVEL = (  # apt/dnf, modprobe, DKMS, udev, limits: for the recording package-manager simulator
     "ND-DRV-001", "ND-DRV-002", "ND-DRV-003", "ND-DRV-004", "ND-DKMS-001", "ND-DKMS-002", "ND-DKMS-003",
@@ -51,4 +55,6 @@ ADVICE_ONLY = {  # id -> why no command can be run for it
     "ND-CAN-001": "a compiler failure of the canary: the explanation names the way out",
     "ND-CAN-002": "a runtime failure of the canary: the explanation names the way out",
     "ND-CAN-003": "a wrong canary result: reported to AWS with the bundle",
+    "ND-VENV-002": "its line runs the interpreter to show its own error; what broke it (a missing libpython, "
+                   "another architecture) is repaired outside the environment",
 }

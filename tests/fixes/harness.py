@@ -4,14 +4,17 @@ check again, and the rule that nothing new may be wrong afterwards."""
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 from tests.conftest import check_json, cli_env, findings_by_id
 
 
 def user_env(tmp_path: Path) -> dict[str, str]:
-    """This user's pip world only: their HOME, no machine-wide XDG pip config, no PIP_* variables."""
+    """This user's pip world only: their HOME, no machine-wide XDG pip config, no PIP_* variables; `neurondoctor`
+    (and uv beside it) on PATH, as for the user who ran the check."""
     env = cli_env({"HOME": str(tmp_path / "home"), "XDG_CONFIG_DIRS": str(tmp_path / "xdg")})
+    env["PATH"] = f"{Path(sys.executable).parent}:{env.get('PATH', '')}"
     for variable in [name for name in env if name.startswith("PIP_")]:
         env.pop(variable)
     return env
@@ -19,7 +22,8 @@ def user_env(tmp_path: Path) -> dict[str, str]:
 
 def run_verbatim(line: str, env: dict[str, str]) -> None:
     """A fix line as the user pastes it into a shell."""
-    subprocess.run(["sh", "-c", line], check=True, capture_output=True, timeout=300, env=env)
+    done = subprocess.run(["sh", "-c", line], capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, f"{line}\n{done.stdout}{done.stderr}"
 
 
 def bad_findings(report: dict[str, object]) -> set[tuple[str, str]]:
@@ -30,7 +34,9 @@ def bad_findings(report: dict[str, object]) -> set[tuple[str, str]]:
 def fix_and_check(args: list[str], env: dict[str, str], finding_id: str) -> dict[str, object]:
     """Run the finding's printed lines verbatim; the check after them has no warning or error left. Returns it."""
     before = check_json(args, env=env)[1]
-    finding: dict[str, object] = findings_by_id(before)[finding_id][0]
+    found = findings_by_id(before)
+    assert finding_id in found, sorted(found)
+    finding: dict[str, object] = found[finding_id][0]
     for line in finding["fix"]:  # type: ignore[attr-defined]
         run_verbatim(str(line), env)
     after = check_json(args, env=env)[1]

@@ -6,12 +6,12 @@ import ast
 
 from neurondoctor.rules import registry
 from tests.conftest import REPO
-from tests.fixes.fix_kinds import ADVICE_ONLY, EXECUTED, HOST_LEVEL, USER_SPACE_PENDING
+from tests.fixes.fix_kinds import ADVICE_ONLY, EXECUTED, HOST_LEVEL
 
 
 def test_every_finding_id_has_a_fix_kind() -> None:
     declared = {spec.id for _, spec in registry.all_finding_specs()}
-    kinds = [*EXECUTED, *USER_SPACE_PENDING, *HOST_LEVEL, *ADVICE_ONLY]
+    kinds = [*EXECUTED, *HOST_LEVEL, *ADVICE_ONLY]
     assert len(kinds) == len(set(kinds)), "an id is listed under two kinds"
     assert set(kinds) == declared, {"unclassified": declared - set(kinds), "unknown": set(kinds) - declared}
 

@@ -1,0 +1,45 @@
+"""ND-REL-002's fix, `neurondoctor manifests update`, run verbatim (issue 13 §1): a compiler newer than the bundled
+release data is unknown until the manifest that lists it is fetched, here from an organisation's mirror on
+127.0.0.1 (NEURONDOCTOR_MANIFEST_URL) holding AWS's manifest plus a synthetic next release."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+from tests.conftest import REPO
+from tests.fixes.harness import fix_and_check, user_env
+from tests.local_index import serve
+from tests.neuron_envs import simple_wheel
+from tests.wheelhouse import VenvFactory, write_pip_conf
+
+NEXT_COMPILER = "2.40.1.0"
+
+
+def next_release_manifest(directory: Path) -> Path:
+    """AWS's n2-manifest.json with a release 2.40.0 that is 2.32.0 but for its compiler."""
+    document = json.loads((REPO.parent / "shared/reference/n2-manifest.json").read_text())
+    newest = next(release for release in document["neuron_releases"] if release["neuron_version"] == "2.32.0")
+    following = copy.deepcopy(newest)
+    following["neuron_version"] = "2.40.0"
+    for package in following["packages"]:
+        if package["name"] == "neuronx-cc":
+            package["version"] = NEXT_COMPILER
+    document["neuron_releases"].append(following)
+    document["manifest_version"] = "2.40.0"
+    directory.mkdir(parents=True)
+    (directory / "n2-manifest.json").write_text(json.dumps(document))
+    return directory
+
+
+def test_a_compiler_newer_than_the_release_data(tmp_path: Path, venvs: VenvFactory) -> None:
+    venv = venvs.create("fix-rel-002")
+    venvs.install(venv, [simple_wheel("neuronx-cc", NEXT_COMPILER, ("protobuf>3",)),
+                         simple_wheel("protobuf", "3.20.3")])
+    write_pip_conf(venv)
+    with serve(next_release_manifest(tmp_path / "mirror")) as mirror:
+        env = {**user_env(tmp_path), "NEURONDOCTOR_CACHE_DIR": str(tmp_path / "cache"),
+               "NEURONDOCTOR_MANIFEST_URL": f"{mirror}/n2-manifest.json"}
+        finding = fix_and_check(["--venv", str(venv)], env, "ND-REL-002")
+    assert finding["fix"] == ["neurondoctor manifests update"]
