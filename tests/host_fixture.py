@@ -209,6 +209,9 @@ def build_host(root: Path, spec: HostSpec) -> Path:
             _write(root / f"lib/modules/{spec.kernel}/updates/dkms/neuron.ko.zst", "ELF")
         if spec.make_log is not None:
             _write(base / "build/make.log", spec.make_log)
+    if dkms_version:  # what the package's postinst leaves (neuron-facts.md §3: drv:postinstall)
+        _write(root / "etc/modules-load.d/neuron.conf", "neuron\n")
+        _write(root / "lib/udev/rules.d/neuron-udev.rules", 'KERNEL=="neuron*", MODE="0666"\n')
     if spec.legacy_dkms:
         (root / "var/lib/dkms/aws-neuron/1.19.3.0").mkdir(parents=True, exist_ok=True)
     if spec.headers and not spec.container:

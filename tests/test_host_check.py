@@ -125,7 +125,7 @@ def test_kernel_618_needs_dkms_2_26_10(catalog: ReleaseCatalog, tmp_path: Path) 
     root = host(tmp_path, release="2.28.0", kernel="6.18.0-1001-aws", driver_loaded=False, module_built=False)
     finding = ids(judge(catalog, root))["ND-DKMS-003"]
     assert "needs ≥ 2.26.10.0" in finding.title
-    assert finding.fix[0] == "sudo apt-get install -y --allow-change-held-packages 'aws-neuronx-dkms=2.30.2.0*'"
+    assert finding.fix[0] == "sudo apt-get install -y --allow-change-held-packages 'aws-neuronx-dkms=2.26.10.0*'"
     near_miss = host(tmp_path, "fixed", release="2.28.1", kernel="6.18.0-1001-aws")
     assert not {"ND-DKMS-001", "ND-DKMS-002", "ND-DKMS-003"} & set(ids(judge(catalog, near_miss)))
 

@@ -292,6 +292,18 @@ def test_a_neuron_venv_on_a_python_its_release_dropped(index_url: str, tmp_path:
     run_printed_venv_create(str(finding["fix"][0]), index_url, tmp_path, root, Path(f"{venv}-py3.11"))
 
 
+def test_a_venv_older_than_its_host_is_rebuilt_for_the_hosts_release(index_url: str, tmp_path: Path,
+                                                                      venvs: VenvFactory) -> None:
+    """ND-REL-004 with the host ahead: the host is shared, so its runtime is not moved back for one environment;
+    the printed `venv create` builds the host's release beside it, and that environment is clean on the host."""
+    root = build_host(tmp_path / "host", HostSpec(release=RELEASE))
+    venv = stack_venv(venvs, "older-than-host", "2.29.1")
+    finding = findings_by_id(check_json(["--root", str(root), "--venv", str(venv)])[1])["ND-REL-004"][0]
+    assert finding["fix"] == [f"neurondoctor venv create {venv}-{RELEASE} --release {RELEASE}"]
+    run_printed_venv_create(str(finding["fix"][0]), index_url, tmp_path, root, Path(f"{venv}-{RELEASE}"),
+                            "--python", sys.executable)
+
+
 def test_the_python_verdict_without_neuron_packages_is_the_same_static_and_live(tmp_path: Path,
                                                                                 venvs: VenvFactory) -> None:
     """Neuron 2.19.1's wheels are for Python 3.8-3.10: this machine's 3.11 venv, judged with --release, both ways."""

@@ -13,6 +13,7 @@ from neurondoctor.neuron_version import release_tuple
 from neurondoctor.release_data.schema import RELEASE_SCHEMA, SDK_SCHEMA, check_n2_manifest
 
 _REPO_KINDS = {"whl": "pip", "deb": "apt", "rpm": "yum"}
+PYPI_INDEX = "https://pypi.org/simple"
 
 
 def _unique(items: list[str]) -> list[str]:
@@ -39,6 +40,7 @@ def _sdk_document(doc: dict[str, Any], releases: list[str]) -> dict[str, Any]:
         for repo in doc["repos_n2"]
         if repo["repo_type"] in _REPO_KINDS
     }
+    repositories["pypi"] = PYPI_INDEX  # not in the manifest: the index pip uses when none is configured
     major_pins = {
         prop["name"]: {key: value for key, value in prop.items() if key != "name" and value}
         for prop in doc.get("major_version_properties", [])

@@ -7,6 +7,8 @@ whats-new 2.28.1 (kernel 6.18 needs aws-neuronx-dkms 2.26.10.0).
 
 from __future__ import annotations
 
+from typing import Optional
+
 from neurondoctor.facts.host import HostSnapshot
 from neurondoctor.neuron_version import normalize_neuron_version, release_tuple
 from neurondoctor.rules.check import Check, FindingSpec, RuleSet
@@ -106,6 +108,19 @@ def _kernel_minimum(ctx: RuleContext, kernel: str) -> tuple[str, str] | None:
     return None
 
 
+def _lowest_dkms_at_least(ctx: RuleContext, minimum: str) -> Optional[str]:
+    """The host release's driver when it builds for the kernel, else the oldest released one that does: the newest
+    would break an older runtime (drivers from 2.29 refuse runtimes before it: ND-RT-001)."""
+    versions = {entry.version for release in ctx.catalog.release_names
+                for entry in ctx.catalog.entries(release, DKMS_PACKAGE)}
+    enough = sorted((version for version in versions if release_tuple(version) >= release_tuple(minimum)),
+                    key=release_tuple)
+    own = release_version(ctx, host_target_release(ctx), DKMS_PACKAGE)
+    if own in enough:
+        return own
+    return enough[0] if enough else release_version(ctx, ctx.catalog.latest, DKMS_PACKAGE)
+
+
 def module_not_built(ctx: RuleContext) -> list[Finding]:
     """ND-DKMS-001/002/003: the package is installed but no module exists for the running kernel."""
     snapshot = ctx.facts.host.snapshot
@@ -125,7 +140,7 @@ def module_not_built(ctx: RuleContext) -> list[Finding]:
     configure = ["sudo dpkg --configure -a"] if package.broken and snapshot.package_source == "dpkg" else []
     minimum = _kernel_minimum(ctx, kernel)
     if minimum and release_tuple(version) < release_tuple(minimum[0]):
-        newest = release_version(ctx, ctx.catalog.latest, DKMS_PACKAGE)
+        enough = _lowest_dkms_at_least(ctx, minimum[0])
         return [Finding(
             id="ND-DKMS-003", category="dkms-build", severity=SEVERITY_ERROR,
             title=f"kernel {kernel} is newer than aws-neuronx-dkms {version} can build for (needs ≥ {minimum[0]})"
@@ -134,7 +149,7 @@ def module_not_built(ctx: RuleContext) -> list[Finding]:
                     f"not loaded after the kernel upgrade ({minimum[1]}). Upgrade the driver, or boot the "
                     "previous kernel." + cause),
             evidence=evidence,
-            fix=[install_command(snapshot, [(DKMS_PACKAGE, newest)]), "sudo modprobe neuron"],
+            fix=[install_command(snapshot, [(DKMS_PACKAGE, enough)]), "sudo modprobe neuron"],
         )]
     if not snapshot.dkms.headers_present:
         return [Finding(

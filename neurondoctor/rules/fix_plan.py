@@ -135,11 +135,32 @@ def _add(plan: _Plan, line: str, interpreter: str) -> None:
         plan.replace.append(line)
 
 
+ALTERNATIVE_MARK = "# or"
+
+
+def split_alternatives(lines: Sequence[str]) -> list[list[str]]:
+    """A fix that offers ways out (upgrade the host runtime, or pin the compiler to it) separates them with a
+    `# or …` line; each way is run alone, never one after the other."""
+    ways: list[list[str]] = [[]]
+    for line in lines:
+        if line.lstrip().startswith(ALTERNATIVE_MARK):
+            ways.append([])
+        ways[-1].append(line)
+    return [way for way in ways if way]
+
+
+def user_space_way(lines: Sequence[str]) -> list[str]:
+    """The first way out that needs no root (the one an environment's plan can run), else the first."""
+    ways = split_alternatives(lines)
+    return next((way for way in ways if not any(line.lstrip().startswith("sudo ") for line in way)), ways[0]
+                if ways else [])
+
+
 def environment_plan(findings: Sequence[Finding], interpreter: str) -> list[str]:
     """The combined, ordered fix of these findings (all about the environment of `interpreter`)."""
     plan = _Plan()
     for finding in findings:
-        for line in finding.fix:
+        for line in user_space_way(finding.fix):
             _add(plan, line, interpreter)
     # what an install brings back must not be removed first and what is removed must not be installed
     for name in plan.install:

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 from typing import Optional
 
+from neurondoctor.facts.python_env import PythonEnvironment
 from neurondoctor.neuron_version import normalize_neuron_version, release_tuple, release_words
 from neurondoctor.rules import legacy_stack_rules
 from neurondoctor.rules.check import Check, FindingSpec, RuleSet
-from neurondoctor.rules.context import RuleContext, inf1_host, neuron_host, pin, pip_command
+from neurondoctor.rules.context import RuleContext, inf1_host, neuron_host, pin, pip_command, quoted
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 from neurondoctor.rules.framework_pin_rules import describe_releases
 from neurondoctor.rules.host_fixes import host_target_release, install_command, release_version
+from neurondoctor.rules.instance_rules import DKMS, last_inf1_driver
+from neurondoctor.rules.release_detection import narrow_releases
 
 RUNTIME = "aws-neuronx-runtime-lib"
 DRIVER = "aws-neuronx-dkms"
@@ -96,8 +99,6 @@ def compiler_newer_than_runtime(ctx: RuleContext) -> list[Finding]:
         if runtime_release in compiler.releases:
             continue
         wanted = release_version(ctx, runtime_release, "neuronx-cc")
-        upgrade = [(RUNTIME, release_version(ctx, compiler_release, RUNTIME)),
-                   (COLLECTIVES, release_version(ctx, compiler_release, COLLECTIVES))]
         findings.append(Finding(
             id="ND-RT-002",
             category="runtime-compiler-mismatch",
@@ -108,8 +109,9 @@ def compiler_newer_than_runtime(ctx: RuleContext) -> list[Finding]:
                     "supported`, err 10; gh#820, gh#823). Upgrade the host runtime, or pin the compiler to the "
                     "host's release."),
             evidence={"venv": env.path, "neuronx-cc": compiler.dist.version, RUNTIME: host.versions.get(RUNTIME)},
-            fix=[install_command(ctx.facts.host.snapshot, upgrade)]
-            + ([pip_command(env, "install", pin("neuronx-cc", wanted), "--extra-index-url",
+            fix=host_upgrade_commands(ctx, compiler_release)
+            + ([f"# or, without touching the host: the compiler of its release (Neuron {runtime_release})",
+                pip_command(env, "install", pin("neuronx-cc", wanted), "--extra-index-url",
                             ctx.catalog.pip_repository)] if wanted else []),
         ))
     return findings
@@ -150,14 +152,29 @@ def runtime_files_missing(ctx: RuleContext) -> list[Finding]:
     )]
 
 
+def _inf1_pin_aside(ctx: RuleContext, odd: list[str]) -> list[str]:
+    """On Inf1 the driver is pinned to the last line that supports it while the tools follow the releases (the
+    Inf1 install guide; instance_rules `_SOURCE`): that driver is not a mixed release. Judged without it, the other
+    packages must still agree."""
+    host = ctx.host_release()
+    if not inf1_host(ctx) or DKMS not in host.versions:
+        return odd
+    last = last_inf1_driver(ctx)
+    if not last or release_tuple(host.versions[DKMS])[:2] > release_tuple(last):
+        return odd
+    others = [name for name in host.releases if name != DKMS and host.releases[name]]
+    _, outliers = narrow_releases([host.releases[name] for name in others])
+    return [others[index] for index in outliers] + [name for name in host.unknown if name != DKMS]
+
+
 def host_release_mixed(ctx: RuleContext) -> list[Finding]:
     """ND-REL-003: host packages from different releases, or host and environments on releases apart."""
     host = ctx.host_release()
     findings = []
     snapshot = ctx.facts.host.snapshot
-    if host.outliers or host.unknown:
+    odd = _inf1_pin_aside(ctx, host.outliers + host.unknown)
+    if odd:
         target = host.release or ctx.catalog.latest
-        odd = host.outliers + host.unknown
         findings.append(Finding(
             id="ND-REL-003", category="mixed-sdk-release", severity=SEVERITY_WARNING,
             title="host Neuron packages are from different releases: " + ", ".join(
@@ -181,11 +198,36 @@ def host_release_mixed(ctx: RuleContext) -> list[Finding]:
             detail="The OS packages and the Python packages come from different releases; only the pairs "
                    "the release notes test are known to work.",
             evidence={"host": host.release, "venv": env.path, "environment": env_release},
-            fix=[install_command(snapshot, [(name, release_version(ctx, env_release, name))
-                                            for name in (DRIVER, RUNTIME, COLLECTIVES, TOOLS)
-                                            if name in snapshot.packages])],
+            fix=_realign_commands(ctx, env, host.release, env_release),
         ))
     return findings
+
+
+def _realign_commands(ctx: RuleContext, env: PythonEnvironment, host_release: str, env_release: str) -> list[str]:
+    """An environment older than the host is rebuilt for the host's release beside it (the host is shared: its
+    runtime is not moved back for one environment). A newer one gets the host's runtime, collectives and tools of
+    its release, and the driver only when the installed one is older (drivers are backward compatible,
+    neuron-facts.md §3.2), then reloaded."""
+    if release_tuple(env_release) < release_tuple(host_release):
+        return [f"neurondoctor venv create {quoted(env.path.rstrip('/') + '-' + host_release)} --release "
+                f"{host_release}"]
+    return host_upgrade_commands(ctx, env_release)
+
+
+def host_upgrade_commands(ctx: RuleContext, release: str) -> list[str]:
+    """The host's runtime, collectives and tools of `release`, and its driver only when the installed one is older
+    (drivers are backward compatible, neuron-facts.md §3.2; a runtime newer than its driver fails, ND-RT-001), then
+    the new driver loaded."""
+    snapshot = ctx.facts.host.snapshot
+    packages = [(name, release_version(ctx, release, name)) for name in (RUNTIME, COLLECTIVES, TOOLS)
+                if name in snapshot.packages or name != TOOLS]
+    driver = release_version(ctx, release, DRIVER)
+    installed = snapshot.packages.get(DRIVER)
+    reload = False
+    if driver and installed and release_tuple(normalize_neuron_version(installed.version)) < release_tuple(driver):
+        packages.insert(0, (DRIVER, driver))
+        reload = "neuron" in snapshot.modules
+    return [install_command(snapshot, packages), *(["sudo rmmod neuron", "sudo modprobe neuron"] if reload else [])]
 
 
 def runtime_summary(ctx: RuleContext) -> str:

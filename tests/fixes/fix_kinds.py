@@ -1,7 +1,8 @@
-"""Every finding id and how its fix is proven (issue 13 §1): executed in user space by a named test, host-level
-(for the package-manager simulator, issue 13 §2), or advice only. tests/fixes/test_fix_kinds.py fails when a
-declared id is missing here or a named test does not exist; a full test run fails when a check printed a
-user-space fix line (pip, uv, pip config, a variable, venv create) for an id not in EXECUTED (tests/conftest.py)."""
+"""Every finding id and how its fix is proven (issue 13 §1-2): executed in user space by a named test, run in the
+host simulator by a named case (an id whose fix has both kinds of way out is in both), or advice only.
+tests/fixes/test_fix_kinds.py fails when a declared id is missing here or a named test or case does not exist; a
+full test run fails when a check printed a user-space fix line (pip, uv, pip config, a variable, venv create) for
+an id not in EXECUTED (tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -33,17 +34,22 @@ EXECUTED = {  # id -> the test that runs its printed fix lines and checks again
     "ND-SHADOW-002": "tests/fixes/test_package_fixes.py::test_two_records_of_one_package",
     "ND-PY-001": "tests/test_venv_create.py::test_a_neuron_venv_on_a_python_its_release_dropped",
     "ND-PIN-004": "tests/test_venv_create.py::test_check_reports_a_broken_guard",
+    "ND-REL-004": "tests/test_venv_create.py::test_a_venv_older_than_its_host_is_rebuilt_for_the_hosts_release",
     "ND-PIP-004": "tests/test_venv_create.py::test_check_reports_a_broken_guard",
     **{f"ND-ENV-00{number}": "tests/fixes/test_env_var_fixes.py::test_the_env_var_fix_in_the_users_shell"
        for number in range(1, 5)},
 }
 
-HOST_LEVEL = (  # apt/dnf, modprobe, DKMS, udev, limits: for the recording package-manager simulator
-    "ND-DRV-001", "ND-DRV-002", "ND-DRV-003", "ND-DRV-004", "ND-DKMS-001", "ND-DKMS-002", "ND-DKMS-003",
-    "ND-DKMS-004", "ND-RT-001", "ND-RT-002", "ND-RT-003", "ND-RT-004", "ND-RT-005", "ND-DEV-001", "ND-DEV-002",
-    "ND-DEV-003", "ND-DEV-004", "ND-RES-001", "ND-RES-003", "ND-OS-002", "ND-OS-003", "ND-INST-002",
-    "ND-INST-003", "ND-REL-003", "ND-REL-004",
-)
+HOST_SIMULATED = {  # id -> the case of tests/fixes/test_host_fixes.py that runs its lines in the host simulator
+    "ND-DRV-001": "driver-missing-apt", "ND-DRV-002": "driver-not-loaded", "ND-DRV-003": "driver-stale",
+    "ND-DRV-004": "dkms-in-an-image", "ND-DKMS-001": "module-not-built", "ND-DKMS-002": "headers-missing",
+    "ND-DKMS-003": "kernel-too-new", "ND-DKMS-004": "legacy-dkms", "ND-RT-001": "runtime-newer-than-driver",
+    "ND-RT-002": "compiler-newer-than-runtime", "ND-RT-003": "runtime-missing", "ND-RT-004": "legacy-runtime-1x",
+    "ND-RT-005": "legacy-tools", "ND-DEV-002": "device-permission", "ND-DEV-003": "cores-busy",
+    "ND-DEV-004": "not-a-device", "ND-RES-003": "memlock-limit", "ND-OS-003": "tools-need-a-newer-glibc",
+    "ND-INST-002": "driver-too-new-for-inf1", "ND-INST-003": "trn-runtime-on-inf1",
+    "ND-REL-003": "host-packages-mixed", "ND-REL-004": "venv-newer-than-host",
+}
 
 ADVICE_ONLY = {  # id -> why no command can be run for it
     "ND-HW-001": "uncorrectable memory errors: the instance is stopped and started (or replaced) by its operator",
@@ -55,6 +61,10 @@ ADVICE_ONLY = {  # id -> why no command can be run for it
     "ND-CAN-001": "a compiler failure of the canary: the explanation names the way out",
     "ND-CAN-002": "a runtime failure of the canary: the explanation names the way out",
     "ND-CAN-003": "a wrong canary result: reported to AWS with the bundle",
+    "ND-DEV-001": "the container's launch options (`docker run --device`, the pod's resource limits) give it devices",
+    "ND-RES-001": "freeing disk: the lines list and remove compile-cache entries, but free space cannot be faked on "
+                  "a fixture root to show the finding gone",
+    "ND-OS-002": "booting another kernel (`amazon-linux-extras install kernel-5.10`, then a reboot)",
     "ND-VENV-002": "its line runs the interpreter to show its own error; what broke it (a missing libpython, "
                    "another architecture) is repaired outside the environment",
 }

@@ -6,14 +6,21 @@ import ast
 
 from neurondoctor.rules import registry
 from tests.conftest import REPO
-from tests.fixes.fix_kinds import ADVICE_ONLY, EXECUTED, HOST_LEVEL
+from tests.fixes.fix_kinds import ADVICE_ONLY, EXECUTED, HOST_SIMULATED
+from tests.fixes.test_host_fixes import CASES
 
 
 def test_every_finding_id_has_a_fix_kind() -> None:
     declared = {spec.id for _, spec in registry.all_finding_specs()}
-    kinds = [*EXECUTED, *HOST_LEVEL, *ADVICE_ONLY]
-    assert len(kinds) == len(set(kinds)), "an id is listed under two kinds"
-    assert set(kinds) == declared, {"unclassified": declared - set(kinds), "unknown": set(kinds) - declared}
+    proven = set(EXECUTED) | set(HOST_SIMULATED)
+    assert not proven & set(ADVICE_ONLY), "an id with a tested fix is also listed as advice only"
+    kinds = proven | set(ADVICE_ONLY)
+    assert kinds == declared, {"unclassified": declared - kinds, "unknown": kinds - declared}
+
+
+def test_every_simulated_fix_names_a_case_of_that_id() -> None:
+    for finding_id, case in HOST_SIMULATED.items():
+        assert CASES[case].finding == finding_id, (finding_id, case)
 
 
 def test_every_executed_fix_names_an_existing_test() -> None:

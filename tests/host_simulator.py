@@ -1,0 +1,535 @@
+"""A recording package manager and kernel for fixture hosts (issue 13 §2; the bootstrap issue reuses it).
+
+Host-level fix lines (`sudo apt-get install …`, `sudo dnf …`, `modprobe`, `rmmod`, `dkms`, `tee /etc/…`,
+`kill`) run verbatim in a shell whose PATH starts with fake commands. Each fake records its argv and applies
+the operation to the fixture root as the real tool would leave the host, in the files the collectors read:
+
+- apt/dnf resolve `name=VER*` / `name-VER*` against a repository of the versions the release data lists (with
+  the deb/rpm suffixes real packages carry, neuron-facts.md §1.4), refuse a held package without
+  `--allow-change-held-packages`, and see Neuron packages only when the Neuron repository file exists.
+  `aws-neuronx-dkms`'s install does what its postinst does (neuron-facts.md §3 `drv:postinstall`): registers the
+  DKMS source, builds the module for the running kernel when its headers are there, writes
+  `/etc/modules-load.d/neuron.conf` and the udev rule, and loads the module unless one is loaded already (an
+  upgrade leaves the old module running: driver-stale).
+- dpkg status (`var/lib/dpkg/status`) for apt, and a package list the fake `rpm --root R -qa` prints for dnf.
+- `modprobe neuron` loads the module built for the running kernel (`proc/modules`, `sys/module/neuron/version`,
+  `/dev/neuronN` for each Neuron PCI function, the sysfs device tree); `rmmod` refuses while a process holds a
+  device; `dkms install|autoinstall -k K` builds for K when `lib/modules/K/build` exists.
+
+Every fake refuses a path outside the root, so a fix line can never touch the machine running the tests.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import re
+import shutil
+import stat
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+FAKE_COMMANDS = ("sudo", "apt-get", "apt", "dnf", "yum", "rpm", "apt-key", "wget", "modprobe", "rmmod", "dkms",
+                 "tee", "kill", "chmod", "udevadm", "ls", "rm", "systemctl")
+NEURON_DEVICE_IDS = {"0x7064", "0x7164", "0x7264", "0x7364", "0x7464"}  # Inf2/Trn1/Trn2… (neuron-facts.md §3)
+RPM_DB = "var/lib/rpm/neurondoctor-simulated.tsv"
+DKMS_PACKAGE = "aws-neuronx-dkms"
+
+
+@dataclass
+class HostSimulator:
+    """The fake commands for one fixture root; `env()` is the shell environment a fix line runs in."""
+
+    root: Path
+    work: Path
+
+    def __post_init__(self) -> None:
+        self.bin = self.work / "sim-bin"
+        self.bin.mkdir(parents=True, exist_ok=True)
+        launcher = (f"#!{sys.executable}\nimport sys\nsys.path.insert(0, {str(REPO)!r})\n"
+                    "from tests.host_simulator import main\nsys.exit(main(sys.argv))\n")
+        for name in FAKE_COMMANDS:
+            path = self.bin / name
+            path.write_text(launcher)
+            path.chmod(0o755)
+        repository = self.work / "sim-repository.json"
+        repository.write_text(json.dumps(simulated_repository()))
+        self.log_file = self.work / "sim-log.jsonl"
+
+    def env(self, base: dict[str, str]) -> dict[str, str]:
+        """`bash` imports exported functions before builtins: `kill` reaches the fake, never a real process."""
+        return {**base, "PATH": f"{self.bin}:{base.get('PATH', '/usr/bin:/bin')}", "ND_SIM_ROOT": str(self.root),
+                "ND_SIM_LOG": str(self.log_file), "ND_SIM_REPOSITORY": str(self.work / "sim-repository.json"),
+                "BASH_FUNC_kill%%": f"() {{ {self.bin}/kill \"$@\"; }}"}
+
+    def commands(self) -> list[list[str]]:
+        if not self.log_file.exists():
+            return []
+        return [json.loads(line) for line in self.log_file.read_text().splitlines()]
+
+
+def simulated_repository() -> dict[str, dict[str, list[str]]]:
+    """{"deb"|"rpm": {package: [versions]}}: every OS package version the release data lists, as apt and dnf
+    show them (deb `2.27.34.0-ec8cd5e8b`, rpm `2.19.7.0_530fb3064-1`, dkms rpm `2.15.9.0-dkms`)."""
+    sys.path.insert(0, str(REPO))
+    from neurondoctor.release_data.catalog import load_catalog
+
+    catalog = load_catalog()
+    deb: dict[str, set[str]] = {}
+    rpm: dict[str, set[str]] = {}
+    for release in catalog.release_names:
+        for entry in catalog.releases[release]:
+            name = entry.manifest_name
+            if not name.startswith("aws-neuron") or entry.python:
+                continue
+            plain = name in (DKMS_PACKAGE, "aws-neuronx-tools")
+            deb.setdefault(name, set()).add(entry.version if plain else f"{entry.version}-ec8cd5e8b")
+            rpm.setdefault(name, set()).add(f"{entry.version}-dkms" if name == DKMS_PACKAGE else
+                                            f"{entry.version}_ec8cd5e8b-1")
+    return {"deb": {name: sorted(versions) for name, versions in deb.items()},
+            "rpm": {name: sorted(versions) for name, versions in rpm.items()}}
+
+
+# ---- inside the fake commands -------------------------------------------------------------------------------------
+
+class Refused(Exception):
+    """The fake command fails as the real one would: message to stderr, exit code."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _root() -> Path:
+    return Path(os.environ["ND_SIM_ROOT"])
+
+
+def inside(path: str) -> Path:
+    """An absolute host path as the same path under the root; anything escaping the root is refused."""
+    root = _root().resolve()
+    mapped = (root / path.lstrip("/")).resolve() if path.startswith("/") else Path(path).resolve()
+    if mapped != root and root not in mapped.parents:
+        raise Refused(f"simulator: {path} is outside the fixture root", 77)
+    return mapped
+
+
+def kernel() -> str:
+    return (_root() / "proc/sys/kernel/osrelease").read_text().strip()
+
+
+def _repository(kind: str) -> dict[str, list[str]]:
+    data: dict[str, dict[str, list[str]]] = json.loads(Path(os.environ["ND_SIM_REPOSITORY"]).read_text())
+    return data[kind]
+
+
+def dpkg_stanzas() -> list[dict[str, str]]:
+    text = (_root() / "var/lib/dpkg/status").read_text() if (_root() / "var/lib/dpkg/status").exists() else ""
+    stanzas = []
+    for block in text.split("\n\n"):
+        fields: dict[str, str] = {}
+        last = ""
+        for line in block.splitlines():
+            if line.startswith((" ", "\t")) and last:
+                fields[last] += "\n" + line
+            elif ":" in line:
+                last, _, value = line.partition(":")
+                fields[last] = value.strip()
+        if fields.get("Package"):
+            stanzas.append(fields)
+    return stanzas
+
+
+def write_dpkg(stanzas: list[dict[str, str]]) -> None:
+    text = "".join("".join(f"{key}: {value}\n" for key, value in stanza.items()) + "\n" for stanza in stanzas)
+    (_root() / "var/lib/dpkg/status").write_text(text)
+
+
+def rpm_packages() -> dict[str, str]:
+    path = _root() / RPM_DB
+    lines = path.read_text().splitlines() if path.exists() else []
+    return dict(line.split("\t", 1) for line in lines if "\t" in line)
+
+
+def write_rpm(packages: dict[str, str]) -> None:
+    path = _root() / RPM_DB
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(f"{name}\t{version}\n" for name, version in sorted(packages.items())))
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def _neuron_repository(kind: str) -> bool:
+    if kind == "deb":
+        lists = _root() / "etc/apt/sources.list.d"
+        return any("neuron" in path.read_text() for path in lists.glob("*.list")) if lists.is_dir() else False
+    repos = _root() / "etc/yum.repos.d"
+    return any("neuron" in path.read_text() for path in repos.glob("*.repo")) if repos.is_dir() else False
+
+
+def _choose(kind: str, name: str, pattern: str | None) -> str:
+    if name.startswith("aws-neuron") and not _neuron_repository(kind):
+        raise Refused(f"E: Unable to locate package {name}" if kind == "deb" else f"No match for argument: {name}",
+                      100 if kind == "deb" else 1)
+    versions = _repository(kind).get(name, [])
+    matching = [version for version in versions if pattern is None or fnmatch.fnmatchcase(version, pattern)]
+    if not matching:
+        if not versions:
+            raise Refused(f"E: Unable to locate package {name}" if kind == "deb" else f"No match for argument: "
+                          f"{name}", 100 if kind == "deb" else 1)
+        raise Refused(f"E: Version '{pattern}' for '{name}' was not found" if kind == "deb" else
+                      f"No match for argument: {name}-{pattern}", 100 if kind == "deb" else 1)
+    from neurondoctor.neuron_version import release_tuple
+
+    return max(matching, key=lambda version: release_tuple(re.split(r"[-_]", version)[0]))
+
+
+def dkms_sources() -> Iterator[tuple[str, Path]]:
+    base = _root() / "var/lib/dkms/aws-neuronx"
+    for path in sorted(base.iterdir()) if base.is_dir() else []:
+        if path.is_dir() and path.name[:1].isdigit():
+            yield path.name, path
+
+
+def build_module(version: str, for_kernel: str) -> None:
+    """`dkms install aws-neuronx/VERSION -k KERNEL`: needs that kernel's headers (`lib/modules/K/build`)."""
+    if not (_root() / f"lib/modules/{for_kernel}/build").exists():
+        raise Refused(f"Error! Your kernel headers for kernel {for_kernel} cannot be found at "
+                      f"/lib/modules/{for_kernel}/build or /lib/modules/{for_kernel}/source.", 1)
+    _write(_root() / f"var/lib/dkms/aws-neuronx/{version}/{for_kernel}/x86_64/module/neuron.ko.zst", "ELF")
+    _write(_root() / f"lib/modules/{for_kernel}/updates/dkms/neuron.ko.zst", "ELF")
+
+
+def built_version(for_kernel: str) -> str | None:
+    """The DKMS version whose module is built and installed for this kernel (what modprobe would load)."""
+    installed = list((_root() / f"lib/modules/{for_kernel}/updates/dkms").glob("neuron.ko*"))
+    versions = [version for version, path in dkms_sources() if (path / for_kernel).is_dir()]
+    return versions[-1] if installed and versions else None
+
+
+def loaded() -> bool:
+    modules = _root() / "proc/modules"
+    return modules.exists() and any(line.split()[:1] == ["neuron"] for line in modules.read_text().splitlines())
+
+
+def _neuron_functions() -> list[str]:
+    functions = []
+    for device in sorted((_root() / "sys/bus/pci/devices").glob("*")):
+        try:
+            vendor = (device / "vendor").read_text().strip()
+            device_id = (device / "device").read_text().strip()
+        except OSError:
+            continue
+        if vendor == "0x1d0f" and device_id in NEURON_DEVICE_IDS:
+            functions.append(device_id)
+    return functions
+
+
+def load_module() -> None:
+    """`modprobe neuron`: the module built for the running kernel, with its device nodes and sysfs tree."""
+    if loaded():
+        return
+    built = built_version(kernel())
+    if built is None:
+        raise Refused(f"modprobe: FATAL: Module neuron not found in directory /lib/modules/{kernel()}", 1)
+    from tests.host_fixture import ARCH, INSTANCES
+
+    modules = _root() / "proc/modules"
+    _write(modules, "neuron 532480 0 - Live 0x0000000000000000\n" + (modules.read_text() if modules.exists() else ""))
+    _write(_root() / "sys/module/neuron/version", built + "\n")
+    cores = {device_id: per_device for device_id, _, per_device, _ in INSTANCES.values()}
+    for index, device_id in enumerate(_neuron_functions()):
+        node = _root() / f"dev/neuron{index}"
+        node.parent.mkdir(parents=True, exist_ok=True)
+        if not node.exists():
+            os.mknod(node, stat.S_IFCHR | 0o666, os.makedev(240, index))
+            node.chmod(_udev_mode())
+        sysfs = _root() / f"sys/devices/virtual/neuron_device/neuron{index}"
+        _write(sysfs / "core_count", f"{cores.get(device_id, 2)}\n")
+        arch, name, family = ARCH.get(device_id, ("", "", ""))
+        _write(sysfs / "info/architecture/arch_type", arch + "\n")
+        _write(sysfs / "info/architecture/device_name", name + "\n")
+        _write(sysfs / "info/architecture/instance_type", family + "\n")
+        for counter in ("mem_ecc_uncorrected", "mem_ecc_repairable_uncorrected", "sram_ecc_uncorrected"):
+            _write(sysfs / f"stats/hardware/{counter}", "0\n")
+        link = _root() / f"sys/class/neuron_device/neuron{index}"
+        if not link.is_symlink():
+            link.parent.mkdir(parents=True, exist_ok=True)
+            link.symlink_to(f"/sys/devices/virtual/neuron_device/neuron{index}")
+
+
+def _udev_mode() -> int:
+    """The mode the udev rules give `/dev/neuron*` (the driver's rule: 0666), 0600 without a rule."""
+    mode = 0o600
+    for rules in ("lib/udev/rules.d", "etc/udev/rules.d"):
+        for path in sorted((_root() / rules).glob("*.rules")) if (_root() / rules).is_dir() else []:
+            match = re.search(r'KERNEL=="neuron\*".*MODE="(0?[0-7]{3})"', path.read_text())
+            if match:
+                mode = int(match.group(1), 8)
+    return mode
+
+
+def holders() -> list[int]:
+    pids = []
+    for fd_dir in (_root() / "proc").glob("[0-9]*/fd"):
+        if any(os.readlink(fd).startswith("/dev/neuron") for fd in fd_dir.iterdir() if fd.is_symlink()):
+            pids.append(int(fd_dir.parent.name))
+    return pids
+
+
+def unload_module() -> None:
+    if not loaded():
+        raise Refused("rmmod: ERROR: Module neuron is not currently loaded", 1)
+    if holders():
+        raise Refused("rmmod: ERROR: Module neuron is in use", 1)
+    modules = _root() / "proc/modules"
+    modules.write_text("".join(line + "\n" for line in modules.read_text().splitlines()
+                               if line.split()[:1] != ["neuron"]))
+    shutil.rmtree(_root() / "sys/module/neuron", ignore_errors=True)
+    shutil.rmtree(_root() / "sys/devices/virtual/neuron_device", ignore_errors=True)
+    shutil.rmtree(_root() / "sys/class/neuron_device", ignore_errors=True)
+    for node in (_root() / "dev").glob("neuron*"):
+        node.unlink()
+
+
+def _installed_dkms(version: str) -> None:
+    """What aws-neuronx-dkms's postinst leaves: the DKMS tree of this version only, a build for the running kernel
+    (when its headers are there), the modules-load and udev files, and the module loaded if none was."""
+    for old, path in list(dkms_sources()):
+        if old != version:
+            shutil.rmtree(path)
+    (_root() / f"var/lib/dkms/aws-neuronx/{version}/source").mkdir(parents=True, exist_ok=True)
+    (_root() / f"usr/src/aws-neuronx-{version}").mkdir(parents=True, exist_ok=True)
+    _write(_root() / "etc/modules-load.d/neuron.conf", "neuron\n")
+    _write(_root() / "lib/udev/rules.d/neuron-udev.rules", 'KERNEL=="neuron*", MODE="0666"\n')
+    try:
+        build_module(version, kernel())
+    except Refused as error:  # dpkg reports the failed build and leaves the package half-configured
+        sys.stderr.write(f"{error}\n")
+        return
+    load_module()
+
+
+def _removed_dkms() -> None:
+    for _, path in list(dkms_sources()):
+        shutil.rmtree(path)
+    for module in (_root() / "lib/modules").glob("*/updates/dkms/neuron.*"):
+        module.unlink()
+
+
+def _package_files(name: str, installing: bool) -> None:
+    files = {"aws-neuronx-runtime-lib": ["opt/aws/neuron/lib/libnrt.so.1"],
+             "aws-neuronx-collectives": ["opt/aws/neuron/lib/libnccom.so.2"],
+             "aws-neuronx-tools": [f"opt/aws/neuron/bin/{tool}" for tool in ("neuron-ls", "neuron-top",
+                                                                           "neuron-monitor")]}.get(name, [])
+    for relative in files:
+        if installing:
+            _write(_root() / relative, "ELF")
+        elif (_root() / relative).exists():
+            (_root() / relative).unlink()
+
+
+def _headers(kind: str, name: str) -> str | None:
+    match = re.fullmatch(r"linux-headers-(.+)", name) if kind == "deb" else re.fullmatch(
+        r"kernel-devel-uname-r\s*=\s*(.+)", name)
+    return match.group(1).strip() if match else None
+
+
+def _install(kind: str, specs: list[str], allow_held: bool) -> None:
+    for spec in specs:
+        headers = _headers(kind, spec)
+        if headers is not None:
+            (_root() / f"lib/modules/{headers}/build").mkdir(parents=True, exist_ok=True)
+            _record_package(kind, f"linux-headers-{headers}" if kind == "deb" else "kernel-devel", headers)
+            continue
+        if kind == "deb":
+            name, _, pattern = spec.partition("=")
+        else:
+            match = re.fullmatch(r"(aws-neuron[a-z-]*?)-(\d[^\s]*)", spec)
+            name, pattern = (match.group(1), match.group(2)) if match else (spec, "")
+        version = _choose(kind, name, pattern or None)
+        if kind == "deb":
+            held = any(stanza["Package"] == name and stanza.get("Status", "").startswith("hold")
+                       for stanza in dpkg_stanzas())
+            if held and not allow_held:
+                raise Refused("E: Held packages were changed and -y was used without --allow-change-held-packages.",
+                              100)
+        _record_package(kind, name, version)
+        _package_files(name, True)
+        if name == DKMS_PACKAGE:
+            _installed_dkms(re.split(r"[-_]", version)[0])
+
+
+def _record_package(kind: str, name: str, version: str) -> None:
+    if kind == "rpm":
+        packages = rpm_packages()
+        packages[name] = version
+        write_rpm(packages)
+        return
+    stanzas = [stanza for stanza in dpkg_stanzas() if stanza["Package"] != name]
+    previous = next((stanza for stanza in dpkg_stanzas() if stanza["Package"] == name), {})
+    status = "hold ok installed" if previous.get("Status", "").startswith("hold") else "install ok installed"
+    stanzas.append({"Package": name, "Status": status, "Priority": "optional", "Section": "kernel",
+                    "Architecture": "amd64", "Version": version, "Description": f"{name}\n Neuron package."})
+    write_dpkg(stanzas)
+
+
+def _remove(kind: str, names: list[str]) -> None:
+    for name in names:
+        if kind == "rpm":
+            packages = rpm_packages()
+            packages.pop(name, None)
+            write_rpm(packages)
+        else:
+            write_dpkg([stanza for stanza in dpkg_stanzas() if stanza["Package"] != name])
+        _package_files(name, False)
+        if name == DKMS_PACKAGE:
+            _removed_dkms()
+        if name == "aws-neuron-dkms":
+            shutil.rmtree(_root() / "var/lib/dkms/aws-neuron", ignore_errors=True)
+
+
+def _package_manager(kind: str, args: list[str]) -> None:
+    words = [arg for arg in args if not arg.startswith("-")]
+    if not words:
+        raise Refused("simulator: no operation", 2)
+    operation, targets = words[0], words[1:]
+    if operation in ("update", "makecache", "upgrade") and not targets:
+        return
+    if operation in ("install", "upgrade"):
+        _install(kind, targets, "--allow-change-held-packages" in args)
+    elif operation in ("remove", "purge", "erase"):
+        _remove(kind, targets)
+    else:
+        raise Refused(f"simulator: {operation} is not simulated", 2)
+
+
+def _dkms(args: list[str]) -> None:
+    for_kernel = args[args.index("-k") + 1] if "-k" in args else kernel()
+    if args[:1] == ["autoinstall"]:
+        for version, _ in list(dkms_sources()):
+            build_module(version, for_kernel)
+    elif args[:1] == ["install"] and len(args) > 1 and args[1].startswith("aws-neuronx/"):
+        version = args[1].split("/", 1)[1]
+        if not (_root() / f"var/lib/dkms/aws-neuronx/{version}").is_dir():
+            raise Refused(f"Error! DKMS tree does not contain: aws-neuronx/{version}", 3)
+        build_module(version, for_kernel)
+    else:
+        raise Refused(f"simulator: dkms {' '.join(args)} is not simulated", 2)
+
+
+def _tee(args: list[str]) -> None:
+    data = sys.stdin.read()
+    append = "-a" in args
+    for target in [arg for arg in args if not arg.startswith("-")]:
+        path = inside(target)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a" if append else "w") as handle:
+            handle.write(data)
+    sys.stdout.write(data)
+
+
+def _chmod(args: list[str]) -> None:
+    mode, *targets = [arg for arg in args if not arg.startswith("-")]
+    for target in targets:
+        inside(target).chmod(int(mode, 8))
+
+
+def _kill(args: list[str]) -> None:
+    for pid in [arg for arg in args if arg.isdigit()]:
+        proc = _root() / "proc" / pid
+        if not proc.is_dir():
+            raise Refused(f"kill: ({pid}) - No such process", 1)
+        shutil.rmtree(proc)
+        modules = _root() / "proc/modules"
+        if modules.exists():  # the module's use count drops with the holder
+            modules.write_text(re.sub(r"^neuron (\d+) (\d+)", lambda m: f"neuron {m.group(1)} "
+                                      f"{max(0, int(m.group(2)) - 1)}", modules.read_text(), flags=re.M))
+
+
+def _ls(args: list[str]) -> None:
+    for target in [arg for arg in args if not arg.startswith("-")]:
+        matches = sorted(inside(target).parent.glob(Path(target).name))
+        if not matches:
+            raise Refused(f"ls: cannot access '{target}': No such file or directory", 2)
+        for match in matches:
+            info = match.lstat()
+            sys.stdout.write(f"{stat.filemode(info.st_mode)} 1 root root {target}\n")
+
+
+def as_rpm_host(root: Path) -> None:
+    """A fixture host of the rpm family (AL2023, RHEL): its Neuron packages in the simulated rpm database with rpm
+    versions, the Neuron yum repository instead of the apt list, no dpkg status."""
+    os.environ.setdefault("ND_SIM_ROOT", str(root))
+    previous = os.environ["ND_SIM_ROOT"]
+    os.environ["ND_SIM_ROOT"] = str(root)
+    try:
+        packages = {stanza["Package"]: stanza["Version"] for stanza in dpkg_stanzas()
+                    if stanza["Package"].startswith("aws-neuron")}
+        write_rpm({name: (f"{version}-dkms" if name == DKMS_PACKAGE else f"{version.split('-')[0]}_ec8cd5e8b-1")
+                   for name, version in packages.items()})
+    finally:
+        os.environ["ND_SIM_ROOT"] = previous
+    (root / "var/lib/dpkg/status").unlink()
+    apt_list = root / "etc/apt/sources.list.d/neuron.list"
+    if apt_list.exists():
+        apt_list.unlink()
+        _write(root / "etc/yum.repos.d/neuron.repo", "[neuron]\nname=Neuron YUM Repository\n"
+               "baseurl=https://yum.repos.neuron.amazonaws.com\nenabled=1\nmetadata_expire=0\n")
+
+
+def main(argv: list[str]) -> int:
+    name, args = Path(argv[0]).name, argv[1:]
+    with open(os.environ["ND_SIM_LOG"], "a") as log:
+        log.write(json.dumps([name, *args]) + "\n")
+    try:
+        if name == "sudo":
+            if not args or args[0] not in FAKE_COMMANDS:  # a real command as root on the test machine: never
+                raise Refused(f"simulator: sudo {' '.join(args)} is not simulated", 77)
+            os.execv(str(Path(argv[0]).with_name(args[0])), args)  # noqa: S606 - the fake, never a shell
+        elif name in ("apt-get", "apt"):
+            _package_manager("deb", args)
+        elif name in ("dnf", "yum"):
+            _package_manager("rpm", args)
+        elif name == "rpm":
+            if "--import" in args:
+                return 0
+            sys.stdout.write("".join(f"{package}\t{version}\n" for package, version in rpm_packages().items()))
+        elif name == "modprobe":
+            if args != ["neuron"]:
+                raise Refused(f"simulator: modprobe {' '.join(args)} is not simulated", 2)
+            load_module()
+        elif name == "rmmod":
+            unload_module()
+        elif name == "dkms":
+            _dkms(args)
+        elif name == "tee":
+            _tee(args)
+        elif name == "chmod":
+            _chmod(args)
+        elif name == "kill":
+            _kill(args)
+        elif name == "ls":
+            _ls(args)
+        elif name == "rm":
+            for target in [arg for arg in args if not arg.startswith("-")]:
+                path = inside(target)
+                shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+        elif name == "udevadm":
+            if args[:1] == ["trigger"]:
+                for node in (_root() / "dev").glob("neuron*"):
+                    node.chmod(_udev_mode())
+        elif name == "wget":
+            sys.stdout.write("-----BEGIN PGP PUBLIC KEY BLOCK-----\n(simulated)\n-----END PGP PUBLIC KEY BLOCK-----\n")
+        elif name in ("apt-key", "systemctl"):
+            sys.stdin.read() if name == "apt-key" else None
+    except Refused as error:
+        sys.stderr.write(f"{error}\n")
+        return error.code
+    return 0
