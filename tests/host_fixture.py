@@ -168,6 +168,23 @@ def _make_node(path: Path, minor: int, mode: int) -> None:
     path.chmod(mode)
 
 
+def write_device_sysfs(root: Path, index: int, device_id: str, cores: int, ecc: dict[str, int]) -> None:
+    """What the loaded driver shows for device `index`: its core count, architecture and ECC counters, and the
+    `sys/class/neuron_device` link."""
+    sysfs = root / f"sys/devices/virtual/neuron_device/neuron{index}"
+    _write(sysfs / "core_count", f"{cores}\n")
+    arch, name, family = ARCH.get(device_id, ("", "", ""))
+    _write(sysfs / "info/architecture/arch_type", arch + "\n")
+    _write(sysfs / "info/architecture/device_name", name + "\n")
+    _write(sysfs / "info/architecture/instance_type", family + "\n")
+    for counter in ("mem_ecc_uncorrected", "mem_ecc_repairable_uncorrected", "sram_ecc_uncorrected"):
+        _write(sysfs / f"stats/hardware/{counter}", f"{ecc.get(counter, 0)}\n")
+    link = root / f"sys/class/neuron_device/neuron{index}"
+    if not link.is_symlink():
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(f"/sys/devices/virtual/neuron_device/neuron{index}")
+
+
 def build_host(root: Path, spec: HostSpec) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     _write(root / "etc/os-release", OS_RELEASES[spec.os])
@@ -226,17 +243,7 @@ def build_host(root: Path, spec: HostSpec) -> Path:
         for index in range(node_count):
             _make_node(root / f"dev/neuron{index}", index, spec.node_mode)
         for index in range(devices):
-            sysfs = root / f"sys/devices/virtual/neuron_device/neuron{index}"
-            _write(sysfs / "core_count", f"{cores}\n")
-            arch, name, family = ARCH.get(device_id, ("", "", ""))
-            _write(sysfs / "info/architecture/arch_type", arch + "\n")
-            _write(sysfs / "info/architecture/device_name", name + "\n")
-            _write(sysfs / "info/architecture/instance_type", family + "\n")
-            for counter in ("mem_ecc_uncorrected", "mem_ecc_repairable_uncorrected", "sram_ecc_uncorrected"):
-                _write(sysfs / f"stats/hardware/{counter}", f"{spec.ecc.get(index, {}).get(counter, 0)}\n")
-            link = root / f"sys/class/neuron_device/neuron{index}"
-            link.parent.mkdir(parents=True, exist_ok=True)
-            link.symlink_to(f"/sys/devices/virtual/neuron_device/neuron{index}")
+            write_device_sysfs(root, index, device_id, cores, spec.ecc.get(index, {}))
     _write(root / "proc/modules", modules)
     if spec.runtime_library:
         _write(root / "opt/aws/neuron/lib/libnrt.so.1", "ELF")

@@ -34,7 +34,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 FAKE_COMMANDS = ("sudo", "apt-get", "apt", "dnf", "yum", "rpm", "apt-key", "wget", "modprobe", "rmmod", "dkms",
-                 "tee", "kill", "chmod", "udevadm", "ls", "rm", "systemctl")
+                 "tee", "kill", "chmod", "udevadm", "ls", "rm", "systemctl", "install", "gpg")
 NEURON_DEVICE_IDS = {"0x7064", "0x7164", "0x7264", "0x7364", "0x7464"}  # Inf2/Trn1/Trn2… (neuron-facts.md §3)
 RPM_DB = "var/lib/rpm/neurondoctor-simulated.tsv"
 DKMS_PACKAGE = "aws-neuronx-dkms"
@@ -238,7 +238,7 @@ def load_module() -> None:
     built = built_version(kernel())
     if built is None:
         raise Refused(f"modprobe: FATAL: Module neuron not found in directory /lib/modules/{kernel()}", 1)
-    from tests.host_fixture import ARCH, INSTANCES
+    from tests.host_fixture import INSTANCES, write_device_sysfs
 
     modules = _root() / "proc/modules"
     _write(modules, "neuron 532480 0 - Live 0x0000000000000000\n" + (modules.read_text() if modules.exists() else ""))
@@ -250,18 +250,7 @@ def load_module() -> None:
         if not node.exists():
             os.mknod(node, stat.S_IFCHR | 0o666, os.makedev(240, index))
             node.chmod(_udev_mode())
-        sysfs = _root() / f"sys/devices/virtual/neuron_device/neuron{index}"
-        _write(sysfs / "core_count", f"{cores.get(device_id, 2)}\n")
-        arch, name, family = ARCH.get(device_id, ("", "", ""))
-        _write(sysfs / "info/architecture/arch_type", arch + "\n")
-        _write(sysfs / "info/architecture/device_name", name + "\n")
-        _write(sysfs / "info/architecture/instance_type", family + "\n")
-        for counter in ("mem_ecc_uncorrected", "mem_ecc_repairable_uncorrected", "sram_ecc_uncorrected"):
-            _write(sysfs / f"stats/hardware/{counter}", "0\n")
-        link = _root() / f"sys/class/neuron_device/neuron{index}"
-        if not link.is_symlink():
-            link.parent.mkdir(parents=True, exist_ok=True)
-            link.symlink_to(f"/sys/devices/virtual/neuron_device/neuron{index}")
+        write_device_sysfs(_root(), index, device_id, cores.get(device_id, 2), {})
 
 
 def _udev_mode() -> int:
@@ -395,12 +384,25 @@ def _remove(kind: str, names: list[str]) -> None:
             shutil.rmtree(_root() / "var/lib/dkms/aws-neuron", ignore_errors=True)
 
 
+def _check_signed_lists() -> None:
+    """`apt-get update` refuses a list whose `signed-by` keyring is not there (NO_PUBKEY: the repository is not
+    signed)."""
+    lists = _root() / "etc/apt/sources.list.d"
+    for path in sorted(lists.glob("*.list")) if lists.is_dir() else []:
+        for keyring in re.findall(r"signed-by=([^\s\]]+)", path.read_text()):
+            if not inside(keyring).is_file():
+                raise Refused(f"E: The repository in {path.name} is not signed (NO_PUBKEY: {keyring} is missing).",
+                              100)
+
+
 def _package_manager(kind: str, args: list[str]) -> None:
     words = [arg for arg in args if not arg.startswith("-")]
     if not words:
         raise Refused("simulator: no operation", 2)
     operation, targets = words[0], words[1:]
     if operation in ("update", "makecache", "upgrade") and not targets:
+        if kind == "deb":
+            _check_signed_lists()
         return
     if operation in ("install", "upgrade"):
         _install(kind, targets, "--allow-change-held-packages" in args)
@@ -525,10 +527,22 @@ def main(argv: list[str]) -> int:
             if args[:1] == ["trigger"]:
                 for node in (_root() / "dev").glob("neuron*"):
                     node.chmod(_udev_mode())
+        elif name == "install":  # `install -m 0755 -d /etc/apt/keyrings`
+            if "-d" not in args:
+                raise Refused(f"simulator: install {' '.join(args)} is not simulated", 2)
+            for target in [arg for arg in args if arg.startswith("/")]:
+                inside(target).mkdir(parents=True, exist_ok=True)
+        elif name == "gpg":  # `gpg --batch --yes --dearmor -o /etc/apt/keyrings/neuron.gpg` < the armored key
+            if "--dearmor" not in args or "-o" not in args:
+                raise Refused(f"simulator: gpg {' '.join(args)} is not simulated", 2)
+            key = sys.stdin.read()
+            if "BEGIN PGP PUBLIC KEY BLOCK" not in key:
+                raise Refused("gpg: no valid OpenPGP data found.", 2)
+            inside(args[args.index("-o") + 1]).write_bytes(b"\x99simulated keyring")
         elif name == "wget":
             sys.stdout.write("-----BEGIN PGP PUBLIC KEY BLOCK-----\n(simulated)\n-----END PGP PUBLIC KEY BLOCK-----\n")
-        elif name in ("apt-key", "systemctl"):
-            sys.stdin.read() if name == "apt-key" else None
+        elif name == "apt-key":  # the older form (apt 2): the key on stdin
+            sys.stdin.read()
     except Refused as error:
         sys.stderr.write(f"{error}\n")
         return error.code

@@ -84,7 +84,12 @@ def test_driver_missing(catalog: ReleaseCatalog, tmp_path: Path) -> None:
                 tools=False)
     finding = ids(judge(catalog, root))["ND-DRV-001"]
     assert (finding.category, finding.severity) == ("driver-missing", "error")
-    assert finding.fix[0].startswith("echo 'deb https://apt.repos.neuron.amazonaws.com noble main'")
+    assert finding.fix[:3] == [
+        "sudo install -m 0755 -d /etc/apt/keyrings",
+        "wget -qO - https://apt.repos.neuron.amazonaws.com/GPG-PUB-KEY-AMAZON-AWS-NEURON.PUB | sudo gpg --batch "
+        "--yes --dearmor -o /etc/apt/keyrings/neuron.gpg",
+        "echo 'deb [signed-by=/etc/apt/keyrings/neuron.gpg] https://apt.repos.neuron.amazonaws.com noble main' | "
+        "sudo tee /etc/apt/sources.list.d/neuron.list"]
     assert "sudo apt-get install -y linux-headers-6.8.0-1015-aws" in finding.fix
     assert finding.fix[-1] == "sudo apt-get install -y --allow-change-held-packages 'aws-neuronx-dkms=2.30.2.0*'"
     near_miss = host(tmp_path, "plain", instance_type="m7i.xlarge", release=None, pci=False)

@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from neurondoctor.rules.fix_plan import split_alternatives
 from tests.conftest import REPO, check_json, cli_env, findings_by_id, run_cli
 from tests.fixes.harness import bad_findings, run_verbatim
 from tests.host_fixture import HostSpec, build_host
 from tests.local_index import build_index, serve, served_index
-from tests.neuron_envs import HEALTHY_STACKS, cuda_torch_wheels, simple_wheel, stack_venv, torch_wheel
+from tests.neuron_envs import HEALTHY_STACKS, cuda_torch_wheels, simple_wheel, stack_venv, stack_wheels, torch_wheel
 from tests.wheelhouse import VenvFactory, WheelSpec, install_image_interpreter, relabel_python
 
 RELEASE = "2.31.1"
@@ -35,6 +36,8 @@ def release_wheels() -> list[WheelSpec]:
         simple_wheel("torch-xla", "2.9.0", ("torch==2.9.0",)),
         simple_wheel("torchvision", "0.24.0", ("torch==2.9.0",)),
         simple_wheel("needs-newer-torch", "1.0", ("torch>=2.10",)),
+        *[spec for spec in stack_wheels(HEALTHY_STACKS["2.29.1"])  # an environment of a 2.29.1 host's release
+          if spec.name in ("torch-neuronx", "neuronx-cc", "libneuronxla", "protobuf")],
     ]
 
 
@@ -301,6 +304,20 @@ def test_a_venv_older_than_its_host_is_rebuilt_for_the_hosts_release(index_url: 
     finding = findings_by_id(check_json(["--root", str(root), "--venv", str(venv)])[1])["ND-REL-004"][0]
     assert finding["fix"] == [f"neurondoctor venv create {venv}-{RELEASE} --release {RELEASE}"]
     run_printed_venv_create(str(finding["fix"][0]), index_url, tmp_path, root, Path(f"{venv}-{RELEASE}"),
+                            "--python", sys.executable)
+
+
+def test_a_compiler_newer_than_the_host_runtime_without_touching_the_host(index_url: str, tmp_path: Path,
+                                                                         venvs: VenvFactory) -> None:
+    """ND-RT-002's second way out: an environment of the host runtime's release beside this one (pinning only the
+    compiler back would mix releases: ND-PIN-001). The first way, the host upgrade, runs in the host simulator."""
+    root = build_host(tmp_path / "host", HostSpec(release="2.29.1"))
+    venv = stack_venv(venvs, "newer-than-runtime", RELEASE)
+    finding = findings_by_id(check_json(["--root", str(root), "--venv", str(venv)])[1])["ND-RT-002"][0]
+    ways = split_alternatives(finding["fix"])
+    assert ways[1] == ["# or, without touching the host: an environment of its release (Neuron 2.29.1)",
+                       f"neurondoctor venv create {venv}-2.29.1 --release 2.29.1"]
+    run_printed_venv_create(ways[1][1], index_url, tmp_path, root, Path(f"{venv}-2.29.1"),
                             "--python", sys.executable)
 
 

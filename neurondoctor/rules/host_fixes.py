@@ -11,6 +11,8 @@ from typing import Optional
 from neurondoctor.facts.host import HostSnapshot
 from neurondoctor.rules.context import RuleContext, quoted
 
+APT_KEYRING = "/etc/apt/keyrings/neuron.gpg"
+
 
 def package_manager(snapshot: HostSnapshot) -> str:
     if snapshot.package_source == "rpm":
@@ -49,8 +51,13 @@ def repository_commands(ctx: RuleContext, snapshot: HostSnapshot) -> list[str]:
     if package_manager(snapshot) == "apt":
         apt = repositories.get("apt", "https://apt.repos.neuron.amazonaws.com")
         codename = snapshot.os.codename or "$(. /etc/os-release; echo $VERSION_CODENAME)"
-        return [f"echo 'deb {apt} {codename} main' | sudo tee /etc/apt/sources.list.d/neuron.list",
-                f"wget -qO - {apt}/GPG-PUB-KEY-AMAZON-AWS-NEURON.PUB | sudo apt-key add -",
+        # The key in a keyring the list names (v2.33.0 setup-troubleshooting.rst): apt-key is deprecated and gone
+        # from apt 3 (Ubuntu 25.04 and later).
+        return ["sudo install -m 0755 -d /etc/apt/keyrings",
+                f"wget -qO - {apt}/GPG-PUB-KEY-AMAZON-AWS-NEURON.PUB | sudo gpg --batch --yes --dearmor -o "
+                f"{APT_KEYRING}",
+                f"echo 'deb [signed-by={APT_KEYRING}] {apt} {codename} main' | sudo tee "
+                "/etc/apt/sources.list.d/neuron.list",
                 "sudo apt-get update -y"]
     yum = repositories.get("yum", "https://yum.repos.neuron.amazonaws.com")
     return [f"printf '[neuron]\\nname=Neuron YUM Repository\\nbaseurl={yum}\\nenabled=1\\nmetadata_expire=0\\n' "

@@ -22,8 +22,9 @@ from neurondoctor.facts.python_env import (
 from neurondoctor.neuron_version import framework_prefix, normalize_package_name
 from neurondoctor.release_data.catalog import PackageEntry
 from neurondoctor.rules.check import NO_ENVIRONMENT, Check, FindingSpec, RuleSet
-from neurondoctor.rules.context import RuleContext, pin, pip_command, quoted
+from neurondoctor.rules.context import RuleContext, made_by_uv_without_pip, pin, pip_command, quoted
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_INFO, SEVERITY_WARNING, Finding
+from neurondoctor.rules.torch_build import is_cuda_build
 
 CATEGORY = "wrong-pip-index"
 
@@ -68,11 +69,12 @@ def placeholder_release(ctx: RuleContext, env: PythonEnvironment) -> Optional[st
 
 
 def _torch_for(ctx: RuleContext, env: PythonEnvironment, framework_version: str) -> list[str]:
-    """The CPU torch a torch-neuronx needs, when the environment lacks it: left to the resolver, its `torch==X.Y.*`
-    is PyPI's CUDA build with the nvidia-* packages (ND-TORCH-002)."""
+    """The CPU torch a torch-neuronx needs, when the environment lacks it (or has another X.Y.Z, or a CUDA build):
+    left to the resolver, its `torch==X.Y.*` is PyPI's CUDA build with the nvidia-* packages (ND-TORCH-002)."""
     wanted = framework_prefix(framework_version)
     torch = env.effective_distributions().get("torch")
-    if wanted is None or (torch is not None and torch.version == f"{wanted}+cpu"):
+    if wanted is None or (torch is not None and torch.version.split("+")[0] == wanted
+                          and not is_cuda_build(torch, env.torch_build())):
         return []
     return [pin("torch", f"{wanted}+cpu")]
 
@@ -185,8 +187,7 @@ def repository_not_configured(ctx: RuleContext) -> list[Finding]:
                 detail=("The next `pip install -U torch-neuronx` (or a dependency resolution) reaches only PyPI, "
                         "whose torch-neuronx/neuronx-cc/libneuronxla are `WRONG PACKAGE` placeholders."),
                 evidence={"venv": env.path, "pip_config": [source.origin for source in env.pip_config]},
-                fix=[pip_command(env, "config", "--site", "set", "global.extra-index-url",
-                                 quoted(" ".join([*_configured_extra_indexes(env), repository])))],
+                fix=_repository_config_commands(env, repository),
             ))
     return findings
 
@@ -201,6 +202,16 @@ def _configured_extra_indexes(env: PythonEnvironment) -> list[str]:
             continue  # PIP_EXTRA_INDEX_URL still applies on its own
         kept.extend(url for url in source.extra_index_urls if url not in kept)
     return kept
+
+
+def _repository_config_commands(env: PythonEnvironment, repository: str) -> list[str]:
+    """Add the Neuron repository to the environment's own pip configuration, keeping the extra indexes already
+    there. A uv venv has no pip and uv reads no pip configuration: there the way is uv's own index option."""
+    if made_by_uv_without_pip(env):
+        return [f"# uv reads no pip configuration: give `uv pip install` --extra-index-url {repository}, or set "
+                f"UV_INDEX={repository} where this environment is used"]
+    return [pip_command(env, "config", "--site", "set", "global.extra-index-url",
+                        quoted(" ".join([*_configured_extra_indexes(env), repository])))]
 
 
 def _mirrors(sources: list[PipConfigSource], repository: str, pypi: str) -> list[str]:

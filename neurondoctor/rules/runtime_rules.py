@@ -13,7 +13,7 @@ from neurondoctor.facts.python_env import PythonEnvironment
 from neurondoctor.neuron_version import normalize_neuron_version, release_tuple, release_words
 from neurondoctor.rules import legacy_stack_rules
 from neurondoctor.rules.check import Check, FindingSpec, RuleSet
-from neurondoctor.rules.context import RuleContext, inf1_host, neuron_host, pin, pip_command, quoted
+from neurondoctor.rules.context import RuleContext, inf1_host, neuron_host, quoted
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 from neurondoctor.rules.framework_pin_rules import describe_releases
 from neurondoctor.rules.host_fixes import host_target_release, install_command, release_version
@@ -98,7 +98,6 @@ def compiler_newer_than_runtime(ctx: RuleContext) -> list[Finding]:
             continue
         if runtime_release in compiler.releases:
             continue
-        wanted = release_version(ctx, runtime_release, "neuronx-cc")
         findings.append(Finding(
             id="ND-RT-002",
             category="runtime-compiler-mismatch",
@@ -106,13 +105,12 @@ def compiler_newer_than_runtime(ctx: RuleContext) -> list[Finding]:
             title=(f"neuronx-cc {compiler.dist.version} (Neuron {compiler_release}) is newer than the host runtime "
                    f"{host.versions.get(RUNTIME)} (Neuron {runtime_release})"),
             detail=("NEFFs from a newer compiler can fail to load on an older runtime (`NEFF version … not "
-                    "supported`, err 10; gh#820, gh#823). Upgrade the host runtime, or pin the compiler to the "
-                    "host's release."),
+                    "supported`, err 10; gh#820, gh#823). Upgrade the host's runtime, or build an environment of "
+                    "the host's release (the compiler alone pinned back would mix releases)."),
             evidence={"venv": env.path, "neuronx-cc": compiler.dist.version, RUNTIME: host.versions.get(RUNTIME)},
-            fix=host_upgrade_commands(ctx, compiler_release)
-            + ([f"# or, without touching the host: the compiler of its release (Neuron {runtime_release})",
-                pip_command(env, "install", pin("neuronx-cc", wanted), "--extra-index-url",
-                            ctx.catalog.pip_repository)] if wanted else []),
+            fix=[*host_upgrade_commands(ctx, compiler_release),
+                 f"# or, without touching the host: an environment of its release (Neuron {runtime_release})",
+                 rebuild_for_release(env, runtime_release)],
         ))
     return findings
 
@@ -209,9 +207,14 @@ def _realign_commands(ctx: RuleContext, env: PythonEnvironment, host_release: st
     its release, and the driver only when the installed one is older (drivers are backward compatible,
     neuron-facts.md §3.2), then reloaded."""
     if release_tuple(env_release) < release_tuple(host_release):
-        return [f"neurondoctor venv create {quoted(env.path.rstrip('/') + '-' + host_release)} --release "
-                f"{host_release}"]
+        return [rebuild_for_release(env, host_release)]
     return host_upgrade_commands(ctx, env_release)
+
+
+def rebuild_for_release(env: PythonEnvironment, release: str) -> str:
+    """A guarded environment of `release` beside this one: pinning one package back would mix releases
+    (ND-PIN-001), and the host is shared."""
+    return f"neurondoctor venv create {quoted(env.path.rstrip('/') + '-' + release)} --release {release}"
 
 
 def host_upgrade_commands(ctx: RuleContext, release: str) -> list[str]:

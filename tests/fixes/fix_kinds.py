@@ -35,6 +35,7 @@ EXECUTED = {  # id -> the test that runs its printed fix lines and checks again
     "ND-PY-001": "tests/test_venv_create.py::test_a_neuron_venv_on_a_python_its_release_dropped",
     "ND-PIN-004": "tests/test_venv_create.py::test_check_reports_a_broken_guard",
     "ND-REL-004": "tests/test_venv_create.py::test_a_venv_older_than_its_host_is_rebuilt_for_the_hosts_release",
+    "ND-RT-002": "tests/test_venv_create.py::test_a_compiler_newer_than_the_host_runtime_without_touching_the_host",
     "ND-PIP-004": "tests/test_venv_create.py::test_check_reports_a_broken_guard",
     **{f"ND-ENV-00{number}": "tests/fixes/test_env_var_fixes.py::test_the_env_var_fix_in_the_users_shell"
        for number in range(1, 5)},

@@ -54,7 +54,8 @@ INF1_LEGACY = {  # a host carried over from Neuron 1.x (tests/test_inf1_hosts.py
 
 CASES = {
     "driver-missing-apt": Case("ND-DRV-001", {"package_versions": {"aws-neuronx-dkms": None}, "repo_file": False},
-                               expect=("echo 'deb", "wget", "sudo apt-get update", "sudo apt-get install -y linux-",
+                               expect=("sudo install -m 0755 -d", "wget", "echo 'deb [signed-by=",
+                                       "sudo apt-get update", "sudo apt-get install -y linux-",
                                        "sudo apt-get install -y --allow-change-held-packages")),
     "driver-missing-dnf": Case("ND-DRV-001", {"package_versions": {"aws-neuronx-dkms": None}, "repo_file": False,
                                               "os": "al2023", "kernel": AL2023_KERNEL}, rpm=True,

@@ -80,10 +80,13 @@ def test_a_uv_venv_without_pip_gets_uv_pip_lines(tmp_path: Path, venvs: VenvFact
                    timeout=120)
     wheels = [spec for spec in stack_wheels(STACK) if spec.name != "torch"] + cuda_torch_wheels("2.10.0")
     venvs.install(venv, wheels)
-    write_pip_conf(venv, extra_index=indexes.neuron)
     env = {**env, "PATH": f"{Path(uv).parent}:{env['PATH']}", "UV_DEFAULT_INDEX": indexes.pypi,
            "UV_CACHE_DIR": str(tmp_path / "uv-cache"), "UV_NO_CONFIG": "1"}
     args = ["--root", str(root), "--venv", str(venv)]
+    unconfigured = findings_by_id(check_json(args, env=env)[1])["ND-PIP-002"][0]
+    assert unconfigured["fix"] == [f"# uv reads no pip configuration: give `uv pip install` --extra-index-url "
+                                   f"{indexes.neuron}, or set UV_INDEX={indexes.neuron} where this environment is used"]
+    write_pip_conf(venv, extra_index=indexes.neuron)  # the pip-side check is then content
     finding = findings_by_id(check_json(args, env=env)[1])["ND-TORCH-001"][0]
     python = venv_python(venv)
     assert finding["fix"][0] == (f"uv pip install --python {python} --force-reinstall --no-deps 'torch==2.9.0+cpu' "
