@@ -186,6 +186,19 @@ def manifests_show(release: str = typer.Argument(..., help="A release such as 2.
     _report_load_problems(catalog)
 
 
+@manifests_app.command("status")
+def manifests_status(as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout.")) -> None:
+    """Which release data is in use (bundled, `manifests update`'s copy, NEURONDOCTOR_MANIFESTS), its newest
+    release, the manifest's date and age, and where it came from."""
+    import json
+    import os
+
+    from neurondoctor.release_data.manifest_status import data_status, render_status, status_document
+
+    status = data_status(os.environ)
+    sys.stdout.write(json.dumps(status_document(status)) + "\n" if as_json else render_status(status))
+
+
 @manifests_app.command("update")
 def manifests_update(
     url: Optional[str] = typer.Option(None, "--url", help="Where to fetch n2-manifest.json (default: "

@@ -15,6 +15,7 @@ import math
 import shutil
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -153,6 +154,9 @@ def install_manifest(data: bytes, source: str, target: Path, floor_version: Opti
         (staging / "releases").mkdir()
         for relative, document in documents.items():
             (staging / relative).write_text(render_document(document), encoding="utf-8")
+        # where and when this copy came from, for `manifests status`
+        (staging / "update.json").write_text(json.dumps({
+            "source": source, "fetched_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}) + "\n")
         previous = _installed_version(target)
         if target.exists():
             shutil.rmtree(target)

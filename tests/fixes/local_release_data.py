@@ -7,11 +7,13 @@ test can paste into a shell unchanged (issue 13 §1)."""
 
 from __future__ import annotations
 
+import copy
 import json
 import shutil
 from pathlib import Path
 
 from neurondoctor.release_data.catalog import bundled_manifest_dir
+from tests.conftest import REPO
 
 
 def local_release_data(target: Path, neuron_index: str, cpu_index: str, pypi_index: str | None = None) -> Path:
@@ -25,3 +27,22 @@ def local_release_data(target: Path, neuron_index: str, cpu_index: str, pypi_ind
     compat["torch_cpu_index"] = cpu_index
     (target / "compat.json").write_text(json.dumps(compat, indent=1) + "\n")
     return target
+
+
+NEXT_COMPILER = "2.40.1.0"
+
+
+def next_release_manifest(directory: Path) -> Path:
+    """AWS's n2-manifest.json with a release 2.40.0 that is 2.32.0 but for its compiler."""
+    document = json.loads((REPO.parent / "shared/reference/n2-manifest.json").read_text())
+    newest = next(release for release in document["neuron_releases"] if release["neuron_version"] == "2.32.0")
+    following = copy.deepcopy(newest)
+    following["neuron_version"] = "2.40.0"
+    for package in following["packages"]:
+        if package["name"] == "neuronx-cc":
+            package["version"] = NEXT_COMPILER
+    document["neuron_releases"].append(following)
+    document["manifest_version"] = "2.40.0"
+    directory.mkdir(parents=True)
+    (directory / "n2-manifest.json").write_text(json.dumps(document))
+    return directory

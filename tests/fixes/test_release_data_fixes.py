@@ -4,33 +4,13 @@ release data is unknown until the manifest that lists it is fetched, here from a
 
 from __future__ import annotations
 
-import copy
-import json
 from pathlib import Path
 
-from tests.conftest import REPO
 from tests.fixes.harness import fix_and_check, user_env
+from tests.fixes.local_release_data import NEXT_COMPILER, next_release_manifest
 from tests.local_index import serve
 from tests.neuron_envs import simple_wheel
 from tests.wheelhouse import VenvFactory, write_pip_conf
-
-NEXT_COMPILER = "2.40.1.0"
-
-
-def next_release_manifest(directory: Path) -> Path:
-    """AWS's n2-manifest.json with a release 2.40.0 that is 2.32.0 but for its compiler."""
-    document = json.loads((REPO.parent / "shared/reference/n2-manifest.json").read_text())
-    newest = next(release for release in document["neuron_releases"] if release["neuron_version"] == "2.32.0")
-    following = copy.deepcopy(newest)
-    following["neuron_version"] = "2.40.0"
-    for package in following["packages"]:
-        if package["name"] == "neuronx-cc":
-            package["version"] = NEXT_COMPILER
-    document["neuron_releases"].append(following)
-    document["manifest_version"] = "2.40.0"
-    directory.mkdir(parents=True)
-    (directory / "n2-manifest.json").write_text(json.dumps(document))
-    return directory
 
 
 def test_a_compiler_newer_than_the_release_data(tmp_path: Path, venvs: VenvFactory) -> None:

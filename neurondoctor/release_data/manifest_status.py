@@ -1,0 +1,130 @@
+"""`neurondoctor manifests status`: which release data the doctor uses, how old it is, and where it came from.
+
+A doctor whose data ends before the host's release calls a healthy host "unknown versions" (issue 14); the status
+says which copy is in use (NEURONDOCTOR_MANIFESTS, a `manifests update` copy, or the bundled one), the newest
+release and the manifest date of each, and how to get newer data. Pure reading: nothing is fetched or written.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from neurondoctor.regular_files import read_regular_file
+from neurondoctor.release_data.catalog import (
+    MANIFEST_DIR_ENV,
+    bundled_manifest_dir,
+    cache_manifest_dir,
+    load_catalog,
+)
+
+UPDATE_RECORD = "update.json"  # written by `manifests update` beside the converted data
+STALE_AFTER_DAYS = 60  # Neuron has released about every six to eight weeks in 2026
+
+
+@dataclass(frozen=True)
+class DataCopy:
+    """One copy of the release data: what it holds and where it came from."""
+
+    role: str  # bundled | cached | override
+    directory: str
+    present: bool
+    manifest_version: Optional[str] = None
+    manifest_date: Optional[str] = None  # as AWS writes it: MM/DD/YYYY
+    releases: int = 0
+    source: Optional[str] = None
+    fetched_at: Optional[str] = None
+    problem: Optional[str] = None
+
+    def age_days(self, now: float) -> Optional[int]:
+        if not self.manifest_date:
+            return None
+        try:
+            return int((now - time.mktime(time.strptime(self.manifest_date, "%m/%d/%Y"))) // 86400)
+        except ValueError:
+            return None
+
+
+@dataclass(frozen=True)
+class DataStatus:
+    copies: list[DataCopy]
+    in_use: str  # the role of the copy a check would load
+
+    def copy(self, role: str) -> Optional[DataCopy]:
+        return next((item for item in self.copies if item.role == role), None)
+
+
+def _read_json(path: Path) -> Optional[Any]:
+    try:
+        return json.loads(read_regular_file(path, 1 << 20))
+    except (OSError, ValueError, RecursionError):
+        return None
+
+
+def read_copy(role: str, directory: Path) -> DataCopy:
+    if not (directory / "sdk.json").exists():
+        return DataCopy(role, str(directory), present=False)
+    sdk = _read_json(directory / "sdk.json")
+    if not isinstance(sdk, dict):
+        return DataCopy(role, str(directory), present=True, problem="sdk.json is not a readable JSON object")
+    source: dict[str, Any] = sdk["source"] if isinstance(sdk.get("source"), dict) else {}
+    found = _read_json(directory / UPDATE_RECORD)
+    record: dict[str, Any] = found if isinstance(found, dict) else {}
+    return DataCopy(role, str(directory), present=True, manifest_version=str(sdk.get("manifest_version") or "") or None,
+                    manifest_date=str(source.get("manifest_date") or "") or None,
+                    releases=len(sdk.get("releases") or []),
+                    source=str(record.get("source") or source.get("file") or "") or None,
+                    fetched_at=str(record.get("fetched_at") or "") or None)
+
+
+def data_status(environ: Mapping[str, str]) -> DataStatus:
+    copies = [read_copy("bundled", bundled_manifest_dir()), read_copy("cached", cache_manifest_dir(environ))]
+    if environ.get(MANIFEST_DIR_ENV):
+        copies.append(read_copy("override", Path(environ[MANIFEST_DIR_ENV])))
+    in_use = Path(load_catalog(environ=environ).source_dir).resolve()
+    role = next((item.role for item in reversed(copies) if item.present
+                 and Path(item.directory).resolve() == in_use), "bundled")
+    return DataStatus(copies, role)
+
+
+_ROLE_WORDS = {"bundled": "bundled", "cached": "manifests update", "override": MANIFEST_DIR_ENV}
+
+
+def render_status(status: DataStatus, now: Optional[float] = None) -> str:
+    now = time.time() if now is None else now
+    lines = []
+    for item in status.copies:
+        marker = "*" if item.role == status.in_use else " "
+        label = f"{marker} {_ROLE_WORDS[item.role]:<17}"
+        if not item.present:
+            lines.append(f"{label} none ({item.directory})")
+            continue
+        if item.problem:
+            lines.append(f"{label} unusable: {item.problem} ({item.directory})")
+            continue
+        age = item.age_days(now)
+        dated = f", manifest of {item.manifest_date}" + (f" ({age} days old)" if age is not None else "")
+        fetched = f", fetched {item.fetched_at}" if item.fetched_at else ""
+        source = f" from {item.source}" if item.source else ""
+        lines.append(f"{label} Neuron {item.manifest_version}{dated}, {item.releases} releases{fetched}{source} "
+                     f"({item.directory})")
+    used = status.copy(status.in_use)
+    lines.append(f"In use: {_ROLE_WORDS[status.in_use]} (marked *).")
+    age = used.age_days(now) if used else None
+    if status.in_use != "override" and age is not None and age > STALE_AFTER_DAYS:
+        lines.append(f"The data is {age} days old; Neuron releases about every two months: run "
+                     "`neurondoctor manifests update` (or `--file F` on an air-gapped host).")
+    return "\n".join(lines) + "\n"
+
+
+def status_document(status: DataStatus, now: Optional[float] = None) -> dict[str, Any]:
+    now = time.time() if now is None else now
+    return {"schema": "neurondoctor.manifests-status/1", "in_use": status.in_use,
+            "copies": [{"role": item.role, "directory": item.directory, "present": item.present,
+                        "manifest_version": item.manifest_version, "manifest_date": item.manifest_date,
+                        "age_days": item.age_days(now), "releases": item.releases, "source": item.source,
+                        "fetched_at": item.fetched_at, "problem": item.problem} for item in status.copies]}

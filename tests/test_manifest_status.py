@@ -1,0 +1,58 @@
+"""`manifests status` (issue 14 §5): which release data a check uses, its newest release and age, and where it came
+from: the bundled copy, a `manifests update` copy (from a file here, as on an air-gapped host), an
+NEURONDOCTOR_MANIFESTS override, and a cached copy that cannot be read (the bundled one serves)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import cli_env, run_cli
+from tests.fixes.local_release_data import next_release_manifest
+
+
+def status(env: dict[str, str]) -> dict[str, object]:
+    done = run_cli(["manifests", "status", "--json"], env=env)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+def copies(document: dict[str, object]) -> dict[str, dict[str, object]]:
+    return {item["role"]: item for item in document["copies"]}  # type: ignore[attr-defined,index]
+
+
+def test_the_bundled_data_then_an_updated_copy(tmp_path: Path) -> None:
+    env = cli_env({"NEURONDOCTOR_CACHE_DIR": str(tmp_path / "cache")})
+    before = status(env)
+    assert before["in_use"] == "bundled"
+    bundled = copies(before)["bundled"]
+    assert (bundled["manifest_version"], bundled["manifest_date"], bundled["releases"]) == ("2.32.0", "08/17/2026", 51)
+    assert copies(before)["cached"]["present"] is False
+    text = run_cli(["manifests", "status"], env=env).stdout
+    assert "* bundled           Neuron 2.32.0, manifest of 08/17/2026" in text and "In use: bundled" in text
+    manifest = next_release_manifest(tmp_path / "mirror") / "n2-manifest.json"
+    document = json.loads(manifest.read_text())
+    document["manifest_date"] = "11/30/2026"
+    manifest.write_text(json.dumps(document))
+    assert run_cli(["manifests", "update", "--file", str(manifest)], env=env).returncode == 0
+    after = status(env)
+    cached = copies(after)["cached"]
+    assert after["in_use"] == "cached"
+    assert (cached["manifest_version"], cached["manifest_date"], cached["releases"], cached["source"]) == (
+        "2.40.0", "11/30/2026", 52, str(manifest))
+    assert str(cached["fetched_at"]).endswith("Z")
+    assert "* manifests update  Neuron 2.40.0" in run_cli(["manifests", "status"], env=env).stdout
+
+
+def test_an_override_and_an_unreadable_cached_copy(tmp_path: Path) -> None:
+    cache = tmp_path / "cache/manifests"
+    cache.mkdir(parents=True)
+    (cache / "sdk.json").write_text("{not json")
+    env = cli_env({"NEURONDOCTOR_CACHE_DIR": str(tmp_path / "cache")})
+    broken = status(env)
+    assert broken["in_use"] == "bundled"
+    assert copies(broken)["cached"]["problem"] == "sdk.json is not a readable JSON object"
+    override = cli_env({"NEURONDOCTOR_CACHE_DIR": str(tmp_path / "cache"),
+                        "NEURONDOCTOR_MANIFESTS": str(Path(__file__).parents[1] / "manifests")})
+    assert status(override)["in_use"] == "override"
+    assert "In use: NEURONDOCTOR_MANIFESTS" in run_cli(["manifests", "status"], env=override).stdout
