@@ -147,6 +147,18 @@ class ReleaseCatalog:
         wanted = normalize_package_name(name)
         return [entry for entry in self.releases.get(release, ()) if entry.name == wanted]
 
+    def newer_than_known(self, name: str, version: str) -> bool:
+        """Above every version of this package the data lists: most likely from a release newer than the data
+        (a 2.34 host next year), not a mixed or private build."""
+        known = set(self._index.get(name, {}))
+        if not known:
+            return False
+        parts = self.compat.get("version_lines", {}).get(name)
+        if isinstance(parts, int):  # a package released in lines side by side: compare within its line
+            line = release_tuple(version)[:parts]
+            known = {other for other in known if release_tuple(other)[:parts] == line} or known
+        return all(release_tuple(version) > release_tuple(other) for other in known)
+
     def neighbours(self, name: str, version: str) -> Neighbours:
         """Nearest known versions of the package below and above `version`."""
         known = self._index.get(normalize_package_name(name), {})

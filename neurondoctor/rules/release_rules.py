@@ -11,7 +11,7 @@ from neurondoctor.release_data.catalog import Neighbours
 from neurondoctor.rules import instance_rules, runtime_rules
 from neurondoctor.rules.check import NO_ENVIRONMENT, Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext
-from neurondoctor.rules.finding import SEVERITY_WARNING, Finding
+from neurondoctor.rules.finding import SEVERITY_INFO, SEVERITY_WARNING, Finding
 from neurondoctor.rules.framework_pin_rules import describe_releases, realign_command
 from neurondoctor.rules.pip_index_rules import placeholder_words
 
@@ -49,10 +49,13 @@ def _neighbour_text(neighbours: Neighbours) -> str:
 
 
 def unknown_versions(ctx: RuleContext) -> list[Finding]:
-    """ND-REL-002: a Neuron package version found in no release manifest, with its nearest neighbours."""
+    """ND-REL-002: a Neuron package version found in no release manifest, with its nearest neighbours (one above
+    every known version is ND-REL-005's)."""
     findings = []
     for env in ctx.facts.environments:
         for package in ctx.release_of(env).unknown:
+            if ctx.catalog.newer_than_known(package.dist.name, package.dist.version):
+                continue
             neighbours = ctx.catalog.neighbours(package.dist.name, package.dist.version)
             findings.append(Finding(
                 id="ND-REL-002",
@@ -68,6 +71,30 @@ def unknown_versions(ctx: RuleContext) -> list[Finding]:
                 fix=["neurondoctor manifests update"],
             ))
     return findings
+
+
+def newer_than_the_data(ctx: RuleContext) -> list[Finding]:
+    """ND-REL-005: components newer than every version the release data lists. A release after the data (a 2.34
+    host while the data ends at 2.33) is not a wall of unknown-version warnings: one note, and the rules that judge
+    from the versions themselves (torch X.Y against torch-neuronx X.Y) still do."""
+    host = ctx.host_release()
+    newer = [f"{name} {host.versions[name]}" for name in host.unknown
+             if ctx.catalog.newer_than_known(name, host.versions[name])]
+    for env in ctx.facts.environments:
+        newer += [f"{package.dist.display_name} {package.dist.version} ({env.path})"
+                  for package in ctx.release_of(env).unknown
+                  if ctx.catalog.newer_than_known(package.dist.name, package.dist.version)]
+    if not newer:
+        return []
+    return [Finding(
+        id="ND-REL-005", category="unknown-version", severity=SEVERITY_INFO,
+        title=f"this host runs Neuron components newer than neurondoctor's data ({ctx.catalog.latest}): "
+              + ", ".join(newer[:4]) + (f" (+{len(newer) - 4})" if len(newer) > 4 else ""),
+        detail=("They are most likely from a release after the data; which release they belong to, and the "
+                "pairings only the release data knows, are not judged until the data has it."),
+        evidence={"components": newer, "data_release": ctx.catalog.latest},
+        fix=["neurondoctor manifests update"],
+    )]
 
 
 def release_summary(ctx: RuleContext) -> str:
@@ -86,12 +113,14 @@ def release_summary(ctx: RuleContext) -> str:
 
 
 RULE_SET = RuleSet(
-    rules=(mixed_release_packages, unknown_versions),
+    rules=(mixed_release_packages, unknown_versions, newer_than_the_data),
     findings=(
         FindingSpec("ND-REL-001", "mixed-sdk-release", SEVERITY_WARNING,
                     "a Neuron package from a different release than the rest"),
         FindingSpec("ND-REL-002", "unknown-version", SEVERITY_WARNING,
                     "a Neuron version in no known release, with its nearest known neighbours"),
+        FindingSpec("ND-REL-005", "unknown-version", SEVERITY_INFO,
+                    "info: components newer than every version the release data lists (run manifests update)"),
     ),
 )
 CHECK = Check("neuron-release", "Neuron release",

@@ -170,7 +170,8 @@ def host_release_mixed(ctx: RuleContext) -> list[Finding]:
     host = ctx.host_release()
     findings = []
     snapshot = ctx.facts.host.snapshot
-    odd = _inf1_pin_aside(ctx, host.outliers + host.unknown)
+    newer = [name for name in host.unknown if ctx.catalog.newer_than_known(name, host.versions[name])]
+    odd = [name for name in _inf1_pin_aside(ctx, host.outliers + host.unknown) if name not in newer]  # ND-REL-005
     if odd:
         target = host.release or ctx.catalog.latest
         findings.append(Finding(

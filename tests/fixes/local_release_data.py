@@ -29,18 +29,20 @@ def local_release_data(target: Path, neuron_index: str, cpu_index: str, pypi_ind
     return target
 
 
-NEXT_COMPILER = "2.40.1.0"
+NEXT_COMPILER = "2.26.7001.0"  # a hotfix between two known compilers (ND-REL-002, not ND-REL-005)
+NEXT_HOST = {"aws-neuronx-dkms": "2.32.4.0", "aws-neuronx-runtime-lib": "2.36.12.0",
+             "aws-neuronx-collectives": "2.36.20.0", "aws-neuronx-tools": "2.34.5.0"}  # a synthetic next release
 
 
-def next_release_manifest(directory: Path) -> Path:
-    """AWS's n2-manifest.json with a release 2.40.0 that is 2.32.0 but for its compiler."""
+def next_release_manifest(directory: Path, changes: dict[str, str] | None = None) -> Path:
+    """AWS's n2-manifest.json with a release 2.40.0 that is 2.32.0 but for `changes` (default: its compiler)."""
+    changes = changes or {"neuronx-cc": NEXT_COMPILER}
     document = json.loads((REPO.parent / "shared/reference/n2-manifest.json").read_text())
     newest = next(release for release in document["neuron_releases"] if release["neuron_version"] == "2.32.0")
     following = copy.deepcopy(newest)
     following["neuron_version"] = "2.40.0"
     for package in following["packages"]:
-        if package["name"] == "neuronx-cc":
-            package["version"] = NEXT_COMPILER
+        package["version"] = changes.get(package["name"], package["version"])
     document["neuron_releases"].append(following)
     document["manifest_version"] = "2.40.0"
     directory.mkdir(parents=True)

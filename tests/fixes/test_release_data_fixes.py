@@ -1,19 +1,22 @@
-"""ND-REL-002's fix, `neurondoctor manifests update`, run verbatim (issue 13 §1): a compiler newer than the bundled
-release data is unknown until the manifest that lists it is fetched, here from an organisation's mirror on
-127.0.0.1 (NEURONDOCTOR_MANIFEST_URL) holding AWS's manifest plus a synthetic next release."""
+"""ND-REL-002's and ND-REL-005's fix, `neurondoctor manifests update`, run verbatim (issue 13 §1): a compiler
+hotfix the bundled data does not list, and a host newer than the data, are judged once the manifest that lists
+them is fetched, here from an organisation's mirror on 127.0.0.1 (NEURONDOCTOR_MANIFEST_URL) holding AWS's
+manifest plus a synthetic next release."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from tests.conftest import check_json
 from tests.fixes.harness import fix_and_check, user_env
-from tests.fixes.local_release_data import NEXT_COMPILER, next_release_manifest
+from tests.fixes.local_release_data import NEXT_COMPILER, NEXT_HOST, next_release_manifest
+from tests.host_fixture import HostSpec, build_host
 from tests.local_index import serve
 from tests.neuron_envs import simple_wheel
 from tests.wheelhouse import VenvFactory, write_pip_conf
 
 
-def test_a_compiler_newer_than_the_release_data(tmp_path: Path, venvs: VenvFactory) -> None:
+def test_a_compiler_hotfix_the_release_data_lacks(tmp_path: Path, venvs: VenvFactory) -> None:
     venv = venvs.create("fix-rel-002")
     venvs.install(venv, [simple_wheel("neuronx-cc", NEXT_COMPILER, ("protobuf>3",)),
                          simple_wheel("protobuf", "3.20.3")])
@@ -23,3 +26,15 @@ def test_a_compiler_newer_than_the_release_data(tmp_path: Path, venvs: VenvFacto
                "NEURONDOCTOR_MANIFEST_URL": f"{mirror}/n2-manifest.json"}
         finding = fix_and_check(["--venv", str(venv)], env, "ND-REL-002")
     assert finding["fix"] == ["neurondoctor manifests update"]
+
+
+def test_a_host_newer_than_the_release_data(tmp_path: Path) -> None:
+    """ND-REL-005's `manifests update` from the mirror: the host's release is then known, and nothing is left."""
+    root = build_host(tmp_path / "host", HostSpec(release=None, package_versions=dict(NEXT_HOST)))
+    with serve(next_release_manifest(tmp_path / "mirror", NEXT_HOST)) as mirror:
+        env = {**user_env(tmp_path), "NEURONDOCTOR_CACHE_DIR": str(tmp_path / "cache"),
+               "NEURONDOCTOR_MANIFEST_URL": f"{mirror}/n2-manifest.json"}
+        finding = fix_and_check(["--root", str(root)], env, "ND-REL-005")
+        after = check_json(["--root", str(root)], env=env)[1]
+    assert finding["fix"] == ["neurondoctor manifests update"]
+    assert after["findings"] == [] and after["release"]["host"] == "2.40.0"
