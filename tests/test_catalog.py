@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neurondoctor.release_data.catalog import ReleaseCatalog, bundled_manifest_dir, load_catalog
+from neurondoctor.release_data.hand_kept import HAND_KEPT_DIR, load_hand_kept, merge_hand_kept
 from neurondoctor.release_data.n2_conversion import convert_n2_manifest, render_document
 from neurondoctor.release_data.schema import SchemaError, check_n2_manifest
 from tests.conftest import REPO
@@ -84,8 +85,10 @@ def test_wrong_shape_is_refused_with_a_path(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(not SHARED_MANIFEST.exists(), reason="needs ../shared/reference/n2-manifest.json")
 def test_committed_manifests_are_what_the_script_generates(tmp_path: Path) -> None:
-    documents = convert_n2_manifest(json.loads(SHARED_MANIFEST.read_text()))
-    assert len(documents) == 52
+    merged, _ = merge_hand_kept(json.loads(SHARED_MANIFEST.read_text()),
+                                load_hand_kept(REPO / "manifests" / HAND_KEPT_DIR))
+    documents = convert_n2_manifest(merged)
+    assert len(documents) == 52 + len(merged.get("hand_kept", []))
     for relative, document in documents.items():
         assert (REPO / "manifests" / relative).read_text() == render_document(document), relative
 
