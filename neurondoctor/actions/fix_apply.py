@@ -82,18 +82,15 @@ def classify(line: str, env: PythonEnvironment, environ: Mapping[str, str]) -> F
         words = shlex.split(line, comments=True)
     except ValueError:
         return FixStep(line, SKIP, "not a command neurondoctor runs")
-    if pip is not None and pip.prefix[0] != "uv":
-        if pip.verb == "config":
-            edited = _pip_config_file(pip.options, env, environ)
-            if edited is None:
-                return FixStep(line, SKIP, "edits the machine-wide pip configuration: bootstrap --apply's job")
-            if edited.is_symlink() or (edited.exists() and not edited.is_file()):
-                return FixStep(line, SKIP, f"{edited} is not a regular file: check it before editing")
-            return FixStep(line, RUN, argv=words, backup_files=[edited] if edited.exists() else [])
-        if pip.verb in ("install", "uninstall"):
-            return FixStep(line, RUN, argv=words)
-    if words[:1] == ["uv"] and pip is not None and pip.verb in ("install", "uninstall"):
+    if pip is not None and pip.verb in ("install", "uninstall"):  # `-m pip` or `uv pip` for this interpreter
         return FixStep(line, RUN, argv=words)
+    if pip is not None and pip.verb == "config" and pip.prefix[0] != "uv":
+        edited = _pip_config_file(pip.options, env, environ)
+        if edited is None:
+            return FixStep(line, SKIP, "edits the machine-wide pip configuration: bootstrap --apply's job")
+        if edited.is_symlink() or (edited.exists() and not edited.is_file()):
+            return FixStep(line, SKIP, f"{edited} is not a regular file: check it before editing")
+        return FixStep(line, RUN, argv=words, backup_files=[edited] if edited.exists() else [])
     if words[:1] == ["rm"] and len(words) > 2 and words[1] in ("-rf", "-f", "-r"):
         folders = [env.path, *(site.path for site in env.site_dirs)]
         targets = [Path(target) for target in words[2:]]

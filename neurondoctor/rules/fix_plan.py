@@ -113,8 +113,8 @@ class _Plan:
 
 def _add(plan: _Plan, line: str, interpreter: str) -> None:
     pip = parse_pip_line(line, interpreter)
-    words = _split(line)
     if pip is None:
+        words = _split(line)
         if words and words[0] == "rm":
             plan.remove_files.append(line)
         else:
@@ -168,8 +168,8 @@ def environment_plan(findings: Sequence[Finding], interpreter: str) -> list[str]
     lines = [*plan.configure, *plan.remove_files]
     if plan.uninstall and plan.uninstall_prefix:
         prefix, options = plan.uninstall_prefix
-        lines.append(_render(prefix, "uninstall", [*options, "-y"] if prefix[-1] == "pip" and prefix[0] != "uv"
-                             else options, list(plan.uninstall.values())))
+        lines.append(_render(prefix, "uninstall", options if prefix[0] == "uv" else [*options, "-y"],
+                             list(plan.uninstall.values())))  # uv's uninstall does not ask
     lines += plan.replace
     if plan.install and plan.install_prefix:
         prefix, options = plan.install_prefix

@@ -14,7 +14,7 @@ from tests.fixes.harness import user_env
 from tests.fixes.local_release_data import local_release_data
 from tests.host_fixture import HostSpec, build_host
 from tests.local_index import serve, served_index
-from tests.neuron_envs import HEALTHY_STACKS, simple_wheel, stack_wheels, torch_wheel
+from tests.neuron_envs import HEALTHY_STACKS, placeholder_wheel, simple_wheel, stack_wheels, torch_wheel
 from tests.wheelhouse import VenvFactory, WheelSpec, add_pip, write_pip_conf
 
 STACK = HEALTHY_STACKS["2.31.1"]
@@ -60,4 +60,18 @@ def broken_venv(venvs: VenvFactory, name: str, indexes: FixIndexes, replace: dic
     wheels = [spec for spec in stack_wheels(STACK) if spec.name not in replace]
     venvs.install(venv, wheels + [spec for specs in replace.values() for spec in specs])
     write_pip_conf(venv, extra_index=indexes.neuron)
+    return venv
+
+
+PLACEHOLDERS = (("torch-neuronx", "1.0"), ("neuronx-cc", "1.0.post1"), ("libneuronxla", "1.0"),
+                ("transformers-neuronx", "0.1"))
+
+
+def placeholder_venv(venvs: VenvFactory, name: str, indexes: FixIndexes) -> Path:
+    """`pip install torch-neuronx neuronx-cc libneuronxla transformers-neuronx` without the Neuron repository: the
+    four PyPI placeholders, in a venv whose pip.conf names the user's two team indexes and nothing else."""
+    venv = venvs.create(name)
+    add_pip(venv)
+    venvs.install(venv, [placeholder_wheel(package, version) for package, version in PLACEHOLDERS])
+    (venv / "pip.conf").write_text(f"[global]\nextra-index-url = {indexes.team[0]}\n    {indexes.team[1]}\n")
     return venv

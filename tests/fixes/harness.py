@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from tests.conftest import check_json, cli_env, findings_by_id
+from tests.wheelhouse import venv_python
 
 
 def user_env(tmp_path: Path) -> dict[str, str]:
@@ -24,6 +25,12 @@ def run_verbatim(line: str, env: dict[str, str]) -> None:
     """A fix line as the user pastes it into a shell."""
     done = subprocess.run(["sh", "-c", line], capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, f"{line}\n{done.stdout}{done.stderr}"
+
+
+def pip_config(venv: Path, env: dict[str, str]) -> str:
+    """`pip config list` as the environment's own pip sees it: what a fix must leave of the user's settings."""
+    return subprocess.run([str(venv_python(venv)), "-m", "pip", "config", "list"], check=True, capture_output=True,
+                          text=True, timeout=120, env=env).stdout
 
 
 def bad_findings(report: dict[str, object]) -> set[tuple[str, str]]:

@@ -13,9 +13,8 @@ from pathlib import Path
 
 from neurondoctor.actions.fix_apply import back_up
 from tests.conftest import check_json, findings_by_id, run_cli
-from tests.fixes.conftest import FixIndexes, broken_venv, fix_setting
-from tests.fixes.harness import bad_findings
-from tests.fixes.test_plan_fixes import pip_config, placeholder_venv
+from tests.fixes.conftest import FixIndexes, broken_venv, fix_setting, placeholder_venv
+from tests.fixes.harness import bad_findings, pip_config
 from tests.neuron_envs import cuda_torch_wheels
 from tests.wheelhouse import VenvFactory
 

@@ -4,20 +4,14 @@ the finding is gone, nothing new is wrong, and the user's other pip settings are
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 from tests.conftest import check_json, findings_by_id
-from tests.fixes.harness import bad_findings, run_verbatim, user_env
+from tests.fixes.harness import bad_findings, pip_config, run_verbatim, user_env
 from tests.neuron_envs import NEURON_REPO, simple_wheel
 from tests.wheelhouse import VenvFactory, add_pip, venv_python
 
 TEAM_INDEXES = ("http://127.0.0.1:9/team-a/simple", "http://127.0.0.1:9/team-b/simple")
-
-
-def pip_config(venv: Path, env: dict[str, str]) -> str:
-    return subprocess.run([str(venv_python(venv)), "-m", "pip", "config", "list"], check=True, capture_output=True,
-                          text=True, timeout=120, env=env).stdout
 
 
 def test_the_neuron_index_fix_keeps_the_users_two_indexes(tmp_path: Path, venvs: VenvFactory) -> None:

@@ -6,32 +6,14 @@ the CPU torch, and it keeps the user's two team indexes."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
 from tests.conftest import check_json, findings_by_id, run_cli
-from tests.fixes.conftest import STACK, FixIndexes, fix_setting
-from tests.fixes.harness import bad_findings, run_verbatim
+from tests.fixes.conftest import PLACEHOLDERS, STACK, FixIndexes, fix_setting, placeholder_venv
+from tests.fixes.harness import bad_findings, pip_config, run_verbatim
 from tests.neuron_envs import placeholder_wheel
 from tests.wheelhouse import VenvFactory, add_pip, venv_python, write_pip_conf
-
-PLACEHOLDERS = (("torch-neuronx", "1.0"), ("neuronx-cc", "1.0.post1"), ("libneuronxla", "1.0"),
-                ("transformers-neuronx", "0.1"))
-
-
-def placeholder_venv(venvs: VenvFactory, name: str, indexes: FixIndexes) -> Path:
-    """The four placeholders in a venv whose pip.conf names the user's two team indexes and nothing else."""
-    venv = venvs.create(name)
-    add_pip(venv)
-    venvs.install(venv, [placeholder_wheel(package, version) for package, version in PLACEHOLDERS])
-    (venv / "pip.conf").write_text(f"[global]\nextra-index-url = {indexes.team[0]}\n    {indexes.team[1]}\n")
-    return venv
-
-
-def pip_config(venv: Path, env: dict[str, str]) -> str:
-    return subprocess.run([str(venv_python(venv)), "-m", "pip", "config", "list"], check=True, capture_output=True,
-                          text=True, timeout=120, env=env).stdout
 
 
 def test_four_placeholders_get_one_plan_that_lands_on_one_release(tmp_path: Path, venvs: VenvFactory,
