@@ -33,6 +33,7 @@ HOST_STACKS = {
     "2.31.0": ("2.29.0.0", "2.33.10.0", "2.33.10.0", "2.31.13.0"),
     "2.31.1": ("2.29.0.0", "2.33.10.0", "2.33.10.0", "2.31.15.0"),
     "2.32.0": ("2.30.2.0", "2.34.10.0", "2.34.10.0", "2.32.28.0"),
+    "2.33.0": ("2.31.7.0", "2.35.30.0", "2.35.43.0", "2.33.38.0"),  # release-notes/releasecontent.rst 2.33.0
 }
 STACK_PACKAGES = ("aws-neuronx-dkms", "aws-neuronx-runtime-lib", "aws-neuronx-collectives", "aws-neuronx-tools")
 
@@ -44,9 +45,16 @@ INSTANCES = {  # instance type: (PCI device id, devices, cores per device, EFA f
     "inf2.48xlarge": ("0x7264", 12, 2, 0),
     "inf1.xlarge": ("0x7064", 1, 4, 0),
     "inf1.6xlarge": ("0x7064", 4, 4, 0),
+    # Trn2/Trn3: 8 physical NeuronCores per chip, which sysfs `core_count` is written as (what it counts at LNC=2
+    # is not documented, and the doctor does not read it there); 16 EFAv3 on the 48xlarge sizes.
+    "trn2.48xlarge": ("0x7364", 16, 8, 16),
+    "trn2u.48xlarge": ("0x7364", 16, 8, 16),
+    "trn2.3xlarge": ("0x7364", 1, 8, 0),
+    "trn3.3xlarge": ("0x7564", 1, 8, 0),
 }
 ARCH = {"0x7164": ("NDv2", "Trainium1", "Trn1"), "0x7264": ("NDv3", "Inferentia2", "Inf2"),
-        "0x7064": ("NDv1", "Inferentia", "Inf1")}
+        "0x7064": ("NDv1", "Inferentia", "Inf1"), "0x7364": ("NDv3", "Trainium2", "Trn2"),
+        "0x7564": ("NDv4", "Trainium3", "Trn3")}  # Trn3's strings are assumed from the v4 arch (drv:neuron_pci.c)
 
 OS_RELEASES = {
     "ubuntu24": 'PRETTY_NAME="Ubuntu 24.04.1 LTS"\nNAME="Ubuntu"\nVERSION_ID="24.04"\nVERSION_CODENAME=noble\n'
@@ -57,6 +65,8 @@ OS_RELEASES = {
               'PRETTY_NAME="Amazon Linux 2023.6.20241212"\n',
     "al2": 'NAME="Amazon Linux"\nVERSION="2"\nID="amzn"\nID_LIKE="centos rhel fedora"\nVERSION_ID="2"\n'
            'PRETTY_NAME="Amazon Linux 2"\n',
+    "ubuntu26": 'PRETTY_NAME="Ubuntu 26.04 LTS"\nNAME="Ubuntu"\nVERSION_ID="26.04"\nVERSION_CODENAME=resolute\n'
+                "ID=ubuntu\nID_LIKE=debian\n",
     "ubuntu20": 'PRETTY_NAME="Ubuntu 20.04.6 LTS"\nNAME="Ubuntu"\nVERSION_ID="20.04"\nVERSION_CODENAME=focal\n'
                 "ID=ubuntu\nID_LIKE=debian\n",
     "debian12": 'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nNAME="Debian GNU/Linux"\nVERSION_ID="12"\n'
@@ -71,7 +81,7 @@ OS_RELEASES = {
 # The C library each OS ships: Debian/Ubuntu's libc6 package version (dpkg status), or for the rpm
 # distributions the libc.so.6 on disk: a link to libc-2.26.so up to glibc 2.33, the library itself (with its
 # version banner) from 2.34.
-OS_LIBC = {"ubuntu24": ("dpkg", "2.39-0ubuntu8.4"), "ubuntu22": ("dpkg", "2.35-0ubuntu3.8"),
+OS_LIBC = {"ubuntu26": ("dpkg", "2.43-2ubuntu1"), "ubuntu24": ("dpkg", "2.39-0ubuntu8.4"), "ubuntu22": ("dpkg", "2.35-0ubuntu3.8"),
            "ubuntu20": ("dpkg", "2.31-0ubuntu9.16"), "debian12": ("dpkg", "2.36-9+deb12u9"),
            "al2": ("link", "2.26"), "al2023": ("banner", "2.34"), "rocky9": ("banner", "2.34"),
            "rhel9": ("banner", "2.34"), "rhel10": ("banner", "2.39")}
@@ -114,6 +124,8 @@ class HostSpec:
     repo_file: bool = True
     container: bool = False  # a container image (a DLC): no DKMS package unless image_dkms, the host's driver
     image_dkms: bool = False
+    sysfs_layout: Optional[str] = None  # `classic` or `driver-2.31`; by default what the loaded driver writes
+    moved_ecc: bool = True  # under the 2.31 layout: the ECC counters at their (assumed) new place, or nowhere
 
 
 def _write(path: Path, text: str) -> None:
@@ -168,21 +180,46 @@ def _make_node(path: Path, minor: int, mode: int) -> None:
     path.chmod(mode)
 
 
-def write_device_sysfs(root: Path, index: int, device_id: str, cores: int, ecc: dict[str, int]) -> None:
-    """What the loaded driver shows for device `index`: its core count, architecture and ECC counters, and the
-    `sys/class/neuron_device` link."""
+# Driver 2.31 moved several sysfs nodes (tools/neuron-sys-tools/neuron-sysfs-user-guide.rst, 2.33.0) without a
+# published map. This fixture's 2.31 layout is ASSUMED: core_count and the architecture strings under `info/`,
+# the ECC counters under `stats/hardware/ecc/`, and no `sys/class/neuron_device` links. The doctor must read the
+# same facts from it by name, and judge nothing from what it cannot find.
+LAYOUT_2_31_PATHS = {"core_count": "info/core_count", "arch_type": "info/arch_type",
+                     "device_name": "info/device_name", "instance_type": "info/instance_type",
+                     **{counter: f"stats/hardware/ecc/{counter}" for counter in
+                        ("mem_ecc_uncorrected", "mem_ecc_repairable_uncorrected", "sram_ecc_uncorrected")}}
+
+
+def write_device_sysfs(root: Path, index: int, device_id: str, cores: int, ecc: dict[str, int],
+                       layout: str = "classic", moved_ecc: bool = True) -> None:
+    """What the loaded driver shows for device `index`: its core count, architecture and ECC counters, and (the
+    classic layout) the `sys/class/neuron_device` link."""
     sysfs = root / f"sys/devices/virtual/neuron_device/neuron{index}"
-    _write(sysfs / "core_count", f"{cores}\n")
     arch, name, family = ARCH.get(device_id, ("", "", ""))
+    counters = ("mem_ecc_uncorrected", "mem_ecc_repairable_uncorrected", "sram_ecc_uncorrected")
+    if layout == "driver-2.31":
+        values = {"core_count": str(cores), "arch_type": arch, "device_name": name, "instance_type": family}
+        values.update({counter: str(ecc.get(counter, 0)) for counter in counters if moved_ecc})
+        for node, value in values.items():
+            _write(sysfs / LAYOUT_2_31_PATHS[node], value + "\n")
+        _write(sysfs / "reset", "0\n")
+        return
+    _write(sysfs / "core_count", f"{cores}\n")
     _write(sysfs / "info/architecture/arch_type", arch + "\n")
     _write(sysfs / "info/architecture/device_name", name + "\n")
     _write(sysfs / "info/architecture/instance_type", family + "\n")
-    for counter in ("mem_ecc_uncorrected", "mem_ecc_repairable_uncorrected", "sram_ecc_uncorrected"):
+    for counter in counters:
         _write(sysfs / f"stats/hardware/{counter}", f"{ecc.get(counter, 0)}\n")
     link = root / f"sys/class/neuron_device/neuron{index}"
     if not link.is_symlink():
         link.parent.mkdir(parents=True, exist_ok=True)
         link.symlink_to(f"/sys/devices/virtual/neuron_device/neuron{index}")
+
+
+def default_layout(loaded: str) -> str:
+    """The layout a loaded driver writes: 2.31 and newer reorganised the tree."""
+    parts = [int(part) for part in loaded.split(".")[:2] if part.isdigit()]
+    return "driver-2.31" if len(parts) == 2 and tuple(parts) >= (2, 31) else "classic"
 
 
 def build_host(root: Path, spec: HostSpec) -> Path:
@@ -242,8 +279,9 @@ def build_host(root: Path, spec: HostSpec) -> Path:
         node_count = devices if spec.device_nodes is None else spec.device_nodes
         for index in range(node_count):
             _make_node(root / f"dev/neuron{index}", index, spec.node_mode)
+        layout = spec.sysfs_layout or default_layout(loaded)
         for index in range(devices):
-            write_device_sysfs(root, index, device_id, cores, spec.ecc.get(index, {}))
+            write_device_sysfs(root, index, device_id, cores, spec.ecc.get(index, {}), layout, spec.moved_ecc)
     _write(root / "proc/modules", modules)
     if spec.runtime_library:
         _write(root / "opt/aws/neuron/lib/libnrt.so.1", "ELF")

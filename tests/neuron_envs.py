@@ -42,13 +42,45 @@ HEALTHY_STACKS = {
     "2.31.0": ReleaseStack("2.9.0.2.15.32035", "2.26.6360.0", "2.2.17544.0", "2.9.0", "2.9.0"),
     "2.31.1": ReleaseStack("2.9.0.2.15.32035", "2.26.6360.0+bd4c5f4b", "2.2.17544.0", "2.9.0", "2.9.0"),
     "2.32.0": ReleaseStack("2.9.0.2.15.32035", "2.27.5334.0", "2.2.17544.0", "2.9.0", "2.9.0"),
+    # releasecontent.rst 2.33.0 (Trn1): torch-neuronx 2.9.0.2.15.32035 again, with the 2.33 compiler; that build
+    # uses the libneuronxla 2.2 line (the list itself names only the JAX line 3.0.10135.0).
+    "2.33.0": ReleaseStack("2.9.0.2.15.32035", "2.28.7631.0", "2.2.17544.0", "2.9.0", "2.9.0"),
 }
 
 # The Pythons 3.10-3.13 each release's torch-neuronx supports (n2-manifest.json supported_python_versions).
 STACK_PYTHONS = {release: ("3.10", "3.11") for release in ("2.24.1", "2.25.0", "2.26.0", "2.26.1")}
 STACK_PYTHONS.update({release: ("3.10", "3.11", "3.12") for release in
                       ("2.27.0", "2.27.1", "2.28.0", "2.28.1", "2.29.0", "2.29.1")})
-STACK_PYTHONS.update({release: ("3.11", "3.12", "3.13") for release in ("2.30.0", "2.31.0", "2.31.1", "2.32.0")})
+STACK_PYTHONS.update({release: ("3.11", "3.12", "3.13") for release in ("2.30.0", "2.31.0", "2.31.1", "2.32.0",
+                                                                       "2.33.0")})
+
+
+@dataclass(frozen=True)
+class NativeStack:
+    """TorchNeuron (release-notes/components/torchneuron.rst, 2.33.0): torch-neuronx of torch's X.Y (the family
+    2.14.3.0.*; the build number here stands for whatever the repository serves), the release's compiler and nki,
+    and torch from the PyTorch CPU index. No torch-xla, no libneuronxla."""
+
+    torch_neuronx: str
+    neuronx_cc: str
+    nki: str
+    torch: str
+
+
+NATIVE_STACKS = {"2.33.0": NativeStack("2.14.3.0.1024", "2.28.7631.0", "0.7.0", "2.14.0")}
+
+
+def native_stack_wheels(stack: NativeStack) -> list[WheelSpec]:
+    """What `pip install "torch-neuronx==2.14.*" "neuronx-cc==2.*" nki` (setup/pytorch/update-manual.rst 2.33)
+    leaves, torch as the CPU build."""
+    torch_xy = ".".join(stack.torch.split(".")[:2])
+    return [
+        simple_wheel("torch-neuronx", stack.torch_neuronx, (f"torch=={torch_xy}.*", "neuronx-cc>=2", "nki")),
+        simple_wheel("neuronx-cc", stack.neuronx_cc, ("numpy",)),
+        simple_wheel("nki", stack.nki, ("numpy",)),
+        torch_wheel(stack.torch),
+        simple_wheel("numpy", "2.3.4"),
+    ]
 
 
 def torch_wheel(version: str, version_py: Optional[str] = None, cuda: Optional[str] = None,

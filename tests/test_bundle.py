@@ -97,7 +97,8 @@ def test_fixture_host_archive_has_the_listed_members(venvs: VenvFactory, tmp_pat
     manifest = manifest_of(archive)
     collectors = {record["name"]: record for record in manifest["collectors"]}
     assert set(collectors) == {"check-report", "files", "packages", "dkms-build-log", "compile-logs", "environments",
-                               "environment-variables", "neuron-ls-json", "neuron-ls", "dkms-status", "lsmod",
+                               "environment-variables", "neuron-ls-json", "neuron-ls-output-format-json", "neuron-ls",
+                               "dkms-status", "lsmod",
                                "uname", "dmesg-neuron", "journalctl-neuron", "neuron-monitor-status"}
     assert collectors["dkms-status"]["status"] == "skipped" and "live host" in collectors["dkms-status"]["error"]
     assert all(record["duration_s"] >= 0 and "bytes" in record for record in manifest["collectors"])

@@ -44,7 +44,7 @@ def test_healthy_environment_per_release(venvs: VenvFactory, host_root: Path, re
     # A patch release that changes no pip package (2.27.1, 2.28.1, 2.31.1 over their .0) shares its venv: the
     # newest release that fits is named.
     assert report["release"]["environments"][str(venv)] == SAME_VENV_AS.get(release, release)
-    assert report["release"]["latest_known"] == "2.32.0"
+    assert report["release"]["latest_known"] == "2.33.0"
     assert {check["status"] for check in report["checks"]} == {"ok"}
 
 

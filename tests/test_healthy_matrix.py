@@ -1,4 +1,5 @@
-"""Healthy hosts for every release 2.24.1-2.32.0 (issue 11 acceptance): trn1.2xlarge, trn1.32xlarge (16 devices,
+"""Healthy hosts for every release 2.24.1-2.33.0 (issue 11 acceptance; 2.33.0 from issue 14, with driver 2.31 and its
+reorganised sysfs tree): trn1.2xlarge, trn1.32xlarge (16 devices,
 8 EFA interfaces) and inf2.xlarge, each with a venv of that release for every Python 3.10-3.13 the release
 supports. Variants rotate over the releases: the Neuron index only in the user's `~/.config/pip/pip.conf`, a
 container rootfs (a DLC-shaped image on a host whose driver is loaded), and a venv inside the root instead of
@@ -42,7 +43,7 @@ def _venv(venvs: VenvFactory, release: str, python: str, own_pip_conf: bool, par
 
 
 def test_the_matrix_covers_every_release_from_2_24_1() -> None:
-    assert RELEASES[0] == "2.24.1" and RELEASES[-1] == "2.32.0" and len(RELEASES) == 14
+    assert RELEASES[0] == "2.24.1" and RELEASES[-1] == "2.33.0" and len(RELEASES) == 15
     assert set(RELEASES) == set(HEALTHY_STACKS) == set(STACK_PYTHONS)
 
 

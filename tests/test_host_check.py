@@ -91,7 +91,7 @@ def test_driver_missing(catalog: ReleaseCatalog, tmp_path: Path) -> None:
         "echo 'deb [signed-by=/etc/apt/keyrings/neuron.gpg] https://apt.repos.neuron.amazonaws.com noble main' | "
         "sudo tee /etc/apt/sources.list.d/neuron.list"]
     assert "sudo apt-get install -y linux-headers-6.8.0-1015-aws" in finding.fix
-    assert finding.fix[-1] == "sudo apt-get install -y --allow-change-held-packages 'aws-neuronx-dkms=2.30.2.0*'"
+    assert finding.fix[-1] == "sudo apt-get install -y --allow-change-held-packages 'aws-neuronx-dkms=2.31.7.0*'"
     near_miss = host(tmp_path, "plain", instance_type="m7i.xlarge", release=None, pci=False)
     assert ids(judge(catalog, near_miss)) == {}
 
@@ -100,7 +100,7 @@ def test_driver_missing_on_amazon_linux_uses_dnf(catalog: ReleaseCatalog, tmp_pa
     root = host(tmp_path, os="al2023", kernel="6.1.115-126.197.amzn2023.x86_64", release=None, repo_file=False)
     finding = ids(judge(catalog, root))["ND-DRV-001"]
     assert 'sudo dnf install -y "kernel-devel-uname-r = 6.1.115-126.197.amzn2023.x86_64"' in finding.fix
-    assert finding.fix[-1] == "sudo dnf install -y 'aws-neuronx-dkms-2.30.2.0*'"
+    assert finding.fix[-1] == "sudo dnf install -y 'aws-neuronx-dkms-2.31.7.0*'"
 
 
 def test_driver_not_loaded(catalog: ReleaseCatalog, tmp_path: Path) -> None:
@@ -311,7 +311,8 @@ def test_neuron_ls_json_is_read_on_a_live_host(tmp_path: Path) -> None:
     env = cli_env({"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"})
     _, report, _ = check_json(["--venv", str(tmp_path / "none"), "--select", "hardware"], env=env)
     assert report["facts"]["host"]["snapshot"]["neuron_ls"] == [
-        {"index": 0, "core_count": 2, "core_ids": [0, 1], "processes": [], "logical_neuroncore_config": None}]
+        {"index": 0, "core_count": 2, "core_ids": [0, 1], "processes": [], "logical_neuroncore_config": None,
+         "assumed": False}]
 
 
 def test_release_line_says_whether_host_and_venv_go_together(venvs: VenvFactory, tmp_path: Path) -> None:

@@ -99,7 +99,9 @@ def test_sysfs_and_whole_check_on_garbage_files(tmp_path_factory: pytest.TempPat
         path = Path(root, relative)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(other + core_count + b"\n" + ecc)
-    devices = read_sysfs_devices(RootFS(root))
-    assert len(devices) == 1
+    devices, layout = read_sysfs_devices(RootFS(root), (other + core_count).decode("utf-8", "replace"))
+    assert len(devices) == 1 and layout in ("classic", "driver-2.31")
     report = run_check(CheckOptions(root=str(root), environ={}), catalog=catalog)
-    assert report.internal_problems == [] and report.facts.host.collector_failures == []
+    # Garbage where a counter belongs under a driver that reads as 2.31 or newer is "could not read", no crash.
+    assert report.internal_problems == [] and {failure.collector for failure in
+                                               report.facts.host.collector_failures} <= {"ecc-counters"}

@@ -26,10 +26,10 @@ def test_the_bundled_data_then_an_updated_copy(tmp_path: Path) -> None:
     before = status(env)
     assert before["in_use"] == "bundled"
     bundled = copies(before)["bundled"]
-    assert (bundled["manifest_version"], bundled["manifest_date"], bundled["releases"]) == ("2.32.0", "08/17/2026", 51)
+    assert (bundled["manifest_version"], bundled["manifest_date"], bundled["releases"]) == ("2.33.0", "10/19/2026", 52)
     assert copies(before)["cached"]["present"] is False
     text = run_cli(["manifests", "status"], env=env).stdout
-    assert "* bundled           Neuron 2.32.0, manifest of 08/17/2026" in text and "In use: bundled" in text
+    assert "* bundled           Neuron 2.33.0, manifest of 10/19/2026" in text and "In use: bundled" in text
     manifest = next_release_manifest(tmp_path / "mirror") / "n2-manifest.json"
     document = json.loads(manifest.read_text())
     document["manifest_date"] = "11/30/2026"

@@ -34,7 +34,7 @@ def test_a_host_one_release_newer_is_one_info_finding(tmp_path: Path, venvs: Ven
     code, report, _ = check_json(["--root", str(root), "--venv", str(venv)])
     assert [(item["id"], item["severity"]) for item in report["findings"]] == [("ND-REL-005", "info")]
     finding = report["findings"][0]
-    assert finding["title"].startswith("this host runs Neuron components newer than neurondoctor's data (2.32.0): "
+    assert finding["title"].startswith("this host runs Neuron components newer than neurondoctor's data (2.33.0): "
                                        "aws-neuronx-runtime-lib 2.36.12.0, aws-neuronx-dkms 2.32.4.0, ")
     assert finding["title"].endswith("(+3)") and len(finding["evidence"]["components"]) == 7
     assert finding["fix"] == ["neurondoctor manifests update"]

@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from neurondoctor.neuron_version import framework_prefix, major_minor, release_tuple
+from neurondoctor.neuron_version import major_minor, release_tuple
 from neurondoctor.release_data.catalog import PackageEntry, ReleaseCatalog
 
-FRAMEWORKS = ("pytorch",)
+FRAMEWORKS = ("pytorch", "pytorch-native")
 
 
 class PlanError(ValueError):
@@ -59,10 +59,17 @@ def _newest(entries: list[PackageEntry]) -> PackageEntry:
     return max(entries, key=lambda entry: release_tuple(entry.version))
 
 
-def _choose_torch_neuronx(catalog: ReleaseCatalog, release: str, torch: Optional[str]) -> PackageEntry:
-    entries = catalog.entries(release, "torch-neuronx")
+def _choose_torch_neuronx(catalog: ReleaseCatalog, release: str, torch: Optional[str],
+                          stack: str) -> PackageEntry:
+    """The torch-neuronx of `stack` (`xla`: 2.9 on every instance; `native`: TorchNeuron 2.13/2.14 on Trn2/Trn3,
+    compat.json torch_frameworks `native`), for `torch` X.Y when given, else the newest."""
+    entries = [entry for entry in catalog.entries(release, "torch-neuronx")
+               if catalog.framework_stack("torch-neuronx", entry.version) == stack]
     if not entries:
-        raise PlanError(f"Neuron {release} has no torch-neuronx (see `neurondoctor manifests show {release}`)")
+        what = "TorchNeuron (the native torch-neuronx)" if stack == "native" else "PyTorch/XLA torch-neuronx"
+        other = ("; it offers --framework " + ("pytorch" if stack == "native" else "pytorch-native")
+                 if catalog.entries(release, "torch-neuronx") else "")
+        raise PlanError(f"Neuron {release} has no {what}{other} (see `neurondoctor manifests show {release}`)")
     if torch is None:
         return _newest(entries)
     matching = [entry for entry in entries if major_minor(entry.version) == torch]
@@ -86,23 +93,26 @@ def plan_venv(catalog: ReleaseCatalog, release: str, python: str, framework: str
         raise PlanError(f"--framework {framework}: supported: {', '.join(FRAMEWORKS)}")
     if release not in catalog.releases:
         raise PlanError(f"--release {release}: not a known Neuron release (newest known: {catalog.latest})")
-    torch_neuronx = _choose_torch_neuronx(catalog, release, torch)
-    torch_version = framework_prefix(torch_neuronx.version) or ""
+    stack = "native" if framework == "pytorch-native" else "xla"
+    torch_neuronx = _choose_torch_neuronx(catalog, release, torch, stack)
+    torch_version = catalog.framework_torch("torch-neuronx", torch_neuronx.version) or ""
     compilers = catalog.entries(release, "neuronx-cc")
     if not compilers:
         raise PlanError(f"Neuron {release} has no neuronx-cc")
     compiler = _newest(compilers)
+    carried = f" (installed from {torch_neuronx.carried_from} by the official {release} instructions)" \
+        if torch_neuronx.carried_from else ""
+    packages = [PlannedPackage("torch-neuronx", torch_neuronx.version, f"Neuron {release}{carried}"),
+                PlannedPackage("neuronx-cc", compiler.version, f"Neuron {release}")]
+    if stack == "native":
+        return _native_plan(catalog, release, python, torch_neuronx, compiler, torch_version, packages)
     libneuronxla = catalog.framework_entry(release, "libneuronxla")
     if libneuronxla is None:
         line = catalog.compat.get("venv_libneuronxla_line", "2.")
         raise PlanError(f"Neuron {release} lists no libneuronxla {line}x for torch-neuronx")
     _check_python(python, [torch_neuronx, compiler, libneuronxla], release)
     pairs = catalog.compat.get("venv_torch_pairs", {}).get(major_minor(torch_version) or "", {})
-    carried = f" (installed from {torch_neuronx.carried_from} by the official {release} instructions)" \
-        if torch_neuronx.carried_from else ""
-    packages = [
-        PlannedPackage("torch-neuronx", torch_neuronx.version, f"Neuron {release}{carried}"),
-        PlannedPackage("neuronx-cc", compiler.version, f"Neuron {release}"),
+    packages += [
         PlannedPackage("libneuronxla", libneuronxla.version, f"Neuron {release}, the line torch-neuronx uses"),
         PlannedPackage("torch", torch_version, f"the torch torch-neuronx {torch_neuronx.version} is built for"),
         PlannedPackage("torch-xla", catalog.torch_xla_for(torch_version),
@@ -112,3 +122,20 @@ def plan_venv(catalog: ReleaseCatalog, release: str, python: str, framework: str
         packages.append(PlannedPackage("torchvision", str(pairs["torchvision"]),
                                        f"the torchvision PyTorch pairs with torch {torch_version}"))
     return VenvPlan(release=release, framework=framework, python=python, torch=torch_version, packages=packages)
+
+
+def _native_plan(catalog: ReleaseCatalog, release: str, python: str, torch_neuronx: PackageEntry,
+                 compiler: PackageEntry, torch_version: str, packages: list[PlannedPackage]) -> VenvPlan:
+    """TorchNeuron: torch-neuronx of torch's X.Y, the release's neuronx-cc and nki, and torch itself; no torch-xla
+    and no libneuronxla (the native backend is a PrivateUse1 device, setup/pytorch/update-manual.rst 2.33 installs
+    `torch-neuronx==2.14.*`, `neuronx-cc==2.*` and nki). It runs on Trn2/Trn3 with Python 3.12-3.14 only."""
+    nki = catalog.entries(release, "nki")
+    entries = [torch_neuronx, compiler] + ([_newest(nki)] if nki else [])
+    _check_python(python, entries, release)
+    if nki:
+        packages.append(PlannedPackage("nki", _newest(nki).version, f"Neuron {release}"))
+    where = ", ".join(torch_neuronx.instances) or "the instances its release lists"
+    packages.append(PlannedPackage("torch", torch_version, f"the PyTorch TorchNeuron {torch_neuronx.version} is "
+                                   f"built for (runs on {where})"))
+    return VenvPlan(release=release, framework="pytorch-native", python=python, torch=torch_version,
+                    packages=packages)

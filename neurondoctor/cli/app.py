@@ -53,7 +53,9 @@ app.add_typer(venv_app, name="venv")
 def venv_create(
     path: str = typer.Argument(..., help="Where the environment goes."),
     release: str = typer.Option(..., "--release", help="Neuron release, e.g. 2.31.1."),
-    framework: str = typer.Option("pytorch", "--framework", help="Framework stack: pytorch."),
+    framework: str = typer.Option(
+        "pytorch", "--framework",
+        help="pytorch (PyTorch/XLA, every instance) or pytorch-native (TorchNeuron: Trn2/Trn3, Python 3.12-3.14)."),
     torch: Optional[str] = typer.Option(None, "--torch", help="torch X.Y when the release offers several."),
     python: Optional[str] = typer.Option(None, "--python", help="Interpreter to build on (default python3)."),
     installer: Optional[str] = typer.Option(None, "--installer", help="uv (default when present) or pip."),

@@ -46,6 +46,11 @@ class DeviceNode:
     gid: int
 
 
+# The collector name under which uncorrectable-ECC counters that could not be read are recorded: the hardware check
+# needs them, so it is unknown then (a silent pass would hide a faulty chip; driver 2.31 moved the sysfs nodes).
+ECC_COLLECTOR = "ecc-counters"
+
+
 @dataclass
 class SysfsDevice:
     """`/sys/class/neuron_device/neuronN`: what the loaded driver says about one device."""
@@ -131,6 +136,7 @@ class NeuronLsDevice:
     core_ids: list[int] = field(default_factory=list)
     processes: list[dict[str, object]] = field(default_factory=list)
     logical_neuroncore_config: Optional[int] = None
+    assumed: bool = False  # read from the 2.34 `--output-format json` document, whose shape is announced only
 
 
 @dataclass
@@ -145,6 +151,7 @@ class HostSnapshot:
     efa_present: bool = False
     device_nodes: list[DeviceNode] = field(default_factory=list)
     sysfs_devices: list[SysfsDevice] = field(default_factory=list)
+    sysfs_layout: Optional[str] = None  # `classic` or `driver-2.31` (host/neuron_devices.py)
     modules: dict[str, KernelModule] = field(default_factory=dict)
     loaded_driver_version: Optional[str] = None
     packages: dict[str, OsPackage] = field(default_factory=dict)

@@ -15,7 +15,7 @@ from typing import Callable, Optional
 
 from neurondoctor.command_runner import run_command
 from neurondoctor.facts import CollectorFailure
-from neurondoctor.facts.host import CommandFact, HostSnapshot
+from neurondoctor.facts.host import ECC_COLLECTOR, CommandFact, HostSnapshot
 from neurondoctor.host import (
     compile_cache,
     device_holders,
@@ -60,19 +60,26 @@ def command_timeout(environ: Mapping[str, str], default: float) -> float:
 
 
 def _run_neuron_ls(snapshot: HostSnapshot, environ: Mapping[str, str]) -> None:
-    """Runs whenever neuron-ls is installed; its absence is only worth recording when Neuron hardware is here."""
+    """Runs whenever neuron-ls is installed; its absence is only worth recording when Neuron hardware is here.
+    The JSON flag follows the installed tools (neuron_ls.json_flags); the other flag is tried when it fails."""
     executable = shutil.which("neuron-ls", path=_command_path(environ))
+    tools = snapshot.packages.get("aws-neuronx-tools")
+    first, fallback = neuron_ls.json_flags(tools.version if tools else None)
     if executable is None:
         if snapshot.pci or snapshot.device_nodes:
-            snapshot.commands.append(CommandFact(["neuron-ls", "-j"], False, 0.0,
+            snapshot.commands.append(CommandFact(["neuron-ls", *first], False, 0.0,
                                                  "not found on PATH or in /opt/aws/neuron/bin"))
         return
-    result = run_command([executable, "-j"], timeout=command_timeout(environ, neuron_ls.NEURON_LS_TIMEOUT),
-                         env=dict(environ))
-    snapshot.commands.append(CommandFact([executable, "-j"], result.ok, round(result.duration_s, 3),
-                                         None if result.ok else result.describe_failure()))
-    if result.ok:
-        snapshot.neuron_ls = neuron_ls.parse_neuron_ls_json(result.stdout)
+    for flags in (first, fallback):
+        result = run_command([executable, *flags], timeout=command_timeout(environ, neuron_ls.NEURON_LS_TIMEOUT),
+                             env=dict(environ))
+        snapshot.commands.append(CommandFact([executable, *flags], result.ok, round(result.duration_s, 3),
+                                             None if result.ok else result.describe_failure()))
+        if result.ok:
+            snapshot.neuron_ls = neuron_ls.parse_neuron_ls_json(result.stdout)
+            return
+        if result.timed_out:
+            return
 
 
 def _run_rpm(snapshot: HostSnapshot, fs: RootFS, environ: Mapping[str, str]) -> None:
@@ -123,7 +130,14 @@ def collect_host_snapshot(fs: RootFS, environ: Mapping[str, str], failures: list
     def hardware() -> None:
         snapshot.pci, snapshot.efa_present = pci_devices.read_pci_functions(fs)
         snapshot.device_nodes = neuron_devices.read_device_nodes(fs)
-        snapshot.sysfs_devices = neuron_devices.read_sysfs_devices(fs)
+        snapshot.sysfs_devices, snapshot.sysfs_layout = neuron_devices.read_sysfs_devices(
+            fs, kernel_modules.read_loaded_driver_version(fs))
+        if snapshot.sysfs_layout == neuron_devices.LAYOUT_2_31 and snapshot.sysfs_devices and not any(
+                device.ecc_uncorrected for device in snapshot.sysfs_devices):
+            failures.append(CollectorFailure(ECC_COLLECTOR, (
+                f"could not read the ECC counters of {len(snapshot.sysfs_devices)} device(s): driver 2.31 moved "
+                f"them ({', '.join(neuron_devices.ECC_COUNTERS)} are at neither their old paths nor anywhere under "
+                f"{neuron_devices.SYSFS_DEVICES}/neuronN)")))
 
     def driver() -> None:
         snapshot.modules = kernel_modules.read_modules(fs)

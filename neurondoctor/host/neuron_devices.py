@@ -1,6 +1,13 @@
 """Device nodes `/dev/neuron*` (mode, owner) and the driver's sysfs view `sys/class/neuron_device/neuronN`.
 
 Read only: sysfs has writable `reset` and counter files (neuron-facts.md §4, sysfs user guide).
+
+Two layouts: driver 2.31 reorganised the tree under `/sys/devices/virtual/neuron_device` and moved several nodes to
+new paths, not backwards compatible (tools/neuron-sys-tools/neuron-sysfs-user-guide.rst, 2.33.0). Which one is read
+follows the loaded driver's version (`sys/module/neuron/version`, which did not move). The moved paths are not
+published node by node, so under the 2.31 layout a node is read at its old path when it is still there, else found
+by its file name inside the device's own directory (a bounded walk that follows no links); what is found nowhere is
+"could not read", never zero and never a device problem.
 """
 
 from __future__ import annotations
@@ -14,6 +21,12 @@ from neurondoctor.facts.host import DeviceNode, SysfsDevice
 from neurondoctor.host.rootfs import RootFS
 
 SYSFS_CLASS = "/sys/class/neuron_device"
+SYSFS_DEVICES = "/sys/devices/virtual/neuron_device"
+LAYOUT_CLASSIC = "classic"
+LAYOUT_2_31 = "driver-2.31"
+_LAYOUT_2_31_DRIVER = (2, 31)
+_WALK_DEPTH = 5
+_WALK_ENTRIES = 4096
 ECC_COUNTERS = ("mem_ecc_uncorrected", "mem_ecc_repairable_uncorrected", "sram_ecc_uncorrected")
 _NODE = re.compile(r"^neuron\d+$")
 
@@ -51,20 +64,74 @@ def _read_word(fs: RootFS, inner: str) -> Optional[str]:
     return text.strip() or None if text is not None else None
 
 
-def read_sysfs_devices(fs: RootFS) -> list[SysfsDevice]:
+def sysfs_layout(loaded_driver: Optional[str]) -> str:
+    """`driver-2.31` for a loaded driver 2.31 or newer, else `classic` (also when no version can be read: every
+    driver before 2.31 wrote the classic tree, and the 2.31 one is read by name anyway)."""
+    match = re.match(r"\s*(\d+)\.(\d+)\.", loaded_driver or "")
+    if match and (int(match.group(1)), int(match.group(2))) >= _LAYOUT_2_31_DRIVER:
+        return LAYOUT_2_31
+    return LAYOUT_CLASSIC
+
+
+def _files_by_name(fs: RootFS, inner_dir: str) -> dict[str, str]:
+    """{file name: first in-root path} of the regular files under a device directory, breadth first, without
+    following links (sysfs links `subsystem` and `device` lead out of the device), bounded in depth and count."""
+    found: dict[str, str] = {}
+    queue = [(inner_dir, 0)]
+    seen = 0
+    while queue and seen < _WALK_ENTRIES:
+        directory, depth = queue.pop(0)
+        for name in sorted(fs.listdir(directory)):
+            seen += 1
+            inner = f"{directory}/{name}"
+            if fs.is_link(inner):
+                continue
+            if fs.is_dir(inner):
+                if depth + 1 < _WALK_DEPTH:
+                    queue.append((inner, depth + 1))
+            else:
+                found.setdefault(name, inner)
+    return found
+
+
+def _device_dirs(fs: RootFS) -> list[str]:
+    """The per-device directories: the class links, else the virtual devices they point at."""
+    dirs = [inner for inner in fs.glob(SYSFS_CLASS, "neuron*") if _NODE.match(inner.rsplit("/", 1)[-1])]
+    if not dirs:
+        dirs = [inner for inner in fs.glob(SYSFS_DEVICES, "neuron*") if _NODE.match(inner.rsplit("/", 1)[-1])]
+    return dirs
+
+
+_CLASSIC_PATHS = {"core_count": "core_count", "arch_type": "info/architecture/arch_type",
+                  "device_name": "info/architecture/device_name",
+                  "instance_type": "info/architecture/instance_type",
+                  **{counter: f"stats/hardware/{counter}" for counter in ECC_COUNTERS}}
+
+
+def read_sysfs_devices(fs: RootFS, loaded_driver: Optional[str] = None) -> tuple[list[SysfsDevice], str]:
+    """(the devices, the layout read). Under the 2.31 layout a node missing at its classic path is looked up by
+    name in the device's directory."""
+    layout = sysfs_layout(loaded_driver)
     devices = []
-    for inner in fs.glob(SYSFS_CLASS, "neuron*"):
-        name = inner.rsplit("/", 1)[-1]
+    for inner in _device_dirs(fs):
+        by_name = _files_by_name(fs, inner) if layout == LAYOUT_2_31 else {}
+
+        def path_of(node: str, device_dir: str = inner, named: dict[str, str] = by_name) -> str:
+            classic = f"{device_dir}/{_CLASSIC_PATHS[node]}"
+            if not named or fs.lexists(classic):
+                return classic
+            return named.get(node, classic)
+
         device = SysfsDevice(
-            name=name,
-            core_count=_read_int(fs, f"{inner}/core_count"),
-            arch_type=_read_word(fs, f"{inner}/info/architecture/arch_type"),
-            device_name=_read_word(fs, f"{inner}/info/architecture/device_name"),
-            instance_type=_read_word(fs, f"{inner}/info/architecture/instance_type"),
+            name=inner.rsplit("/", 1)[-1],
+            core_count=_read_int(fs, path_of("core_count")),
+            arch_type=_read_word(fs, path_of("arch_type")),
+            device_name=_read_word(fs, path_of("device_name")),
+            instance_type=_read_word(fs, path_of("instance_type")),
         )
         for counter in ECC_COUNTERS:
-            value = _read_int(fs, f"{inner}/stats/hardware/{counter}")
+            value = _read_int(fs, path_of(counter))
             if value is not None:
                 device.ecc_uncorrected[counter] = value
         devices.append(device)
-    return sorted(devices, key=lambda device: _index(device.name))
+    return sorted(devices, key=lambda device: _index(device.name)), layout

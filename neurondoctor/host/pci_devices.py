@@ -1,8 +1,8 @@
 """Neuron and EFA functions on the PCI bus: hardware is visible here even when no driver is loaded.
 
-Vendor `0x1d0f` (Amazon); devices `0x7164` Trainium1, `0x7264` Inferentia2, `0x7364` Trainium2,
-`0x7064`–`0x7067` Inferentia1 (neuron-facts.md §4: drv:neuron_device.h, neuron_pci.c). EFA is the same
-vendor with `0xefa0`–`0xefa3`.
+Vendor `0x1d0f` (Amazon); devices `0x7164` Trainium1, `0x7264` Inferentia2, `0x7364` Trainium2, `0x7564` and
+`0x7565` Trainium3, `0x7064`–`0x7067` Inferentia1 (neuron-facts.md §4: drv:neuron_device.h, neuron_pci.c). EFA is
+the same vendor with `0xefa0`–`0xefa3`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from neurondoctor.host.rootfs import RootFS
 
 AMAZON_VENDOR = "0x1d0f"
 NEURON_DEVICE_FAMILIES = {
-    "0x7164": "trn1", "0x7264": "inf2", "0x7364": "trn2",
+    "0x7164": "trn1", "0x7264": "inf2", "0x7364": "trn2", "0x7564": "trn3", "0x7565": "trn3",
     "0x7064": "inf1", "0x7065": "inf1", "0x7066": "inf1", "0x7067": "inf1",
 }
 EFA_DEVICE_IDS = frozenset({"0xefa0", "0xefa1", "0xefa2", "0xefa3"})

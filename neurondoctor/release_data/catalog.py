@@ -14,7 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, NamedTuple, Optional
 
-from neurondoctor.neuron_version import normalize_neuron_version, normalize_package_name, release_tuple
+from neurondoctor.neuron_version import (
+    framework_prefix,
+    major_minor,
+    normalize_neuron_version,
+    normalize_package_name,
+    release_tuple,
+)
 from neurondoctor.regular_files import read_regular_file
 from neurondoctor.release_data.os_support import OsSupport
 from neurondoctor.release_data.schema import (
@@ -42,6 +48,16 @@ class PackageEntry(NamedTuple):
     instances: tuple[str, ...]
     python: tuple[str, ...]
     carried_from: Optional[str] = None
+
+    def matches(self, normalized: str) -> bool:
+        """This entry's version, or a member of its family: TorchNeuron ships as `2.14.3.0.*` (its build number is
+        not published, release-notes/components/torchneuron.rst), which `2.14.3.0.41200` belongs to."""
+        return self.normalized_version == normalized or in_family(normalized, self.normalized_version)
+
+
+def in_family(normalized: str, listed: str) -> bool:
+    """`2.14.3.0.41200` is in the family `2.14.3.0.*` (PEP 440's prefix match, as `pip install 'X==2.14.3.0.*'`)."""
+    return listed.endswith(".*") and normalized.startswith(listed[:-1])
 
 
 @dataclass(frozen=True)
@@ -88,11 +104,40 @@ class ReleaseCatalog:
         return OsSupport(self.os_support)
 
     def framework_entry(self, release: str, name: str) -> Optional[PackageEntry]:
-        """The newest entry of `name` a torch-neuronx environment of `release` installs: for libneuronxla only the
-        line torch-neuronx uses (compat.json `venv_libneuronxla_line`; 3.x is the native stack's)."""
+        """The newest entry of `name` a PyTorch/XLA torch-neuronx environment of `release` installs: for
+        libneuronxla only the line torch-neuronx uses (compat.json `venv_libneuronxla_line`; 3.x is JAX's), for
+        torch-neuronx only the XLA one (2.33 also lists TorchNeuron 2.13/2.14, for Trn2/Trn3 only)."""
         line = str(self.compat.get("venv_libneuronxla_line", "2.")) if name == "libneuronxla" else ""
-        entries = [entry for entry in self.entries(release, name) if entry.version.startswith(line)]
+        entries = [entry for entry in self.entries(release, name) if entry.version.startswith(line)
+                   and self.framework_stack(name, entry.version) in (None, "xla")]
         return max(entries, key=lambda entry: release_tuple(entry.version)) if entries else None
+
+    def _native_line(self, name: str, version: str) -> Optional[str]:
+        """`2.14` when this version of a torch framework is on the native line (compat.json torch_frameworks
+        `native.from_torch`: torch-neuronx 2.13/2.14 is TorchNeuron, 2.9 the XLA one), else None."""
+        props = self.compat.get("torch_frameworks", {}).get(name)
+        native = props.get("native") if isinstance(props, dict) else None
+        line = major_minor(version)
+        if not isinstance(native, dict) or line is None:
+            return None
+        return line if release_tuple(line) >= release_tuple(str(native.get("from_torch", "999"))) else None
+
+    def framework_torch(self, name: str, version: str) -> Optional[str]:
+        """The torch a framework version is built for: the XLA torch-neuronx says it in its first three parts
+        (`2.9.0.2.15.32035` → 2.9.0, sdk-policy.rst); TorchNeuron `2.14.3.0.*` is for PyTorch 2.14.0
+        (compat.json `native.torch`). None for a placeholder (`1.0`)."""
+        line = self._native_line(name, version)
+        if line is None:
+            return framework_prefix(version)
+        props = self.compat["torch_frameworks"][name]["native"]
+        return str(props.get("torch", {}).get(line) or f"{line}.0")
+
+    def framework_stack(self, name: str, version: str) -> Optional[str]:
+        """`xla` or `native`: which torch stack this framework version is (None for a package that is none)."""
+        props = self.compat.get("torch_frameworks", {}).get(name)
+        if not isinstance(props, dict):
+            return None
+        return "native" if self._native_line(name, version) else str(props.get("stack"))
 
     def torch_xla_for(self, torch: str) -> str:
         """The torch-xla a Neuron venv pairs with this torch (compat.json `venv_torch_pairs`: 2.8.1 for torch 2.8,
@@ -139,8 +184,13 @@ class ReleaseCatalog:
         return self._neuron_pip
 
     def releases_with(self, name: str, version: str) -> list[str]:
-        """Releases (newest first) that list this exact normalised version of the package."""
-        found = self._index.get(normalize_package_name(name), {}).get(normalize_neuron_version(version), [])
+        """Releases (newest first) that list this exact normalised version of the package, or its family."""
+        versions = self._index.get(normalize_package_name(name), {})
+        wanted = normalize_neuron_version(version)
+        found = set(versions.get(wanted, []))
+        for listed, releases in versions.items():
+            if in_family(wanted, listed):
+                found.update(releases)
         return sorted(found, key=release_tuple, reverse=True)
 
     def entries(self, release: str, name: str) -> list[PackageEntry]:
@@ -151,7 +201,7 @@ class ReleaseCatalog:
         """Above every version of this package the data lists: most likely from a release newer than the data
         (a 2.34 host next year), not a mixed or private build."""
         known = set(self._index.get(name, {}))
-        if not known:
+        if not known or any(in_family(normalize_neuron_version(version), listed) for listed in known):
             return False
         parts = self.compat.get("version_lines", {}).get(name)
         if isinstance(parts, int):  # a package released in lines side by side: compare within its line

@@ -23,6 +23,8 @@ from urllib.parse import urljoin, urlparse
 
 from neurondoctor.neuron_version import release_tuple
 from neurondoctor.regular_files import read_regular_file
+from neurondoctor.release_data.catalog import bundled_manifest_dir
+from neurondoctor.release_data.hand_kept import HAND_KEPT_DIR, load_hand_kept, merge_hand_kept
 from neurondoctor.release_data.n2_conversion import convert_n2_manifest, render_document
 from neurondoctor.release_data.schema import SchemaError
 
@@ -132,10 +134,16 @@ def newest_in_use(*directories: Path) -> Optional[str]:
 
 
 def install_manifest(data: bytes, source: str, target: Path, floor_version: Optional[str]) -> UpdateResult:
-    """Validate and convert `data`; write it to `target` only when it is at least as new as the floor (the
-    newest copy in use)."""
+    """Validate and convert `data` (with the bundled hand-kept releases it lacks); write it to `target` only when it
+    is at least as new as the floor (the newest copy in use)."""
     try:
-        documents = convert_n2_manifest(json.loads(data.decode("utf-8")))
+        # releases AWS's copy does not list yet come from the bundled hand-kept files, as in the bundled data
+        # (scripts/regenerate_manifests.py); the downloaded entry wins where both list a release
+        official = json.loads(data.decode("utf-8"))
+        if not isinstance(official, dict) or not isinstance(official.get("neuron_releases"), list):
+            raise SchemaError("expected an object with a neuron_releases list")
+        merged, _ = merge_hand_kept(official, load_hand_kept(bundled_manifest_dir() / HAND_KEPT_DIR))
+        documents = convert_n2_manifest(merged)
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise UpdateError(f"{source}: not a JSON document ({error})") from error
     except RecursionError as error:

@@ -150,6 +150,13 @@ def check_compat_document(doc: Any) -> None:
     for name, props in _object(top["torch_frameworks"], "compat.torch_frameworks").items():
         item = _object(props, f"compat.torch_frameworks.{name}")
         _require(isinstance(item.get("stack"), str), f"compat.torch_frameworks.{name}.stack", "expected a string")
+        if "native" in item:
+            native = _object(item["native"], f"compat.torch_frameworks.{name}.native")
+            _require(isinstance(native.get("from_torch"), str), f"compat.torch_frameworks.{name}.native.from_torch",
+                     "expected a string")
+            _require(all(isinstance(value, str) for value in _object(native.get("torch", {}),
+                                                                      f"compat.torch_frameworks.{name}.native.torch")
+                         .values()), f"compat.torch_frameworks.{name}.native.torch", "expected strings")
     _string_list(top["anchor_order"], "compat.anchor_order")
     for index, entry in enumerate(top["conflicts"]):
         where = f"compat.conflicts[{index}]"
@@ -174,6 +181,9 @@ def check_instances_document(doc: Any) -> None:
             _require(type(item.get(key)) is int and item[key] >= 0, f"{where}.{key}", "expected a count")
         _require(isinstance(item.get("family"), str) and isinstance(item.get("pci_device_id"), str), where,
                  "expected family and pci_device_id strings")
+        if "physical_cores_per_device" in item:
+            _require(type(item["physical_cores_per_device"]) is int and item["physical_cores_per_device"] > 0,
+                     f"{where}.physical_cores_per_device", "expected a count")
         configs = item.get("logical_nc_configs")
         _require(isinstance(configs, list) and all(type(value) is int for value in configs),
                  f"{where}.logical_nc_configs", "expected a list of integers")

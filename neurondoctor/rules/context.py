@@ -13,7 +13,6 @@ from typing import Optional
 
 from neurondoctor.facts import Facts
 from neurondoctor.facts.python_env import Distribution, PythonEnvironment
-from neurondoctor.neuron_version import framework_prefix
 from neurondoctor.release_data.catalog import ReleaseCatalog
 from neurondoctor.rules.host_release import HostRelease, detect_host_release
 from neurondoctor.rules.release_detection import EnvironmentRelease, detect_release
@@ -48,13 +47,36 @@ class RuleContext:
         or {} for a type the data does not know."""
         return dict(self.catalog.instances.get(self.facts.host.instance_type or "", {}))
 
+    def logical_nc_config(self) -> Optional[int]:
+        """The logical NeuronCore config a process here runs at: NEURON_LOGICAL_NC_CONFIG when it is one this
+        instance takes, else the instance's default (2 on Trn2/Trn3); None on families without logical cores."""
+        profile = self.instance_profile()
+        family = self.facts.host.instance_family
+        if family not in self.catalog.compat.get("logical_nc_config_families", []):
+            return None
+        allowed = profile.get("logical_nc_configs") or [1, 2]
+        value = self.facts.environ.get("NEURON_LOGICAL_NC_CONFIG", "").strip()
+        if value.isdigit() and isinstance(allowed, list) and int(value) in allowed:
+            return int(value)
+        default = profile.get("default_logical_nc_config", 2)
+        return default if isinstance(default, int) else 2
+
     def total_cores(self) -> Optional[int]:
-        """NeuronCores on this host: the driver's sysfs counts, else neuron-ls, else the instance table."""
+        """NeuronCores a process on this host can name: the driver's sysfs counts, else neuron-ls (not the 2.34
+        document, whose shape is only announced), else the instance table. On Trn2/Trn3 the count is of logical
+        cores at the config in effect (8 physical per chip; 4 at LNC=2, 8 at LNC=1: logical-neuroncore-config.rst),
+        from the devices seen, because what sysfs `core_count` counts there is not documented."""
         snapshot = self.facts.host.snapshot
+        lnc = self.logical_nc_config()
+        if lnc is not None:
+            profile = self.instance_profile()
+            devices = len(snapshot.sysfs_devices) or len(snapshot.pci) or profile.get("devices")
+            physical = profile.get("physical_cores_per_device", 8)
+            return devices * physical // lnc if isinstance(devices, int) and isinstance(physical, int) else None
         counted = [device.core_count for device in snapshot.sysfs_devices if device.core_count]
         if counted:
             return sum(counted)
-        listed = [device.core_count for device in snapshot.neuron_ls if device.core_count]
+        listed = [device.core_count for device in snapshot.neuron_ls if device.core_count and not device.assumed]
         if listed:
             return sum(listed)
         cores = self.instance_profile().get("cores")
@@ -70,14 +92,15 @@ class RuleContext:
         dists = env.effective_distributions()
         framework: Optional[Distribution] = None
         stack: Optional[str] = None
-        for name, props in self.catalog.compat.get("torch_frameworks", {}).items():
+        for name in self.catalog.compat.get("torch_frameworks", {}):
             candidate = dists.get(name)
-            if candidate is not None and not candidate.placeholder and framework_prefix(candidate.version):
-                framework, stack = candidate, str(props.get("stack"))
+            if candidate is not None and not candidate.placeholder and \
+                    self.catalog.framework_torch(name, candidate.version):
+                framework, stack = candidate, self.catalog.framework_stack(name, candidate.version)
                 break
         return TorchStack(
             framework=framework,
-            framework_torch=framework_prefix(framework.version) if framework else None,
+            framework_torch=self.catalog.framework_torch(framework.name, framework.version) if framework else None,
             stack=stack,
             torch=dists.get("torch"),
             torch_xla=dists.get("torch-xla"),

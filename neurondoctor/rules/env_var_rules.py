@@ -72,6 +72,12 @@ def _finding(finding_id: str, severity: str, title: str, detail: str, variable: 
                    evidence={"variable": variable, "value": value}, fix=fix)
 
 
+def _core_kind(ctx: RuleContext) -> str:
+    """`logical ` with the config in effect on Trn2/Trn3, where core indexes are logical ones."""
+    lnc = ctx.logical_nc_config()
+    return f"logical (NEURON_LOGICAL_NC_CONFIG={lnc}) " if lnc is not None else ""
+
+
 def visible_cores(ctx: RuleContext) -> list[Finding]:
     """ND-ENV-001: NEURON_RT_VISIBLE_CORES malformed or naming cores this host does not have."""
     value = ctx.facts.environ.get("NEURON_RT_VISIBLE_CORES")
@@ -89,7 +95,7 @@ def visible_cores(ctx: RuleContext) -> list[Finding]:
     first_outside = next(max(first, total) for first, last in cores.ranges if last >= total)
     return [_finding("ND-ENV-001", SEVERITY_ERROR,
                      f"NEURON_RT_VISIBLE_CORES={shown} names core(s) {first_outside}… but this host has {total} "
-                     f"NeuronCores (0-{total - 1})",
+                     f"{_core_kind(ctx)}NeuronCores (0-{total - 1})",
                      "The runtime fails to initialise when asked for cores that do not exist.",
                      "NEURON_RT_VISIBLE_CORES", value, [f"export NEURON_RT_VISIBLE_CORES=0-{total - 1}"])]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Optional
 
 from neurondoctor.facts.python_env import Distribution, PythonEnvironment
-from neurondoctor.neuron_version import framework_prefix, major_minor, normalize_neuron_version, release_tuple
+from neurondoctor.neuron_version import major_minor, normalize_neuron_version, release_tuple
 from neurondoctor.pep508 import marker_extras, parse_requirement
 from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, neuron_host, pip_command, quoted
@@ -42,28 +42,37 @@ def _what_it_has(env: PythonEnvironment, torch: Distribution) -> str:
 
 
 def _what_the_release_needs(ctx: RuleContext, release: str) -> tuple[str, Optional[str]]:
-    """(`torch 2.9 + torch-neuronx 2.9.0.2.15.32035 + torch-xla 2.9.0`, torch X.Y when the release has several)."""
-    frameworks = sorted(ctx.catalog.entries(release, "torch-neuronx"), key=lambda entry: release_tuple(
-        entry.version), reverse=True)
+    """(`torch 2.9 + torch-neuronx 2.9.0.2.15.32035 + torch-xla 2.9.0`, torch X.Y when the release has several) for
+    this host's family: on a trn1 the 2.33 release offers the XLA torch-neuronx only (TorchNeuron is Trn2/Trn3)."""
+    family = ctx.facts.host.instance_family
+    frameworks = sorted((entry for entry in ctx.catalog.entries(release, "torch-neuronx")
+                         if family is None or not entry.instances or family in entry.instances),
+                        key=lambda entry: release_tuple(entry.version), reverse=True)
     if not frameworks:
         return "no torch-neuronx (a release without the PyTorch/XLA stack)", None
     newest = frameworks[0]
-    torch_xy = major_minor(framework_prefix(newest.version) or "") or "?"
+    torch_xy = major_minor(ctx.catalog.framework_torch("torch-neuronx", newest.version) or "") or "?"
     pair = ctx.catalog.compat.get("venv_torch_pairs", {}).get(torch_xy, {})
     xla = pair.get("torch-xla") if isinstance(pair, dict) else None
+    if ctx.catalog.framework_stack("torch-neuronx", newest.version) == "native":
+        xla = None
     parts = [f"torch {torch_xy}", f"torch-neuronx {newest.version}"] + ([f"torch-xla {xla}"] if xla else [])
-    several = len({major_minor(framework_prefix(entry.version) or "") for entry in frameworks}) > 1
+    several = len({major_minor(ctx.catalog.framework_torch("torch-neuronx", entry.version) or "")
+                   for entry in frameworks}) > 1
     return " + ".join(parts), torch_xy if several else None
 
 
 def _native_note(ctx: RuleContext, release: str) -> str:
     family = ctx.facts.host.instance_family
     native = [entry for entry in ctx.catalog.entries(release, "libtorch-neuronx-lite")
+              + [entry for entry in ctx.catalog.entries(release, "torch-neuronx")
+                 if ctx.catalog.framework_stack("torch-neuronx", entry.version) == "native"]
               if family is None or family in entry.instances]
     if not native:
         return ""
     where = ", ".join(sorted({instance for entry in native for instance in entry.instances}))
-    return f" On {where}, the native TorchNeuron stack (libtorch-neuronx-lite {native[0].version}) is the other way."
+    return (f" On {where}, the native TorchNeuron stack ({native[0].manifest_name} {native[0].version}) is the "
+            "other way.")
 
 
 def torch_without_framework(ctx: RuleContext) -> list[Finding]:

@@ -6,6 +6,7 @@ move to other hardware).
 
 from __future__ import annotations
 
+from neurondoctor.facts.host import ECC_COLLECTOR
 from neurondoctor.facts.names import DEVICE_NAMES
 from neurondoctor.rules.check import Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, neuron_host
@@ -42,8 +43,9 @@ def hardware_summary(ctx: RuleContext) -> str:
     family = snapshot.pci[0].family if snapshot.pci else ""
     cores = sum(device.core_count or 0 for device in snapshot.sysfs_devices)
     core_text = f" ({cores} NeuronCores)" if cores else ""
+    layout = f"; sysfs: {snapshot.sysfs_layout} layout" if snapshot.sysfs_devices and snapshot.sysfs_layout else ""
     return (f"{len(snapshot.pci)} × {DEVICE_NAMES.get(family, family or 'Neuron device')}{core_text} on PCI, "
-            f"{len(snapshot.device_nodes)} device nodes")
+            f"{len(snapshot.device_nodes)} device nodes{layout}")
 
 
 RULE_SET = RuleSet(
@@ -51,4 +53,4 @@ RULE_SET = RuleSet(
     findings=(FindingSpec("ND-HW-001", "hardware-error", SEVERITY_ERROR, "uncorrectable ECC counters"),),
 )
 CHECK = Check("hardware", "Neuron hardware", (RULE_SET,), hardware_summary, applies=neuron_host,
-              needs=("hardware",), not_applicable=hardware_summary)
+              needs=("hardware", ECC_COLLECTOR), not_applicable=hardware_summary)

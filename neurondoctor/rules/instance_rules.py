@@ -24,7 +24,7 @@ def wrong_instance_packages(ctx: RuleContext) -> list[Finding]:
             if not package.releases:
                 continue
             entries = [entry for entry in ctx.catalog.entries(package.releases[0], package.dist.name)
-                       if entry.normalized_version == normalize_neuron_version(package.dist.version)]
+                       if entry.matches(normalize_neuron_version(package.dist.version))]
             instances = sorted({instance for entry in entries for instance in entry.instances})
             if not instances or family in instances:
                 continue
@@ -106,7 +106,7 @@ def wrong_instance_os_packages(ctx: RuleContext) -> list[Finding]:
         if name == DKMS or not releases:
             continue
         instances = sorted({instance for release in releases for entry in ctx.catalog.entries(release, name)
-                            if entry.normalized_version == version for instance in entry.instances})
+                            if entry.matches(version) for instance in entry.instances})
         if not instances or family in instances:
             continue
         right = _family_version(ctx, releases[0], name, family)

@@ -19,7 +19,7 @@ from neurondoctor.facts.python_env import (
     PythonEnvironment,
     SiteDir,
 )
-from neurondoctor.neuron_version import framework_prefix, normalize_package_name
+from neurondoctor.neuron_version import normalize_package_name
 from neurondoctor.release_data.catalog import PackageEntry
 from neurondoctor.rules.check import NO_ENVIRONMENT, Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, made_by_uv_without_pip, pin, pip_command, quoted
@@ -71,7 +71,7 @@ def placeholder_release(ctx: RuleContext, env: PythonEnvironment) -> Optional[st
 def _torch_for(ctx: RuleContext, env: PythonEnvironment, framework_version: str) -> list[str]:
     """The CPU torch a torch-neuronx needs, when the environment lacks it (or has another X.Y.Z, or a CUDA build):
     left to the resolver, its `torch==X.Y.*` is PyPI's CUDA build with the nvidia-* packages (ND-TORCH-002)."""
-    wanted = framework_prefix(framework_version)
+    wanted = ctx.catalog.framework_torch("torch-neuronx", framework_version)
     torch = env.effective_distributions().get("torch")
     if wanted is None or (torch is not None and torch.version.split("+")[0] == wanted
                           and not is_cuda_build(torch, env.torch_build())):

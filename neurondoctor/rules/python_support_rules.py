@@ -19,7 +19,7 @@ def supported_pythons(ctx: RuleContext, release: str, name: str, version: Option
     """The Python versions the release's entry for this package (this exact version, if given) lists."""
     wanted = normalize_neuron_version(version) if version else None
     for entry in ctx.catalog.entries(release, name):
-        if wanted is None or entry.normalized_version == wanted:
+        if wanted is None or entry.matches(wanted):
             return entry.python
     return ()
 

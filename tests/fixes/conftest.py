@@ -31,7 +31,7 @@ class FixIndexes:
 @pytest.fixture(scope="session")
 def indexes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FixIndexes]:
     root = tmp_path_factory.mktemp("fix-indexes")
-    newest = HEALTHY_STACKS["2.32.0"]  # what a host without a release is offered
+    newest = HEALTHY_STACKS["2.33.0"]  # what a host without a release is offered
     others = [simple_wheel("starlette", "0.38.6"), simple_wheel("typing-extensions", "4.12.2"),
               simple_wheel("nki", "0.5.0")]
     pypi_wheels = list({(spec.name, spec.version): spec for spec in [*stack_wheels(STACK), *stack_wheels(newest),

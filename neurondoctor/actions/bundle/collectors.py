@@ -125,7 +125,9 @@ def command_collectors() -> list[tuple[str, Callable[[BundleContext], list[Membe
         return [command_member(ctx, "journalctl-k-neuron", argv, _mentions_neuron)]
 
     return [
-        ("neuron-ls-json", single("neuron-ls-json", ["neuron-ls", "-j"])),
+        ("neuron-ls-json", single("neuron-ls-json", ["neuron-ls", "-j"])),  # to Neuron 2.33
+        ("neuron-ls-output-format-json",  # from Neuron 2.34, which drops -j (announce-intent-eos-neuron-ls-json.rst)
+         single("neuron-ls-output-format-json", ["neuron-ls", "--output-format", "json"])),
         ("neuron-ls", single("neuron-ls", ["neuron-ls"])),
         ("dkms-status", single("dkms-status", ["dkms", "status"])),
         ("lsmod", single("lsmod", ["lsmod"])),
