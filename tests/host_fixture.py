@@ -81,7 +81,8 @@ OS_RELEASES = {
 # The C library each OS ships: Debian/Ubuntu's libc6 package version (dpkg status), or for the rpm
 # distributions the libc.so.6 on disk: a link to libc-2.26.so up to glibc 2.33, the library itself (with its
 # version banner) from 2.34.
-OS_LIBC = {"ubuntu26": ("dpkg", "2.43-2ubuntu1"), "ubuntu24": ("dpkg", "2.39-0ubuntu8.4"), "ubuntu22": ("dpkg", "2.35-0ubuntu3.8"),
+OS_LIBC = {"ubuntu26": ("dpkg", "2.43-2ubuntu1"), "ubuntu24": ("dpkg", "2.39-0ubuntu8.4"),
+           "ubuntu22": ("dpkg", "2.35-0ubuntu3.8"),
            "ubuntu20": ("dpkg", "2.31-0ubuntu9.16"), "debian12": ("dpkg", "2.36-9+deb12u9"),
            "al2": ("link", "2.26"), "al2023": ("banner", "2.34"), "rocky9": ("banner", "2.34"),
            "rhel9": ("banner", "2.34"), "rhel10": ("banner", "2.39")}

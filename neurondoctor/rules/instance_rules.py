@@ -7,26 +7,35 @@ only (n2-manifest.json). Judged only when the instance type is known.
 from __future__ import annotations
 
 from neurondoctor.neuron_version import normalize_neuron_version, release_tuple
+from neurondoctor.pep508 import parse_requirement
 from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, inf1_host, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, Finding
 from neurondoctor.rules.host_fixes import install_command, remove_command
+from neurondoctor.rules.release_detection import PackageReleases
+
+
+def _instances(ctx: RuleContext, package: PackageReleases) -> list[str]:
+    entries = [entry for entry in ctx.catalog.entries(package.releases[0], package.dist.name)
+               if entry.matches(normalize_neuron_version(package.dist.version))] if package.releases else []
+    return sorted({instance for entry in entries for instance in entry.instances})
 
 
 def wrong_instance_packages(ctx: RuleContext) -> list[Finding]:
-    """ND-INST-001: an installed Neuron package's release entry does not list this instance family."""
+    """ND-INST-001: an installed Neuron package's release entry does not list this instance family. A package that
+    one listed for this family requires is not judged by its own, narrower list: torch-neuronx 2.9.0.2.15.32035 is
+    listed for trn2/trn3 and requires libneuronxla 2.x, which the manifest lists for trn1/inf2 only."""
     family = ctx.facts.host.instance_family
     if family is None:
         return []
     findings = []
     for env in ctx.facts.environments:
-        for package in ctx.release_of(env).packages:
-            if not package.releases:
-                continue
-            entries = [entry for entry in ctx.catalog.entries(package.releases[0], package.dist.name)
-                       if entry.matches(normalize_neuron_version(package.dist.version))]
-            instances = sorted({instance for entry in entries for instance in entry.instances})
-            if not instances or family in instances:
+        packages = ctx.release_of(env).packages
+        judged = [(package, _instances(ctx, package)) for package in packages]
+        required = {requirement.name for package, instances in judged if family in instances
+                    for requirement in map(parse_requirement, package.dist.requires) if requirement is not None}
+        for package, instances in judged:
+            if not instances or family in instances or package.dist.name in required:
                 continue
             findings.append(Finding(
                 id="ND-INST-001",
