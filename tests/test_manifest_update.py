@@ -64,7 +64,7 @@ def test_malformed_downloads_are_refused(mirror: tuple[Path, str], tmp_path: Pat
     assert result.returncode == 2
     assert message in result.stderr and "Traceback" not in result.stderr
     assert not (cache / "manifests").exists()
-    assert "2.32.0 " in run_cli(["manifests", "list"], env=env).stdout.splitlines()[2]
+    assert "2.33.0 " in run_cli(["manifests", "list"], env=env).stdout.splitlines()[2]
 
 
 def test_an_older_manifest_does_not_replace_the_bundled_floor(mirror: tuple[Path, str], tmp_path: Path) -> None:
@@ -75,7 +75,7 @@ def test_an_older_manifest_does_not_replace_the_bundled_floor(mirror: tuple[Path
     (served / "n2-manifest.json").write_text(json.dumps(document))
     env = cli_env({"NEURONDOCTOR_CACHE_DIR": str(tmp_path / "cache")})
     result = run_cli(["manifests", "update", "--url", f"{base}/n2-manifest.json"], env=env)
-    assert result.returncode == 2 and "older than the 2.32.0 in use" in result.stderr
+    assert result.returncode == 2 and "older than the 2.33.0 in use" in result.stderr
 
 
 def test_plain_http_off_loopback_and_missing_files_are_refused(mirror: tuple[Path, str], tmp_path: Path) -> None:

@@ -140,8 +140,7 @@ def install_manifest(data: bytes, source: str, target: Path, floor_version: Opti
         # releases AWS's copy does not list yet come from the bundled hand-kept files, as in the bundled data
         # (scripts/regenerate_manifests.py); the downloaded entry wins where both list a release
         official = json.loads(data.decode("utf-8"))
-        if not isinstance(official, dict) or not isinstance(official.get("neuron_releases"), list):
-            raise SchemaError("expected an object with a neuron_releases list")
+        version = str(convert_n2_manifest(official)["sdk.json"]["manifest_version"])  # validates the download
         merged, _ = merge_hand_kept(official, load_hand_kept(bundled_manifest_dir() / HAND_KEPT_DIR))
         documents = convert_n2_manifest(merged)
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
@@ -152,7 +151,7 @@ def install_manifest(data: bytes, source: str, target: Path, floor_version: Opti
         raise UpdateError(f"{source}: not a Neuron release manifest: {error}") from error
     except (TypeError, KeyError, AttributeError, ValueError) as error:
         raise UpdateError(f"{source}: not a Neuron release manifest: unexpected shape ({error})") from error
-    version = str(documents["sdk.json"]["manifest_version"])
+    # the floor is judged on the download itself: an old manifest is not made new by the bundled hand-kept files
     if floor_version and release_tuple(version) < release_tuple(floor_version):
         raise UpdateError(f"{source}: manifest {version} is older than the {floor_version} in use; "
                           "kept the one in use")

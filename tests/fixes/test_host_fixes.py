@@ -84,6 +84,10 @@ CASES = {
     "not-a-device": Case("ND-DEV-004", {}, prepare=_regular_file_node),
     "host-packages-mixed": Case("ND-REL-003", {"package_versions": {"aws-neuronx-tools": "2.29.22.0"}}),
     "venv-newer-than-host": Case("ND-REL-004", {"release": "2.29.1"}, venv_release="2.31.1"),
+    # the 2.32.0 -> 2.33.0 upgrade (issue 14 §1): a 2.33 environment on a 2.32 host; the host part of the upgrade
+    # brings driver 2.31.7.0 (whose sysfs tree is the reorganised one), runtime 2.35 and tools 2.33
+    "upgrade-2.32-host-to-2.33": Case("ND-RT-002", {"release": "2.32.0"}, venv_release="2.33.0",
+                                      expect=("sudo apt-get install", "sudo rmmod neuron", "sudo modprobe neuron")),
     "legacy-runtime-1x": Case("ND-RT-004", {**INF1_LEGACY}, expect=("sudo systemctl disable --now neuron-rtd",)),
     "legacy-tools": Case("ND-RT-005", {**INF1_LEGACY}, expect=("sudo apt-get remove -y aws-neuron-tools",)),
     "driver-too-new-for-inf1": Case("ND-INST-002", {"instance_type": "inf1.xlarge", "release": "2.31.1",
