@@ -108,29 +108,32 @@ _CLASSIC_PATHS = {"core_count": "core_count", "arch_type": "info/architecture/ar
                   **{counter: f"stats/hardware/{counter}" for counter in ECC_COUNTERS}}
 
 
+def _node_paths(fs: RootFS, device_dir: str, layout: str) -> dict[str, str]:
+    """Where each node is read: its classic path; under the 2.31 layout, for a node not there, the file of that
+    name in the device's directory (walked only when something is missing)."""
+    paths = {node: f"{device_dir}/{relative}" for node, relative in _CLASSIC_PATHS.items()}
+    missing = [node for node, path in paths.items() if not fs.lexists(path)]
+    if layout == LAYOUT_2_31 and missing:
+        named = _files_by_name(fs, device_dir)
+        paths.update({node: named[node] for node in missing if node in named})
+    return paths
+
+
 def read_sysfs_devices(fs: RootFS, loaded_driver: Optional[str] = None) -> tuple[list[SysfsDevice], str]:
-    """(the devices, the layout read). Under the 2.31 layout a node missing at its classic path is looked up by
-    name in the device's directory."""
+    """(the devices, the layout read)."""
     layout = sysfs_layout(loaded_driver)
     devices = []
     for inner in _device_dirs(fs):
-        by_name = _files_by_name(fs, inner) if layout == LAYOUT_2_31 else {}
-
-        def path_of(node: str, device_dir: str = inner, named: dict[str, str] = by_name) -> str:
-            classic = f"{device_dir}/{_CLASSIC_PATHS[node]}"
-            if not named or fs.lexists(classic):
-                return classic
-            return named.get(node, classic)
-
+        paths = _node_paths(fs, inner, layout)
         device = SysfsDevice(
             name=inner.rsplit("/", 1)[-1],
-            core_count=_read_int(fs, path_of("core_count")),
-            arch_type=_read_word(fs, path_of("arch_type")),
-            device_name=_read_word(fs, path_of("device_name")),
-            instance_type=_read_word(fs, path_of("instance_type")),
+            core_count=_read_int(fs, paths["core_count"]),
+            arch_type=_read_word(fs, paths["arch_type"]),
+            device_name=_read_word(fs, paths["device_name"]),
+            instance_type=_read_word(fs, paths["instance_type"]),
         )
         for counter in ECC_COUNTERS:
-            value = _read_int(fs, path_of(counter))
+            value = _read_int(fs, paths[counter])
             if value is not None:
                 device.ecc_uncorrected[counter] = value
         devices.append(device)
