@@ -18,7 +18,14 @@ import pytest
 
 from tests.conftest import check_json, cli_env, run_cli
 from tests.host_fixture import HostSpec, build_host
-from tests.neuron_envs import HEALTHY_STACKS, NATIVE_STACKS, native_stack_wheels, stack_wheels
+from tests.neuron_envs import (
+    HEALTHY_STACKS,
+    NATIVE_STACKS,
+    native_stack_wheels,
+    simple_wheel,
+    stack_wheels,
+    torch_wheel,
+)
 from tests.wheelhouse import VenvFactory, install_image_interpreter, relabel_python, write_pip_conf
 
 RELEASE = "2.33.0"
@@ -155,3 +162,32 @@ def test_venv_create_of_2_33_pytorch_is_the_xla_stack(tmp_path: Path) -> None:
     for line in ("torch-neuronx==2.9.0.2.15.32035", "neuronx-cc==2.28.7631.0", "libneuronxla==2.2.17544.0",
                  "torch==2.9.0", "torch-xla==2.9.0"):
         assert line in result.stdout, line
+
+
+@pytest.mark.parametrize(("instance_type", "python", "options"), [
+    ("trn2.48xlarge", "3.13", "--framework pytorch-native --python python3.13 --torch 2.14"),
+    ("trn2.48xlarge", "3.11", ""),
+    ("trn1.2xlarge", "3.13", ""),
+])
+def test_a_plain_torch_environment_is_offered_the_stack_this_host_and_python_run(
+        tmp_path: Path, venvs: VenvFactory, instance_type: str, python: str, options: str) -> None:
+    """ND-FW-001 on 2.33: TorchNeuron where it runs (Trn2/Trn3, Python 3.12-3.14), else the XLA torch-neuronx 2.9
+    (its only torch line, so no --torch); the printed plan is one `venv create` accepts."""
+    root = build_host(tmp_path / "host", HostSpec(instance_type=instance_type, release=RELEASE, **NATIVE_HOST))
+    if "plain" not in _BUILT:
+        _BUILT["plain"] = venvs.create("plain-torch")
+        venvs.install(_BUILT["plain"], [torch_wheel("2.14.0"), simple_wheel("numpy", "2.3.4")])
+    install_image_interpreter(root, python)
+    venv = root / "opt" / f"plain-py{python}"
+    shutil.copytree(_BUILT["plain"], venv, symlinks=True)
+    relabel_python(venv, python)
+    _, report, _ = check_json(["--root", str(root), "--venv", str(venv)], env=cli_env())
+    finding = next(item for item in report["findings"] if item["id"] == "ND-FW-001")
+    assert finding["fix"] == [f"neurondoctor venv create {venv}-neuron --release {RELEASE}"
+                              + (f" {options}" if options else "")]
+    plan = finding["fix"][0].replace(f"python{python}", _fake_python(tmp_path, python)).split()[1:]
+    if "--python" not in plan:
+        plan += ["--python", _fake_python(tmp_path, python)]
+    result = run_cli([*plan[:2], str(tmp_path / "planned"), *plan[3:], "--dry-run"])
+    assert result.returncode == 0, result.stderr
+    assert ("torch-neuronx==2.14.3.0.*" if options else "torch-neuronx==2.9.0.2.15.32035") in result.stdout

@@ -41,25 +41,31 @@ def _what_it_has(env: PythonEnvironment, torch: Distribution) -> str:
         f"torch {shown}"
 
 
-def _what_the_release_needs(ctx: RuleContext, release: str) -> tuple[str, Optional[str]]:
-    """(`torch 2.9 + torch-neuronx 2.9.0.2.15.32035 + torch-xla 2.9.0`, torch X.Y when the release has several) for
-    this host's family: on a trn1 the 2.33 release offers the XLA torch-neuronx only (TorchNeuron is Trn2/Trn3)."""
+def _what_the_release_needs(ctx: RuleContext, release: str, python: Optional[str]) -> tuple[str, list[str]]:
+    """(`torch 2.9 + torch-neuronx 2.9.0.2.15.32035 + torch-xla 2.9.0`, the `venv create` options that pick it) for
+    this host's family and this Python: the newest torch-neuronx with wheels for both. On a trn1 2.33 offers the XLA
+    torch-neuronx only; on a trn2 with Python 3.13 it is TorchNeuron 2.14 (`--framework pytorch-native --torch
+    2.14 --python python3.13`: TorchNeuron needs 3.12-3.14, which the default `python3` may not be), with Python
+    3.11 the XLA one."""
     family = ctx.facts.host.instance_family
     frameworks = sorted((entry for entry in ctx.catalog.entries(release, "torch-neuronx")
                          if family is None or not entry.instances or family in entry.instances),
                         key=lambda entry: release_tuple(entry.version), reverse=True)
+    runnable = [entry for entry in frameworks if python is None or not entry.python or python in entry.python]
     if not frameworks:
-        return "no torch-neuronx (a release without the PyTorch/XLA stack)", None
-    newest = frameworks[0]
+        return "no torch-neuronx (a release without the PyTorch/XLA stack)", []
+    newest = (runnable or frameworks)[0]
+    stack = ctx.catalog.framework_stack("torch-neuronx", newest.version)
     torch_xy = major_minor(ctx.catalog.framework_torch("torch-neuronx", newest.version) or "") or "?"
     pair = ctx.catalog.compat.get("venv_torch_pairs", {}).get(torch_xy, {})
-    xla = pair.get("torch-xla") if isinstance(pair, dict) else None
-    if ctx.catalog.framework_stack("torch-neuronx", newest.version) == "native":
-        xla = None
+    xla = pair.get("torch-xla") if isinstance(pair, dict) and stack != "native" else None
     parts = [f"torch {torch_xy}", f"torch-neuronx {newest.version}"] + ([f"torch-xla {xla}"] if xla else [])
+    same_stack = [entry for entry in frameworks if ctx.catalog.framework_stack("torch-neuronx", entry.version) == stack]
     several = len({major_minor(ctx.catalog.framework_torch("torch-neuronx", entry.version) or "")
-                   for entry in frameworks}) > 1
-    return " + ".join(parts), torch_xy if several else None
+                   for entry in same_stack}) > 1
+    native = ["--framework", "pytorch-native"] + (["--python", f"python{python}"] if python else [])
+    options = (native if stack == "native" else []) + (["--torch", torch_xy] if several else [])
+    return " + ".join(parts), options
 
 
 def _native_note(ctx: RuleContext, release: str) -> str:
@@ -85,10 +91,9 @@ def torch_without_framework(ctx: RuleContext) -> list[Finding]:
         stack = ctx.torch_stack(env)
         if stack.torch is None or stack.framework is not None or _addon_without_extra(ctx, env):
             continue
-        needs, torch_xy = _what_the_release_needs(ctx, release)
+        needs, options = _what_the_release_needs(ctx, release, env.python_major_minor)
         target = f"{env.path.rstrip('/')}-neuron"
-        command = f"neurondoctor venv create {quoted(target)} --release {release}" + (
-            f" --torch {torch_xy}" if torch_xy else "")
+        command = " ".join(["neurondoctor", "venv", "create", quoted(target), "--release", release, *options])
         findings.append(Finding(
             id="ND-FW-001", category=CATEGORY,
             severity=SEVERITY_ERROR if ctx.target_release else SEVERITY_WARNING,
