@@ -65,6 +65,8 @@ def test_a_healthy_native_torchneuron_host(tmp_path: Path, venvs: VenvFactory, i
     assert report["environments"][0]["python"].startswith("3.13")
     hardware = next(check for check in report["checks"] if check["id"] == "hardware")
     assert "sysfs: driver-2.31 layout" in hardware["summary"]
+    cores = {"trn2.48xlarge": 64, "trn2u.48xlarge": 64, "trn2.3xlarge": 4, "trn3.3xlarge": 4}[instance_type]
+    assert f"({cores} logical NeuronCores at LNC=2) on PCI" in hardware["summary"]
 
 
 def test_the_xla_torch_neuronx_on_trn1_and_trn2_stays_healthy(tmp_path: Path, venvs: VenvFactory) -> None:

@@ -36,13 +36,15 @@ def uncorrectable_ecc(ctx: RuleContext) -> list[Finding]:
 
 
 def hardware_summary(ctx: RuleContext) -> str:
-    """`16 × Trainium1 (32 NeuronCores) on PCI, 16 device nodes`, or that there is no Neuron hardware."""
+    """`16 × Trainium1 (32 NeuronCores) on PCI, 16 device nodes`, on Trn2/Trn3 the logical cores at the config in
+    effect (`64 logical NeuronCores at LNC=2`), or that there is no Neuron hardware."""
     snapshot = ctx.facts.host.snapshot
     if not snapshot.pci and not snapshot.device_nodes:
         return "none found (this is not a Trainium/Inferentia instance)"
     family = snapshot.pci[0].family if snapshot.pci else ""
-    cores = sum(device.core_count or 0 for device in snapshot.sysfs_devices)
-    core_text = f" ({cores} NeuronCores)" if cores else ""
+    lnc = ctx.logical_nc_config()
+    cores = ctx.total_cores() if lnc else sum(device.core_count or 0 for device in snapshot.sysfs_devices)
+    core_text = (f" ({cores} logical NeuronCores at LNC={lnc})" if lnc else f" ({cores} NeuronCores)") if cores else ""
     layout = f"; sysfs: {snapshot.sysfs_layout} layout" if snapshot.sysfs_devices and snapshot.sysfs_layout else ""
     return (f"{len(snapshot.pci)} × {DEVICE_NAMES.get(family, family or 'Neuron device')}{core_text} on PCI, "
             f"{len(snapshot.device_nodes)} device nodes{layout}")
