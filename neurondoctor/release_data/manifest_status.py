@@ -39,6 +39,7 @@ class DataCopy:
     source: Optional[str] = None
     fetched_at: Optional[str] = None
     problem: Optional[str] = None
+    hand_kept: tuple[tuple[str, str], ...] = ()  # (release, the page its versions come from), not in AWS's copy
 
     def age_days(self, now: float) -> Optional[int]:
         if not self.manifest_date:
@@ -74,11 +75,14 @@ def read_copy(role: str, directory: Path) -> DataCopy:
     source: dict[str, Any] = sdk["source"] if isinstance(sdk.get("source"), dict) else {}
     found = _read_json(directory / UPDATE_RECORD)
     record: dict[str, Any] = found if isinstance(found, dict) else {}
+    listed = source.get("hand_kept")
+    kept: list[Any] = listed if isinstance(listed, list) else []
+    hand_kept = tuple((str(item.get("release")), str(item.get("source"))) for item in kept if isinstance(item, dict))
     return DataCopy(role, str(directory), present=True, manifest_version=str(sdk.get("manifest_version") or "") or None,
                     manifest_date=str(source.get("manifest_date") or "") or None,
                     releases=len(sdk.get("releases") or []),
                     source=str(record.get("source") or source.get("file") or "") or None,
-                    fetched_at=str(record.get("fetched_at") or "") or None)
+                    fetched_at=str(record.get("fetched_at") or "") or None, hand_kept=hand_kept)
 
 
 def data_status(environ: Mapping[str, str]) -> DataStatus:
@@ -110,6 +114,8 @@ def render_status(status: DataStatus, now: Optional[float] = None) -> str:
         dated = f", manifest of {item.manifest_date}" + (f" ({age} days old)" if age is not None else "")
         fetched = f", fetched {item.fetched_at}" if item.fetched_at else ""
         source = f" from {item.source}" if item.source else ""
+        if item.hand_kept:
+            source += " + hand-kept " + ", ".join(release for release, _ in item.hand_kept)
         lines.append(f"{label} Neuron {item.manifest_version}{dated}, {item.releases} releases{fetched}{source} "
                      f"({item.directory})")
     used = status.copy(status.in_use)
@@ -127,4 +133,6 @@ def status_document(status: DataStatus, now: Optional[float] = None) -> dict[str
             "copies": [{"role": item.role, "directory": item.directory, "present": item.present,
                         "manifest_version": item.manifest_version, "manifest_date": item.manifest_date,
                         "age_days": item.age_days(now), "releases": item.releases, "source": item.source,
-                        "fetched_at": item.fetched_at, "problem": item.problem} for item in status.copies]}
+                        "fetched_at": item.fetched_at, "problem": item.problem,
+                        "hand_kept": [{"release": release, "source": page} for release, page in item.hand_kept]}
+                       for item in status.copies]}
