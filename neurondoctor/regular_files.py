@@ -28,8 +28,9 @@ class NotRegularFile(OSError):
         super().__init__(errno.EINVAL, f"not a regular file ({kind})", os.fspath(path))
 
 
-def read_regular_file(path: PathLike, limit: int) -> bytes:
-    """Up to `limit` bytes of a regular file; raises OSError (NotRegularFile, FileNotFoundError, …)."""
+def read_regular_file(path: PathLike, limit: int, tail: bool = False) -> bytes:
+    """Up to `limit` bytes of a regular file (its last ones with `tail`: a compiler log keeps its error at the
+    end); raises OSError (NotRegularFile, FileNotFoundError, …)."""
     before = os.stat(path)
     if not stat.S_ISREG(before.st_mode):
         raise NotRegularFile(path, before.st_mode)
@@ -38,6 +39,8 @@ def read_regular_file(path: PathLike, limit: int) -> bytes:
         opened = os.fstat(descriptor)
         if not stat.S_ISREG(opened.st_mode):
             raise NotRegularFile(path, opened.st_mode)
+        if tail and opened.st_size > limit:
+            os.lseek(descriptor, opened.st_size - limit, os.SEEK_SET)
         chunks: list[bytes] = []
         left = limit
         while left > 0:

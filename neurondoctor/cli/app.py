@@ -141,6 +141,18 @@ def probe_canary(
 
 
 @app.command()
+def explain(
+    source: str = typer.Argument("-", metavar="[LOGFILE|-|FINDING-ID]",
+                                 help="A compiler/runtime log, - for stdin (default), or a finding id."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON document: {category, op, variant, ways_out}."),
+) -> None:
+    """What an error text (or a finding id) means and the ways out; exit 0 recognised, 3 not, 2 unreadable."""
+    from neurondoctor.cli.explain_command import run_explain
+
+    raise typer.Exit(run_explain(source, as_json))
+
+
+@app.command()
 def bundle(
     output: Optional[str] = typer.Option(None, "-o", "--output", help="Archive path (default: ./neurondoctor-…)."),
     root: str = typer.Option("/", "--root", help="Collect from the Linux tree under DIR."),

@@ -22,6 +22,7 @@ class ErrorSignature:
     category: str
     why: str
     source: str
+    ways_out: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,8 @@ def load_error_signatures(directory: Optional[Path] = None) -> ErrorSignatures:
     document = _read(directory, ERROR_SIGNATURES_FILE)
     try:
         signatures = tuple(ErrorSignature(str(entry["pattern"]), str(entry["category"]), str(entry["why"]),
-                                          str(entry["source"])) for entry in document["signatures"])
+                                          str(entry["source"]), tuple(str(way) for way in entry.get("ways_out", [])))
+                           for entry in document["signatures"])
         codes = frozenset(str(code) for code in document["compiler_unsupported_codes"]["codes"])
     except (KeyError, TypeError) as error:
         raise ValueError(f"{ERROR_SIGNATURES_FILE}: unexpected shape ({error})") from error

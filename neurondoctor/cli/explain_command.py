@@ -1,0 +1,92 @@
+"""`neurondoctor explain [LOGFILE|-|FINDING-ID] [--json]`: the input side (files, stdin, finding ids) and the output.
+
+A finding id prints what the finding means and where its fix for this host comes from; any other input is an
+error text, explained by rules/error_explanation.py. Exit 0 when recognised, 3 when not, 2 when the input cannot
+be read (a FIFO or device where a file belongs, a missing file): ARCHITECTURE.md §7.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from typing import Any, Optional
+
+from neurondoctor import exit_codes
+from neurondoctor.regular_files import read_regular_file
+
+INPUT_LIMIT = 8 << 20  # a compiler log keeps its error at the end; 8 MiB from the end is plenty
+_FINDING_ID = re.compile(r"^ND-[A-Z]+-\d{3}$")
+
+
+def _read_input(source: str) -> str:
+    """The text of a file or stdin (`-`), its last INPUT_LIMIT bytes, decoded with replacement."""
+    if source == "-":
+        data = sys.stdin.buffer.read()[-INPUT_LIMIT:]
+    else:
+        try:
+            data = read_regular_file(source, INPUT_LIMIT, tail=True)
+        except OSError as error:
+            raise exit_codes.UserError(f"{source}: {error.strerror or error}") from error
+    return data.decode("utf-8", errors="replace")
+
+
+def _finding_document(finding_id: str) -> Optional[dict[str, Any]]:
+    from neurondoctor.rules.registry import all_finding_specs
+
+    for check, spec in all_finding_specs():
+        if spec.id == finding_id:
+            return {"id": spec.id, "category": spec.category, "severity": spec.severity, "means": spec.title,
+                    "check": check.title,
+                    "fix": f"neurondoctor check --select {spec.id} prints the exact fix for this host"}
+    return None
+
+
+def _finding_text(document: dict[str, Any]) -> str:
+    return (f"{document['id']} ({document['category']}, {document['severity']}): {document['means']}\n"
+            f"Area: {document['check']}. Fix: `neurondoctor check --select {document['id']}` prints the exact "
+            "commands for this host (add --fix to apply the user-space ones).\n")
+
+
+def _explanation_text(explanation: dict[str, Any]) -> str:
+    lines = [f"What broke: {explanation['category']}: {explanation['why']}"]
+    if explanation["op"]:
+        lines.append(f"Operator:   {explanation['op']}" + (f" ({explanation['variant']})"
+                                                              if explanation["variant"] else ""))
+    lines.append(f"Seen in:    {explanation['matched']}")
+    if explanation["ways_out"]:
+        lines.append("Ways out:")
+        lines += [f"  {number}. {way}" for number, way in enumerate(explanation["ways_out"], start=1)]
+    lines.append(f"Source:     {explanation['source']}")
+    return "\n".join(lines) + "\n"
+
+
+def run_explain(source: str, as_json: bool) -> int:
+    """Prints the answer; returns the exit code."""
+    if _FINDING_ID.match(source.strip().upper()):
+        finding = _finding_document(source.strip().upper())
+        if finding is None:
+            raise exit_codes.UserError(f"{source}: no such finding id (`neurondoctor check --list` lists them)",
+                                       exit_codes.UNKNOWN)
+        sys.stdout.write(json.dumps(finding) + "\n" if as_json else _finding_text(finding))
+        return exit_codes.OK
+    from neurondoctor.release_data.probe_data import load_error_signatures, load_op_support
+    from neurondoctor.rules.error_explanation import explain_text
+
+    text = _read_input(source)
+    try:
+        signatures, op_support = load_error_signatures(), load_op_support()
+    except (OSError, ValueError) as error:
+        raise exit_codes.UserError(f"release data unusable: {error}", exit_codes.UNKNOWN) from error
+    explanation = explain_text(text, signatures, op_support)
+    if explanation is None:
+        if as_json:
+            sys.stdout.write(json.dumps({"category": None, "op": None, "variant": None, "ways_out": [],
+                                         "recognised": False}) + "\n")
+        else:
+            sys.stdout.write("Not recognised: no known Neuron error signature in this text. "
+                             "`neurondoctor bundle` collects the logs for a support case.\n")
+        return exit_codes.UNKNOWN
+    document = explanation.to_json()
+    sys.stdout.write(json.dumps(document) + "\n" if as_json else _explanation_text(document))
+    return exit_codes.OK

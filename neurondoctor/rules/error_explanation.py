@@ -1,0 +1,122 @@
+"""What a compiler, runtime or framework error text means and the ways out (issue 15 §4; pure, no I/O).
+
+The text is a log-neuron-cc.txt, a traceback pasted on stdin or a runtime log. It is matched against the error
+signatures of the release data (`manifests/error-signatures.json`, shared with the canary) in file order, the
+most specific first; compiler error codes (`NCC_EVRF001`) and "not supported" beside an `aten::` op name are the
+fallbacks. For an operator the ways out are the three a porting engineer has: rewrite it (the op table's rewrite,
+`manifests/op-support.json`), move it out of the compiled region so it runs on the CPU between compiled stages,
+or a newer neuronx-cc that supports it (only when the release data records one; otherwise it says so).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from neurondoctor.release_data.probe_data import ErrorSignatures
+
+_ATEN_OP = re.compile(r"\baten::([A-Za-z0-9_]+)")
+_HLO_INSTRUCTION = re.compile(r"%[\w.\-]+ = [^\s(]+(?:\{[^}]*\})? ([a-z][a-z0-9\-]*)\(")
+_NCC_CODE = re.compile(r"\bNCC_[A-Z]{4}\d{3}\b")
+_COMPILER_VERSION = re.compile(r"(?:NeuronX Compiler version |neuronx-cc[= ]=?)(\d+\.\d+\.\d+(?:\.\d+)?)")
+
+
+@dataclass(frozen=True)
+class Explanation:
+    category: str
+    why: str
+    matched: str  # the input line that was recognised
+    source: str
+    op: Optional[str] = None
+    variant: Optional[str] = None
+    compiler: Optional[str] = None  # the neuronx-cc version the text names
+    ways_out: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"category": self.category, "op": self.op, "variant": self.variant, "ways_out": list(self.ways_out),
+                "why": self.why, "matched": self.matched, "compiler": self.compiler, "source": self.source}
+
+
+def _line_with(text: str, needle: str) -> str:
+    return next((line.strip() for line in text.splitlines() if needle in line), needle)[:300]
+
+
+def _operator(text: str) -> Optional[str]:
+    """The op the text names: an `aten::` op, else the first unsupported HLO instruction (`hlo:dynamic-slice`)."""
+    aten = _ATEN_OP.search(text)
+    if aten:
+        return f"aten::{aten.group(1)}"
+    hlo = _HLO_INSTRUCTION.search(text)
+    return f"hlo:{hlo.group(1)}" if hlo else None
+
+
+def _variant(text: str, op: Optional[str]) -> Optional[str]:
+    """`bool mask` for a masked index or assignment, `accumulate=True` for `index_put_(…, accumulate=True)`, or
+    both (the op table keys variants apart: `aten::index_put (bool mask)`)."""
+    if op is None or not op.startswith("aten::"):
+        return None
+    parts = (["bool mask"] if re.search(r"\bbool\b|\bmask\b", text) else []) + (
+        ["accumulate=True"] if "accumulate=True" in text else [])
+    return ", ".join(parts) or None
+
+
+def _op_entry(op: Optional[str], variant: Optional[str], op_support: dict[str, dict[str, Any]]
+              ) -> Optional[dict[str, Any]]:
+    """The op table's entry: a variant's key, the op's own, or the op without its in-place `_`."""
+    if op is None:
+        return None
+    names = [op, op.rstrip("_")] if op.endswith("_") else [op]
+    parts = variant.split(", ") if variant else []
+    keys = [f"{name} ({part})" for name in names for part in parts] + names
+    return next((op_support[key] for key in keys if isinstance(op_support.get(key), dict)), None)
+
+
+def _operator_ways(op: str, entry: Optional[dict[str, Any]], compiler: Optional[str],
+                   fixes: list[dict[str, Any]]) -> list[str]:
+    rewrite = (f"replace it: {entry['rewrite']} ({entry.get('source', 'op-support.json')})"
+               if entry and entry.get("rewrite") else
+               f"replace {op} with operations the compiler lowers; `neurondoctor probe ops MODEL_SPEC` lists which ops "
+               "of your model are known to run on the device")
+    move = ("move it out of the compiled region so it runs on the CPU between compiled stages: with "
+            "torch_neuronx.trace, trace the parts before and after it as two models and call it on CPU tensors in "
+            "between; on the XLA training path, compute it on `.cpu()` tensors outside the step (each such move is a "
+            "device-to-host copy, so keep it out of the inner loop)")
+    fixed = [fix for fix in fixes if fix.get("op") == op]
+    if fixed:
+        newest = fixed[-1]
+        newer = (f"a newer neuronx-cc: {newest['compiler']} (Neuron {newest['release']}) adds it "
+                 f"({newest['source']})" + (f"; this log names {compiler}" if compiler else ""))
+    else:
+        newer = ("a newer neuronx-cc: the release data records no neuronx-cc release that adds " + op
+                 + (f" (this log names {compiler})" if compiler else "")
+                 + "; check release-notes/components/compiler.rst of the releases after yours")
+    return [rewrite, move, newer]
+
+
+def explain_text(text: str, signatures: ErrorSignatures, op_support: dict[str, dict[str, Any]],
+                 compiler_fixes: Optional[list[dict[str, Any]]] = None) -> Optional[Explanation]:
+    """The explanation of an error text, or None when nothing in it is recognised."""
+    compiler_match = _COMPILER_VERSION.search(text)
+    compiler = compiler_match.group(1) if compiler_match else None
+    op = _operator(text)
+    found = next((signature for signature in signatures.signatures if signature.pattern in text), None)
+    if found is not None:
+        category, why, matched, source = found.category, found.why, _line_with(text, found.pattern), found.source
+        ways = list(found.ways_out)
+    else:
+        codes = sorted(set(_NCC_CODE.findall(text)))
+        unsupported = set(codes) & signatures.compiler_unsupported_codes
+        if not unsupported and not (op and "not supported" in text.lower()):
+            return None
+        needle = sorted(unsupported)[0] if unsupported else "not supported"
+        category, why = "unsupported-op", "the compiler cannot lower an operator" + (
+            f" ({', '.join(codes)})" if codes else "")
+        matched = _line_with(text, needle) if unsupported else _line_with(text, op or "not supported")
+        source, ways = "compiler/error-codes (NCC_EVRF001, NCC_EUOC002)", []
+    variant = _variant(text, op) if category in ("unsupported-op", "cpu-fallback") else None
+    if category in ("unsupported-op", "cpu-fallback") and op:
+        ways = _operator_ways(op, _op_entry(op, variant, op_support), compiler, compiler_fixes or []) + ways
+    return Explanation(category=category, why=why, matched=matched, source=source,
+                       op=op if category in ("unsupported-op", "cpu-fallback") else None, variant=variant,
+                       compiler=compiler, ways_out=ways)

@@ -1,0 +1,168 @@
+"""`neurondoctor explain` on error texts as users pasted them into the Neuron issue trackers (issue 15 §4).
+
+Each text is an excerpt of the log in the named report (paths and timestamps as posted); each must come out in
+the right category with the next step a user would take. Exit 0 recognised, 3 not, 2 unreadable input.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, cli_env, run_cli
+
+REPORTS = {
+    # aws-neuron/aws-neuron-samples#64: SD 1.5 UNet on a too-small instance
+    "compiler-killed-f137": (
+        "2023-12-26T08:37:54Z ERROR 26199 [job.WalrusDriver.0]: Backend exited with code -9 and stderr: \n"
+        "2023-12-26T08:37:54Z INFO 26191 [root]: Subcommand returned with exitcode=-9\n"
+        "2023-12-26T08:37:54Z ERROR 26191 [neuronxcc.driver.CommandDriver]:  An Internal Compiler Error has occurred\n"
+        "2023-12-26T08:37:54Z USER 26191 [neuronxcc.driver.CommandDriver]: [F137] neuronx-cc was forcibly killed - "
+        "This most commonly occurs due to insufficient system memory. Using a smaller data type, dimensions, batch "
+        "size, or a larger instance type may help.\n",
+        "compile-failure", "more host memory"),
+    # aws-neuron/aws-neuron-sdk#706: OPT 1.3B traced with fp8 on trn1
+    "compiler-minus-9": (
+        "Traceback (most recent call last):\n  File \"eval_opt.py\", line 610, in <module>\n"
+        "    model = torch_neuronx.trace(model, example, compiler_args=['--auto-cast-type', 'fp8_e4m3'])\n"
+        "RuntimeError: neuronx-cc failed with -9\n",
+        "compile-failure", "more host memory"),
+    # aws-neuron/aws-neuron-sdk#679: F.one_hot on the XLA path
+    "hlo-unsupported": (
+        "RuntimeError: UNIMPLEMENTED: From /job:localservice/replica:0/task:0:\n2 root error(s) found.\n"
+        "  (0) UNIMPLEMENTED: \nThe following HLO instructions are not supported by neuronx-cc:\n"
+        "================================================================================\n\n"
+        "%dynamic-slice = f32[2,128,768] dynamic-slice(f32[2,256,768] %concatenate.61, s64[] %constant.955, "
+        "s64[] %constant.956, s64[] %constant.955), dynamic_slice_sizes={2,128,768}\n",
+        "unsupported-op", "move it out of the compiled region"),
+    # aws-neuron/aws-neuron-sdk#823: a NEFF from neuronx-cc 2.12 on an old runtime (inf2.xlarge)
+    "neff-version": (
+        "2024-Jan-19 05:03:34.343999 31898:32693 ERROR  NEFF:neff_parse                              NEFF version: "
+        "2.0, features: 0x100 are not supported.  Currently supporting: 0x80000000000000ff\n"
+        "2024-Jan-19 05:03:34.344048 31898:32693 ERROR  NMGR:kmgr_load_nn_post_metrics               Failed to load "
+        "NN: /tmp/tmpfbnn2xkk/hlo_module.neff, err: 10\n",
+        "runtime-compiler-mismatch", "aws-neuronx-runtime-lib"),
+    # aws-neuron/aws-neuron-sdk#1338: inf2 pods after a scale-down (torch-neuronx 2.9.0.2.13.26312)
+    "cores-busy": (
+        "2026-May-29 10:12:01.0412 118:118 ERROR  NRT:nrt_allocate_neuron_cores               NeuronCore(s) not "
+        "available - Requested:1 Available:0\n"
+        "RuntimeError: Neuron runtime cannot be initialized; cannot determine the number of available NeuronCores\n",
+        "cores-busy", "neuron-ls"),
+    # PyPI's placeholder (machine-notes.md): torch-neuronx installed without the Neuron repository
+    "wrong-package": (
+        "Traceback (most recent call last):\n  File \"<string>\", line 1, in <module>\n"
+        "  File \"/home/ubuntu/venv/lib/python3.10/site-packages/torch_neuronx/__init__.py\", line 1, in <module>\n"
+        "ImportError: WRONG PACKAGE. Please install the package from Neuron Repository - "
+        "pip.repos.neuron.amazonaws.com\n",
+        "wrong-pip-index", "pip.repos.neuron.amazonaws.com"),
+    # train-ts / neuron-facts.md §3.3: torch upgraded under torch-xla
+    "xlac-undefined-symbol": (
+        "  File \"/opt/aws_neuronx_venv_pytorch_2_9/lib/python3.10/site-packages/torch_xla/__init__.py\", line 20, "
+        "in <module>\n    import _XLAC\nImportError: /opt/aws_neuronx_venv_pytorch_2_9/lib/python3.10/site-packages/"
+        "_XLAC.cpython-310-x86_64-linux-gnu.so: undefined symbol: _ZN5torch8autograd12VariableInfoC1ERKN2at6TensorE\n",
+        "stock-torch-conflict", "torch torch-neuronx is built for"),
+    # aws-neuron/aws-neuron-sdk#1012: a loose libneuronxla pin
+    "xla-flags": (
+        "2024-11-12 18:03:55.000912: F external/xla/xla/parse_flags_from_env.cc:226] Unknown flags in XLA_FLAGS: "
+        "--xla_gpu_simplify_all_fp_conversions=false --xla_gpu_force_compilation_parallelism=8\n"
+        "Aborted (core dumped)\n",
+        "framework-pin-mismatch", "one release"),
+    # huggingface/optimum-neuron#619: tp_degree 4 on a trn1.32xlarge
+    "collectives-topology": (
+        "2024-Jun-02 04:05:36.428977   273:478   ERROR   NRT:nrt_load_collectives                    Unsupported "
+        "topology. Supported number of Neuron Cores is 1, 2, 8, 16 or a multiple of 32.  For other configurations, "
+        "such as multiples of 2, consider using inf2 instances\n",
+        "env-var-misconfig", "1, 2, 8, 16 or 32"),
+    # aws-neuron/aws-neuron-samples#96: Llama 3.1 8B at 16k on an inf2.24xlarge
+    "device-memory": (
+        "  File \"/opt/conda/lib/python3.10/site-packages/transformers_neuronx/compiler.py\", line 444, in load\n"
+        "    self.model.load()\nRuntimeError: nrt_load_collectives status=4 message=\"Allocation Failure\"\n",
+        "resource", "more NeuronCores"),
+    # aws-neuron/aws-neuron-sdk#1000: an internal compiler error in an NKI kernel
+    "internal-compiler-error": (
+        "[F134] neuronx-cc terminated abnormally - Please open a support ticket at "
+        "https://github.com/aws-neuron/aws-neuron-sdk/issues/new\nTraceback (most recent call last):\n",
+        "compile-failure", "newest neuronx-cc"),
+    # aws-neuron/aws-neuron-sdk#293: wav2vec2 on Inf1 (torch-neuron)
+    "inf1-ops-not-compiled": (
+        "INFO:Neuron:There are 5 ops of 4 different types in the TorchScript that are not compiled by neuron-cc: "
+        "aten::_weight_norm, aten::index_put, aten::bitwise_not, aten::cumsum, (For more information see "
+        "https://github.com/aws/aws-neuron-sdk/blob/master/release-notes/neuron-cc-ops/neuron-cc-ops-pytorch.md)\n",
+        "unsupported-op", "replace"),
+}
+
+
+def _explain(tmp_path: Path, text: str, *extra: str) -> tuple[int, dict[str, object]]:
+    log = tmp_path / "log-neuron-cc.txt"
+    log.write_text(text)
+    result = run_cli(["explain", str(log), "--json", *extra])
+    return result.returncode, json.loads(result.stdout)
+
+
+@pytest.mark.parametrize("name", sorted(REPORTS))
+def test_real_error_texts_get_their_category_and_next_step(tmp_path: Path, name: str) -> None:
+    text, category, next_step = REPORTS[name]
+    code, document = _explain(tmp_path, text)
+    assert code == 0 and document["category"] == category, document
+    assert any(next_step in way for way in document["ways_out"]), document["ways_out"]  # type: ignore[attr-defined]
+
+
+def test_an_operator_gets_the_three_ways_out(tmp_path: Path) -> None:
+    """A boolean-mask assignment that neuronx-cc could not lower: the op table's rewrite, moving it out of the
+    compiled region, and what the data says about a newer compiler (nothing recorded: it says so)."""
+    text = ("NeuronX Compiler version 2.21.33363.0+82129205\n"
+            "ERROR [NCC_EVRF001] Operator aten::index_put_ (bool mask, accumulate=False) is not supported\n")
+    code, document = _explain(tmp_path, text)
+    assert code == 0 and (document["category"], document["op"], document["variant"]) == (
+        "unsupported-op", "aten::index_put_", "bool mask")
+    ways = document["ways_out"]
+    assert len(ways) == 3 and ways[0].startswith("replace it: x = torch.where(mask, v, x)")  # type: ignore[index]
+    assert "runs on the CPU between compiled stages" in ways[1]  # type: ignore[index]
+    assert "records no neuronx-cc release that adds aten::index_put_ (this log names 2.21.33363.0)" in ways[2]  # type: ignore[index]
+    assert document["compiler"] == "2.21.33363.0"
+
+
+def test_text_output_from_stdin() -> None:
+    """A traceback pasted on stdin (no argument, or `-`)."""
+    for args in (["explain"], ["explain", "-"]):
+        done = subprocess.run([sys.executable, "-m", "neurondoctor", *args], input=REPORTS["cores-busy"][0].encode(),
+                              capture_output=True, env=cli_env(), cwd=str(REPO), timeout=60)
+        assert done.returncode == 0, done.stderr
+        shown = done.stdout.decode()
+        assert shown.startswith("What broke: cores-busy: another process holds the NeuronCores\n")
+        assert "Ways out:\n  1. find the process that holds the NeuronCores" in shown
+
+
+def test_unrecognised_unreadable_and_finding_ids(tmp_path: Path) -> None:
+    code, document = _explain(tmp_path, "Traceback (most recent call last):\nKeyError: 'labels'\n")
+    assert code == 3 and document == {"category": None, "op": None, "variant": None, "ways_out": [],
+                                      "recognised": False}
+    garbage = tmp_path / "binary.log"
+    garbage.write_bytes(b"\xff\xfe\x00 NeuronCore(s) not available \x80\n")
+    assert run_cli(["explain", str(garbage)]).returncode == 0
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    refused = run_cli(["explain", str(fifo)], timeout=30)
+    assert refused.returncode == 2 and refused.stderr.startswith("error: ") and "not a regular file" in refused.stderr
+    missing = run_cli(["explain", str(tmp_path / "none.txt")])
+    assert missing.returncode == 2 and len(missing.stderr.splitlines()) == 1
+    finding = run_cli(["explain", "ND-TORCH-001", "--json"])
+    assert finding.returncode == 0
+    assert json.loads(finding.stdout)["category"] == "stock-torch-conflict"
+    assert run_cli(["explain", "ND-NOPE-999"]).returncode == 3
+
+
+def test_a_long_log_is_read_from_its_end(tmp_path: Path) -> None:
+    """40 MiB of compiler progress before the error: the last 8 MiB are read, and the error is there."""
+    log = tmp_path / "log-neuron-cc.txt"
+    with log.open("w") as handle:
+        for _ in range(40 * 1024):
+            handle.write("2026-10-20T10:00:00Z INFO 1234 [root]: pass in progress ....." + "." * 960 + "\n")
+        handle.write(REPORTS["compiler-minus-9"][0])
+    result = run_cli(["explain", str(log), "--json"])
+    assert result.returncode == 0 and json.loads(result.stdout)["category"] == "compile-failure"
