@@ -91,3 +91,29 @@ def test_an_op_the_compiler_cannot_lower_is_an_error() -> None:
     finding = inventory.findings[0]
     assert (finding.id, finding.category, finding.severity) == ("ND-OP-002", "unsupported-op", "error")
     assert "forward ×2" in finding.title and finding.detail.startswith("Rewrite: ")
+
+
+def test_inputs_as_users_write_them(torch_cpu_venv: Path) -> None:
+    """A dict (`model(**batch)`), `(args, kwargs)` and one tensor (issue 15 §5)."""
+    for factory in ("build_dict", "build_args_kwargs", "build_tensor"):
+        code, stdout, stderr = probe(torch_cpu_venv, f"{MODELS / 'call_forms.py'}:{factory}", "--json")
+        assert code in (0, 1), (factory, stderr)
+        ops = {entry["op"] for entry in json.loads(stdout)["probe"]["ops"]}
+        assert {"aten::embedding", "aten::mean"} <= ops, (factory, ops)
+    _, stdout, _ = probe(torch_cpu_venv, f"{MODELS / 'call_forms.py'}:build_dict", "--json")
+    assert "aten::nll_loss_forward" in {entry["op"] for entry in json.loads(stdout)["probe"]["ops"]}
+
+
+def test_a_probe_that_cannot_run_still_prints_one_json_document(torch_cpu_venv: Path, tmp_path: Path) -> None:
+    code, stdout, stderr = probe(torch_cpu_venv, f"{MODELS / 'filtering_model.py'}:explode", "--json")
+    document = json.loads(stdout)
+    assert code == 2 and document["schema"] == "neurondoctor.probe-report/1" and document["kind"] == "ops"
+    assert document["health"]["state"] == "unknown" and document["findings"] == []
+    assert "the factory raised: RuntimeError: boom" in document["probe"]["message"]
+    assert stderr.startswith("error: ") and len(stdout.splitlines()) == 1
+    import subprocess
+
+    venv = tmp_path / "no-torch"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    code, stdout, _ = probe(venv, "builtin:mlp", "--json")
+    assert code == 4 and json.loads(stdout)["probe"]["status"] == "skipped"

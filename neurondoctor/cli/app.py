@@ -92,9 +92,21 @@ probe_app = typer.Typer(no_args_is_help=True, help="Probes that run in the targe
 app.add_typer(probe_app, name="probe")
 
 
-def _emit_probe(report: ProbeReport, as_json: bool, render_text: Callable[[ProbeReport], str]) -> None:
+def _emit_probe(kind: str, python: Optional[str], as_json: bool, run: Callable[[], ProbeReport],
+                render_text: Callable[[ProbeReport], str]) -> None:
+    """Run a probe and print its result; with --json a probe that could not run still prints one document (its
+    verdict unknown, its reason) and exits with the error's code, the one-line error going to stderr."""
     from neurondoctor.report.document import render_json
+    from neurondoctor.report.model import failed_probe_report
 
+    try:
+        report = run()
+    except exit_codes.UserError as error:
+        if not as_json:
+            raise
+        sys.stdout.write(render_json(failed_probe_report(kind, python or "", error.label, error.message)) + "\n")
+        sys.stderr.write(f"{error.label}: {error.message}\n")
+        raise typer.Exit(error.exit_code) from None
     sys.stdout.write(render_json(report) + "\n" if as_json else render_text(report))
     raise typer.Exit(report.exit_code())
 
@@ -115,9 +127,9 @@ def probe_ops(
     from neurondoctor.actions.probe.ops_command import ProbeOpsOptions, run_probe_ops
     from neurondoctor.report.probe_text import render_inventory_text
 
-    report = run_probe_ops(ProbeOpsOptions(model_spec=model_spec, python=python, mode=mode, timeout=timeout,
-                                           environ=dict(os.environ)))
-    _emit_probe(report, as_json, render_inventory_text)
+    _emit_probe("ops", python, as_json, lambda: run_probe_ops(ProbeOpsOptions(
+        model_spec=model_spec, python=python, mode=mode, timeout=timeout, environ=dict(os.environ))),
+                render_inventory_text)
 
 
 @probe_app.command("canary")
@@ -135,9 +147,9 @@ def probe_canary(
     from neurondoctor.actions.probe.canary_command import CanaryOptions, run_canary
     from neurondoctor.report.probe_text import render_canary_text
 
-    report = run_canary(CanaryOptions(python=python, root=root, cpu_backend=cpu_backend, runs=runs, timeout=timeout,
-                                      environ=dict(os.environ)))
-    _emit_probe(report, as_json, render_canary_text)
+    _emit_probe("canary", python, as_json, lambda: run_canary(CanaryOptions(
+        python=python, root=root, cpu_backend=cpu_backend, runs=runs, timeout=timeout, environ=dict(os.environ))),
+                render_canary_text)
 
 
 @app.command()

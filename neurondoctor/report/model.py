@@ -6,12 +6,13 @@ documents they become are written and read in `report/document.py`.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from neurondoctor import exit_codes
+from neurondoctor import __version__, exit_codes
 from neurondoctor.facts import Facts
-from neurondoctor.report.health import Health, health_exit_code
+from neurondoctor.report.health import STATE_UNKNOWN, Health, health_exit_code
 from neurondoctor.rules.finding import Finding
 
 STATUS_OK = "ok"
@@ -141,3 +142,12 @@ class ProbeReport:
 
     def exit_code(self) -> int:
         return health_exit_code(self.health)
+
+
+def failed_probe_report(kind: str, python: str, label: str, message: str) -> ProbeReport:
+    """The one `--json` document of a probe that could not give its result (bad model spec, the step raised, no
+    torch-xla): its verdict is unknown (never healthy), with the one-line reason the terminal shows on stderr."""
+    return ProbeReport(kind=kind, tool_version=__version__, generated_at=time.strftime("%Y-%m-%dT%H:%M:%SZ",
+                                                                                          time.gmtime()),
+                       python=python, findings=[], health=Health(STATE_UNKNOWN, [message]), duration_ms=0.0,
+                       details={"status": label, "message": message})

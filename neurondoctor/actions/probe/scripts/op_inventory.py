@@ -2,7 +2,8 @@
 
 Usage: python op_inventory.py MODEL_SPEC
 MODEL_SPEC is `path/to/file.py:factory`, `package.module:factory`, or `builtin:mlp|transformer|convnet`.
-`factory()` returns `(model, example_inputs)` or `(model, example_inputs, loss_fn)`. Prints exactly one JSON
+`factory()` returns `(model, example_inputs)` or `(model, example_inputs, loss_fn)`; the inputs are a tensor, a
+tuple, a dict (`model(**inputs)`) or `(args, kwargs)`. Prints exactly one JSON
 line: the ops with counts per phase (forward, backward, optimizer), or where and why it failed.
 Standard library and torch only; the doctor never imports torch itself.
 """
@@ -107,6 +108,19 @@ def _recorder():
     return Recorder()
 
 
+def _call_form(inputs):
+    """(args, kwargs) of a factory's example inputs, as users write them: a dict is keyword arguments
+    (`model(**batch)`, the Hugging Face form), a tuple or list positional ones, `(args, kwargs)` both, anything else
+    (one tensor) the one argument."""
+    if isinstance(inputs, dict):
+        return (), dict(inputs)
+    if isinstance(inputs, (tuple, list)):
+        if len(inputs) == 2 and isinstance(inputs[0], (tuple, list)) and isinstance(inputs[1], dict):
+            return tuple(inputs[0]), dict(inputs[1])
+        return tuple(inputs), {}
+    return (inputs,), {}
+
+
 def _loss(output):
     if isinstance(output, (tuple, list)):
         output = output[0]
@@ -123,7 +137,8 @@ def _step(model, inputs, loss_fn, optimizer, recorder):
     with context:
         if recorder is not None:
             recorder.phase = "forward"
-        output = model(*inputs)
+        args, kwargs = inputs
+        output = model(*args, **kwargs)
         loss = loss_fn(output) if loss_fn is not None else _loss(output)
         if loss.requires_grad:
             if recorder is not None:
@@ -174,10 +189,8 @@ def main(argv):
         return
     try:
         built = factory()
-        model, inputs = built[0], built[1]
+        model, inputs = built[0], _call_form(built[1])
         loss_fn = built[2] if len(built) > 2 else None
-        if not isinstance(inputs, (tuple, list)):
-            inputs = (inputs,)
     except BaseException as error:  # reported as the user's error
         _fail("factory", error)
         return

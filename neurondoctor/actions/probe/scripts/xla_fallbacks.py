@@ -13,7 +13,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from op_inventory import _emit, _fail, _load_factory, _loss
+from op_inventory import _call_form, _emit, _fail, _load_factory, _loss
 
 
 def _move(value, device):
@@ -21,6 +21,8 @@ def _move(value, device):
         return value.to(device)
     if isinstance(value, (tuple, list)):
         return type(value)(_move(item, device) for item in value)
+    if isinstance(value, dict):
+        return {key: _move(item, device) for key, item in value.items()}
     return value
 
 
@@ -61,12 +63,12 @@ def main(argv):
     try:
         device = torch_xla.device() if hasattr(torch_xla, "device") else xm.xla_device()
         model = built[0].to(device)
-        inputs = _move(tuple(built[1]) if isinstance(built[1], (tuple, list)) else (built[1],), device)
+        args, kwargs = _move(_call_form(built[1]), device)
         loss_fn = built[2] if len(built) > 2 else None
         parameters = [parameter for parameter in model.parameters() if parameter.requires_grad]
         optimizer = torch.optim.AdamW(parameters, lr=1e-3) if parameters else None
         met.clear_all()
-        output = model(*inputs)
+        output = model(*args, **kwargs)
         loss = loss_fn(output) if loss_fn is not None else _loss(output)
         _sync(torch_xla, xm)
         phases["forward"] = _read_counters(met)
