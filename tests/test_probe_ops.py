@@ -37,7 +37,7 @@ def test_mask_indexing_nonzero_and_unique_are_flagged_and_einsum_is_not(torch_cp
 def test_rewritten_model_has_no_fallbacks(torch_cpu_venv: Path) -> None:
     code, stdout, _ = probe(torch_cpu_venv, f"{MODELS / 'filtering_model.py'}:build_rewritten", "--json")
     report = json.loads(stdout)
-    assert [finding["id"] for finding in report["findings"] if finding["id"] != "ND-OP-003"] == []
+    assert report["findings"] == []  # no fallback, and the optimizer's CPU step counters are no sync
     assert code == 0
 
 
@@ -117,3 +117,34 @@ def test_a_probe_that_cannot_run_still_prints_one_json_document(torch_cpu_venv: 
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     code, stdout, _ = probe(venv, "builtin:mlp", "--json")
     assert code == 4 and json.loads(stdout)["probe"]["status"] == "skipped"
+
+
+def _line(marker: str) -> int:
+    lines = (MODELS / "porting_patterns.py").read_text().splitlines()
+    return next(number for number, line in enumerate(lines, start=1) if f"# {marker}" in line)
+
+
+def test_branches_and_item_in_forward_are_host_syncs_at_the_users_lines(torch_cpu_venv: Path) -> None:
+    code, stdout, stderr = probe(torch_cpu_venv, f"{MODELS / 'porting_patterns.py'}:build_branching", "--json")
+    assert code == 0, stderr
+    syncs = [finding for finding in json.loads(stdout)["findings"] if finding["id"] == "ND-OP-003"]
+    assert len(syncs) == 1 and (syncs[0]["category"], syncs[0]["severity"]) == ("host-sync", "warning")
+    title = syncs[0]["title"]
+    assert f"porting_patterns.py:{_line('BRANCH')} (forward)" in title, title
+    assert f"porting_patterns.py:{_line('ITEM')} (forward)" in title, title
+    assert "optimizer" not in title  # AdamW's step counters live on the CPU: no device sync
+
+
+def test_optimizer_step_counters_are_not_a_sync(torch_cpu_venv: Path) -> None:
+    for spec in ("builtin:transformer", f"{MODELS / 'filtering_model.py'}:build_rewritten"):
+        _, stdout, _ = probe(torch_cpu_venv, spec, "--json")
+        assert not [finding for finding in json.loads(stdout)["findings"] if finding["id"] == "ND-OP-003"], spec
+
+
+def test_a_sparse_product_is_unsupported(torch_cpu_venv: Path) -> None:
+    code, stdout, _ = probe(torch_cpu_venv, f"{MODELS / 'porting_patterns.py'}:build_sparse", "--json")
+    report = json.loads(stdout)
+    sparse = [finding for finding in report["findings"] if finding["evidence"]["op"].endswith(" (sparse)")]
+    assert sparse and all((finding["id"], finding["category"]) == ("ND-OP-002", "unsupported-op")
+                          for finding in sparse), [finding["title"] for finding in report["findings"]]
+    assert "pytorch/xla#6853" in sparse[0]["evidence"]["source"] and code == 1

@@ -1,7 +1,8 @@
 """Classifies the ops a probe recorded against the op-support data (pure: the probe's op list in, findings out).
 
-cpu-fallback ops are warnings with their rewrite; unsupported ops are errors; `.item()` syncs are info; ops the
-data file does not list are reported as unknown, never as fine.
+cpu-fallback ops are warnings with their rewrite; unsupported ops are errors; `.item()`/`bool()` syncs of the
+model's forward and backward are host-sync warnings with the user's lines (optimizer step counters on the CPU are
+left out by the probe); ops the data file does not list are reported as unknown, never as fine.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any
 
 from neurondoctor.rules.check import Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext
-from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_INFO, SEVERITY_WARNING, Finding
+from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 
 
 @dataclass
@@ -37,8 +38,22 @@ _BY_STATUS = {
     "cpu-fallback": ("ND-OP-001", SEVERITY_WARNING, "cpu-fallback",
                      "runs on the CPU on the Neuron XLA path: a device-to-host copy and a graph break"),
     "unsupported": ("ND-OP-002", SEVERITY_ERROR, "unsupported-op", "neuronx-cc cannot lower it: compilation fails"),
-    "sync": ("ND-OP-003", SEVERITY_INFO, "cpu-fallback", "forces a device-to-host sync (not a missing lowering)"),
+    "sync": ("ND-OP-003", SEVERITY_WARNING, "host-sync",
+             "forces a device-to-host sync every step (a graph break on the XLA path, not a missing lowering)"),
 }
+
+
+SPARSE_KEY = "* (sparse)"  # op-support.json's entry for any op on a sparse tensor
+
+
+def _sites(entry: dict[str, Any]) -> str:
+    """` at model.py:42 (forward ×2), model.py:57 (backward)`: the user's lines a sync comes from."""
+    sites = [site for site in entry.get("sites", []) if isinstance(site, dict) and site.get("where")]
+    if not sites:
+        return ""
+    shown = [f"{site['where']} ({site.get('phase')}" + (f" ×{site['count']}" if int(site.get("count", 1)) > 1
+                                                        else "") + ")" for site in sites[:4]]
+    return " at " + ", ".join(shown) + (f" (+{len(sites) - 4})" if len(sites) > 4 else "")
 
 
 def _phases(phases: dict[str, int]) -> str:
@@ -52,7 +67,7 @@ def classify(ops: list[dict[str, Any]], support: dict[str, dict[str, Any]], mode
     inventory = Inventory()
     for entry in ops:
         name = str(entry.get("op"))
-        known = dict(support.get(name, {}))
+        known = dict(support.get(name) or (support.get(SPARSE_KEY, {}) if name.endswith(" (sparse)") else {}))
         if measured and known.get("status") != "sync":
             known["status"] = "cpu-fallback"
         verdict = OpVerdict(name, int(entry.get("count", 0)), dict(entry.get("phases", {})),
@@ -65,10 +80,10 @@ def classify(ops: list[dict[str, Any]], support: dict[str, dict[str, Any]], mode
             id=finding_id,
             category=category,
             severity=severity,
-            title=f"{name} ({known.get('what', name)}) {consequence} — {_phases(verdict.phases)}",
+            title=f"{name} ({known.get('what', name)}) {consequence} — {_phases(verdict.phases)}{_sites(entry)}",
             detail=f"Rewrite: {verdict.rewrite}" if verdict.rewrite else "",
             evidence={"model": model, "op": name, "count": verdict.count, "phases": verdict.phases,
-                      "source": known.get("source", "")},
+                      "sites": entry.get("sites", []), "source": known.get("source", "")},
             fix=[],
         ))
     return inventory

@@ -19,6 +19,9 @@ import traceback
 PHASES = ("forward", "backward", "optimizer")
 
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
 def _emit(document):
     sys.stdout.write(json.dumps(document) + "\n")
     sys.stdout.flush()
@@ -74,6 +77,27 @@ def _load_factory(spec):
     return factory
 
 
+def _source_file(thing):
+    try:
+        import inspect
+
+        return inspect.getsourcefile(thing)
+    except (TypeError, OSError):
+        return None
+
+
+def _sparse(values):
+    """Whether a tensor among these (one level into lists and tuples) has a sparse layout (COO, CSR, …)."""
+    import torch
+
+    for value in values:
+        items = value if isinstance(value, (list, tuple)) else (value,)
+        for item in items:
+            if isinstance(item, torch.Tensor) and item.layout != torch.strided:
+                return True
+    return False
+
+
 def _bool_index(args):
     """Whether an index/index_put call uses a boolean mask (data-dependent shape: falls back on XLA)."""
     import torch
@@ -86,7 +110,25 @@ def _bool_index(args):
     return False
 
 
-def _recorder():
+SYNC_OP = "aten::_local_scalar_dense"  # `.item()`, `bool(t)`, `if t > 0:`: the value goes to Python
+
+
+def _user_line(user_files):
+    """`model.py:42` of the innermost frame in the user's own source (the model's and the factory's files), else
+    the innermost frame outside torch and this probe; None when there is none."""
+    frames = traceback.extract_stack()[:-3]
+    for frame in reversed(frames):
+        if os.path.abspath(frame.filename) in user_files:
+            return "%s:%s" % (os.path.basename(frame.filename), frame.lineno)
+    for frame in reversed(frames):
+        name = frame.filename
+        if ("torch" + os.sep) in name or name.startswith("<") or os.path.dirname(os.path.abspath(name)) == HERE:
+            continue
+        return "%s:%s" % (os.path.basename(name), frame.lineno)
+    return None
+
+
+def _recorder(user_files=frozenset()):
     from torch.utils._python_dispatch import TorchDispatchMode
 
     class Recorder(TorchDispatchMode):
@@ -94,6 +136,8 @@ def _recorder():
             super().__init__()
             self.phase = "forward"
             self.counts = {}
+            self.sync_sites = {}  # (phase, "file:line") -> count
+            self.sync_tensors = []  # (phase, id of the tensor read, site): optimizer state is dropped later
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             name = func._schema.name
@@ -101,9 +145,29 @@ def _recorder():
                 return func(*args, **(kwargs or {}))
             if name in ("aten::index", "aten::index_put", "aten::index_put_") and _bool_index(args):
                 name = name.rstrip("_") + " (bool mask)"
+            result = func(*args, **(kwargs or {}))
+            if _sparse(args) or _sparse((result,)):
+                name += " (sparse)"
+            if name == SYNC_OP:
+                self.sync_tensors.append((self.phase, id(args[0]) if args else None, _user_line(user_files)))
             key = (name, self.phase)
             self.counts[key] = self.counts.get(key, 0) + 1
-            return func(*args, **(kwargs or {}))
+            return result
+
+        def drop_optimizer_state(self, optimizer):
+            """AdamW's step counters are CPU tensors read with `.item()` inside `step()` (capturable=False): no
+            device sync, so they are not reported."""
+            state = set()
+            for entry in (optimizer.state.values() if optimizer is not None else ()):
+                state.update(id(value) for value in entry.values() if hasattr(value, "dim") and value.dim() == 0)
+            for phase, tensor, site in self.sync_tensors:
+                if phase == "optimizer" and tensor in state:
+                    key = (SYNC_OP, phase)
+                    self.counts[key] -= 1
+                    if not self.counts[key]:
+                        del self.counts[key]
+                elif site:
+                    self.sync_sites[(phase, site)] = self.sync_sites.get((phase, site), 0) + 1
 
     return Recorder()
 
@@ -194,7 +258,8 @@ def main(argv):
     except BaseException as error:  # reported as the user's error
         _fail("factory", error)
         return
-    recorder = _recorder()
+    user_files = {os.path.abspath(path) for path in (_source_file(factory), _source_file(type(model))) if path}
+    recorder = _recorder(frozenset(user_files))
     started = time.perf_counter()
     try:
         parameters = [parameter for parameter in model.parameters() if parameter.requires_grad]
@@ -205,6 +270,7 @@ def main(argv):
                    "recorded_s": recorded, "repeats": repeats})
             return
         _step(model, inputs, loss_fn, optimizer, recorder)
+        recorder.drop_optimizer_state(optimizer)
     except BaseException as error:  # reported as the user's error
         _fail("step", error)
         return
@@ -213,6 +279,9 @@ def main(argv):
         entry = ops.setdefault(name, {"op": name, "count": 0, "phases": {}})
         entry["count"] += count
         entry["phases"][phase] = entry["phases"].get(phase, 0) + count
+    if SYNC_OP in ops:
+        ops[SYNC_OP]["sites"] = [{"phase": phase, "where": where, "count": count}
+                                 for (phase, where), count in sorted(recorder.sync_sites.items())]
     _emit({"schema": "neurondoctor.probe/1", "status": "ok", "mode": "inventory", "torch": torch.__version__,
            "model": argv[1], "duration_s": round(time.perf_counter() - started, 4),
            "ops": sorted(ops.values(), key=lambda entry: entry["op"])})
