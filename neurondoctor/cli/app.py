@@ -132,6 +132,24 @@ def probe_ops(
                 render_inventory_text)
 
 
+@probe_app.command("shapes")
+def probe_shapes(
+    model_spec: str = typer.Argument(..., help="file.py:factory or module:factory; a 4th item of what the factory "
+                                              "returns lists the inputs to try"),
+    python: Optional[str] = typer.Option(None, "--python", help="Target interpreter with torch-xla."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout."),
+    timeout: float = typer.Option(600.0, "--timeout", help="Seconds before the model steps are stopped."),
+) -> None:
+    """Count the graphs a training step compiles as batch and sequence length vary; suggest buckets."""
+    import os
+
+    from neurondoctor.actions.probe.shapes_command import ProbeShapesOptions, run_probe_shapes
+    from neurondoctor.report.probe_text import render_shapes_text
+
+    _emit_probe("shapes", python, as_json, lambda: run_probe_shapes(ProbeShapesOptions(
+        model_spec=model_spec, python=python, timeout=timeout, environ=dict(os.environ))), render_shapes_text)
+
+
 @probe_app.command("canary")
 def probe_canary(
     python: Optional[str] = typer.Option(None, "--python", help="Target interpreter (default: the active venv)."),

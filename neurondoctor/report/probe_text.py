@@ -53,3 +53,19 @@ def render_canary_text(report: ProbeReport) -> str:
             lines.append(f"    {finding.detail}")
         lines += [f"    Fix: {command}" for command in finding.fix]
     return "\n".join(lines) + "\n"
+
+
+def render_shapes_text(report: ProbeReport) -> str:
+    probe = report.details
+    lines = [f"neurondoctor {report.tool_version} · probe shapes {probe.get('model')} · torch-xla "
+             f"{probe.get('torch_xla')} (PJRT_DEVICE={probe.get('pjrt_device')}, {report.python})", ""]
+    for run in probe.get("shapes", []):
+        shown = ", ".join(f"{name} {'x'.join(map(str, shape))}" for name, shape in run.get("shapes", {}).items())
+        lines.append(f"  {run.get('variant'):<9} {shown}: {run.get('graphs')} graph(s), step {run.get('step_s')} s "
+                     f"(compiles: warm-up {run.get('warmup_compiles')}, measured {run.get('measured_compiles')})")
+    lines += ["", f"{probe.get('graphs')} graph(s) in all"]
+    for finding in report.findings:
+        lines.append(f"{_MARKS[finding.severity]} {finding.id} {finding.title}")
+        if finding.detail:
+            lines.append(f"    {finding.detail}")
+    return "\n".join(lines) + "\n"

@@ -18,6 +18,7 @@ from neurondoctor.rules import (
     pip_index_rules,
     release_rules,
     runtime_rules,
+    shape_rules,
     stock_torch_rules,
     venv_health_rules,
 )
@@ -36,7 +37,7 @@ CHECKS: tuple[Check, ...] = (
     pip_index_rules.CHECK,
 )
 # The probes' areas: their findings are listed and explained like the others, but `check` does not run them.
-PROBE_CHECKS: tuple[Check, ...] = (op_rules.CHECK, canary_rules.CHECK)
+PROBE_CHECKS: tuple[Check, ...] = (op_rules.CHECK, canary_rules.CHECK, shape_rules.CHECK)
 CHECK_IDS = frozenset(check.id for check in CHECKS)
 
 

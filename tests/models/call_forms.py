@@ -44,3 +44,19 @@ def build_args_kwargs() -> tuple[nn.Module, tuple[tuple[Any, ...], dict[str, Any
 
 def build_tensor() -> tuple[nn.Module, torch.Tensor]:
     return TinyClassifier(), _batch()["input_ids"]
+
+
+# `probe shapes`: the same classifier called with two sequence lengths, with one fixed shape, and with no list
+def _sized(length: int) -> dict[str, torch.Tensor]:
+    torch.manual_seed(length)
+    return {"input_ids": torch.randint(0, 32, (2, length)), "attention_mask": torch.ones(2, length),
+            "labels": torch.tensor([0, 2])}
+
+
+def two_lengths() -> tuple[nn.Module, dict[str, torch.Tensor], None, list[dict[str, torch.Tensor]]]:
+    """What a text model sees from an unpadded data loader: sequences of 8 and 13 tokens."""
+    return TinyClassifier(), _sized(8), None, [_sized(8), _sized(13)]
+
+
+def fixed_shape() -> tuple[nn.Module, dict[str, torch.Tensor], None, list[dict[str, torch.Tensor]]]:
+    return TinyClassifier(), _sized(16), None, [_sized(16)]

@@ -42,7 +42,7 @@ class ProbeOpsOptions:
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
 
 
-def _raise_for_outcome(outcome: ProbeOutcome, spec: str) -> dict[str, Any]:
+def raise_for_outcome(outcome: ProbeOutcome, spec: str) -> dict[str, Any]:
     """The probe's document when it holds an inventory; raises the matching UserError otherwise."""
     if outcome.timed_out:
         raise exit_codes.UserError(f"{spec}: the model step {outcome.failure}")
@@ -89,7 +89,7 @@ def run_probe_ops(options: ProbeOpsOptions) -> ProbeReport:
         environment["PJRT_DEVICE"] = pjrt_device(options.environ)
     outcome = run_probe(interpreter, SCRIPTS_BY_MODE[options.mode], [options.model_spec], timeout=options.timeout,
                         env=environment)
-    document = _raise_for_outcome(outcome, options.model_spec)
+    document = raise_for_outcome(outcome, options.model_spec)
     inventory = classify(list(document.get("ops", [])), support, options.model_spec,
                          measured=options.mode == "xla")
     details: dict[str, Any] = {

@@ -35,7 +35,7 @@ def _sync(torch_xla, xm):
     if hasattr(torch_xla, "sync"):
         torch_xla.sync()
     else:
-        _sync(torch_xla, xm)
+        xm.mark_step()
 
 
 def main(argv):
