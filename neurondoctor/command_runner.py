@@ -12,7 +12,7 @@ import selectors
 import signal
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Optional
 
@@ -133,23 +133,25 @@ def _raise_pending() -> None:
 
 def run_command(argv: Sequence[str], timeout: float = DEFAULT_TIMEOUT,
                 env: Optional[Mapping[str, str]] = None, cwd: Optional[str] = None,
-                output_limit: int = OUTPUT_LIMIT) -> CommandResult:
+                output_limit: int = OUTPUT_LIMIT,
+                on_stderr_line: Optional[Callable[[str], None]] = None) -> CommandResult:
     """Run argv (never through a shell) in its own process group, reading its output with a deadline.
 
     The deadline holds whatever the command does: a hang, a grandchild that calls `setsid` and keeps stdout
-    open, endless output. At the deadline everything still attached to the command is killed.
+    open, endless output. At the deadline everything still attached to the command is killed. `on_stderr_line`
+    sees each complete stderr line as it arrives (a probe's progress), besides its capture.
     """
     global _running
     _running += 1
     try:
-        return _run(argv, timeout, env, cwd, output_limit)
+        return _run(argv, timeout, env, cwd, output_limit, on_stderr_line)
     finally:
         _running -= 1
         _raise_pending()
 
 
 def _run(argv: Sequence[str], timeout: float, env: Optional[Mapping[str, str]], cwd: Optional[str],
-         output_limit: int) -> CommandResult:
+         output_limit: int, on_stderr_line: Optional[Callable[[str], None]] = None) -> CommandResult:
     started = time.monotonic()
     deadline = started + timeout
     try:
@@ -165,6 +167,7 @@ def _run(argv: Sequence[str], timeout: float, env: Optional[Mapping[str, str]], 
     captures = {stdout.fileno(): _Capture(output_limit), stderr.fileno(): _Capture(output_limit)}
     inodes = [os.fstat(descriptor).st_ino for descriptor in captures]
     timed_out = False
+    pending = b""
     try:
         with selectors.DefaultSelector() as selector:
             for descriptor in captures:
@@ -187,6 +190,8 @@ def _run(argv: Sequence[str], timeout: float, env: Optional[Mapping[str, str]], 
                         continue
                     if chunk:
                         captures[key.fd].add(chunk)
+                        if on_stderr_line is not None and key.fd == stderr.fileno():
+                            pending = _lines(pending + chunk, on_stderr_line)
                     else:
                         selector.unregister(key.fd)
             still_open = bool(selector.get_map())
@@ -209,6 +214,14 @@ def _run(argv: Sequence[str], timeout: float, env: Optional[Mapping[str, str]], 
     return CommandResult(tuple(argv), None if timed_out else process.returncode, _decode(bytes(out.data)),
                          _decode(bytes(err.data)), time.monotonic() - started, timed_out=timed_out,
                          truncated=bool(out.dropped or err.dropped))
+
+
+def _lines(data: bytes, on_line: Callable[[str], None]) -> bytes:
+    """Hands each complete line of `data` to `on_line`; returns the incomplete rest (at most 64 KiB of it)."""
+    *complete, rest = data.split(b"\n")
+    for line in complete:
+        on_line(_decode(line))
+    return rest[-(1 << 16):]
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:

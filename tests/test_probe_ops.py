@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -53,7 +54,7 @@ def test_syntax_error_is_reported_with_file_and_line(torch_cpu_venv: Path, tmp_p
     broken.write_text("import torch\n\ndef build(:\n    return None\n")
     code, stdout, stderr = probe(torch_cpu_venv, f"{broken}:build")
     assert code == 2 and stdout == ""
-    assert stderr.startswith("error: ") and "could not load the model: SyntaxError" in stderr
+    assert stderr.splitlines()[-1].startswith("error: ") and "could not load the model: SyntaxError" in stderr
     assert "broken_syntax.py:3" in stderr and "Traceback" not in stderr
 
 
@@ -74,7 +75,7 @@ def test_environment_without_torch_is_skipped(tmp_path: Path) -> None:
     venv = tmp_path / "no-torch"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     code, _, stderr = probe(venv, "builtin:mlp")
-    assert code == 4 and stderr.startswith("skipped: torch is not importable here")
+    assert code == 4 and stderr.splitlines()[-1].startswith("skipped: torch is not importable here")
 
 
 def test_missing_factory_and_bad_spec(torch_cpu_venv: Path) -> None:
@@ -110,7 +111,7 @@ def test_a_probe_that_cannot_run_still_prints_one_json_document(torch_cpu_venv: 
     assert code == 2 and document["schema"] == "neurondoctor.probe-report/1" and document["kind"] == "ops"
     assert document["health"]["state"] == "unknown" and document["findings"] == []
     assert "the factory raised: RuntimeError: boom" in document["probe"]["message"]
-    assert stderr.startswith("error: ") and len(stdout.splitlines()) == 1
+    assert stderr.splitlines()[-1].startswith("error: ") and len(stdout.splitlines()) == 1
     import subprocess
 
     venv = tmp_path / "no-torch"
@@ -148,3 +149,12 @@ def test_a_sparse_product_is_unsupported(torch_cpu_venv: Path) -> None:
     assert sparse and all((finding["id"], finding["category"]) == ("ND-OP-002", "unsupported-op")
                           for finding in sparse), [finding["title"] for finding in report["findings"]]
     assert "pytorch/xla#6853" in sparse[0]["evidence"]["source"] and code == 1
+
+
+def test_the_probe_says_what_it_is_doing(torch_cpu_venv: Path) -> None:
+    """Plain timestamped lines on stderr when it is not a terminal (issue 15 §6), stdout untouched."""
+    code, stdout, stderr = probe(torch_cpu_venv, "builtin:mlp", "--json")
+    steps = [line.split("] ", 1)[1] for line in stderr.splitlines() if re.match(r"^\[\d\d:\d\d:\d\d\] ", line)]
+    assert steps[:4] == ["importing torch", "loading builtin:mlp", "building the model",
+                         "recording the ops of one training step"], stderr
+    assert steps[-1].startswith("done in ") and code == 0 and json.loads(stdout)["kind"] == "ops"

@@ -92,21 +92,28 @@ probe_app = typer.Typer(no_args_is_help=True, help="Probes that run in the targe
 app.add_typer(probe_app, name="probe")
 
 
-def _emit_probe(kind: str, python: Optional[str], as_json: bool, run: Callable[[], ProbeReport],
+def _emit_probe(kind: str, python: Optional[str], as_json: bool, run: Callable[[Callable[[str], None]], ProbeReport],
                 render_text: Callable[[ProbeReport], str]) -> None:
     """Run a probe and print its result; with --json a probe that could not run still prints one document (its
     verdict unknown, its reason) and exits with the error's code, the one-line error going to stderr."""
+    from neurondoctor.cli.progress import progress_for_stderr
     from neurondoctor.report.document import render_json
     from neurondoctor.report.model import failed_probe_report
 
+    shown = progress_for_stderr()
     try:
-        report = run()
+        report = run(shown.step)
     except exit_codes.UserError as error:
+        shown.close()
         if not as_json:
             raise
         sys.stdout.write(render_json(failed_probe_report(kind, python or "", error.label, error.message)) + "\n")
         sys.stderr.write(f"{error.label}: {error.message}\n")
         raise typer.Exit(error.exit_code) from None
+    except BaseException:
+        shown.close()
+        raise
+    shown.close()
     sys.stdout.write(render_json(report) + "\n" if as_json else render_text(report))
     raise typer.Exit(report.exit_code())
 
@@ -127,8 +134,9 @@ def probe_ops(
     from neurondoctor.actions.probe.ops_command import ProbeOpsOptions, run_probe_ops
     from neurondoctor.report.probe_text import render_inventory_text
 
-    _emit_probe("ops", python, as_json, lambda: run_probe_ops(ProbeOpsOptions(
-        model_spec=model_spec, python=python, mode=mode, timeout=timeout, environ=dict(os.environ))),
+    _emit_probe("ops", python, as_json, lambda progress: run_probe_ops(ProbeOpsOptions(
+        model_spec=model_spec, python=python, mode=mode, timeout=timeout, environ=dict(os.environ),
+        progress=progress)),
                 render_inventory_text)
 
 
@@ -146,8 +154,9 @@ def probe_shapes(
     from neurondoctor.actions.probe.shapes_command import ProbeShapesOptions, run_probe_shapes
     from neurondoctor.report.probe_text import render_shapes_text
 
-    _emit_probe("shapes", python, as_json, lambda: run_probe_shapes(ProbeShapesOptions(
-        model_spec=model_spec, python=python, timeout=timeout, environ=dict(os.environ))), render_shapes_text)
+    _emit_probe("shapes", python, as_json, lambda progress: run_probe_shapes(ProbeShapesOptions(
+        model_spec=model_spec, python=python, timeout=timeout, environ=dict(os.environ), progress=progress)),
+                render_shapes_text)
 
 
 @probe_app.command("canary")
@@ -165,8 +174,9 @@ def probe_canary(
     from neurondoctor.actions.probe.canary_command import CanaryOptions, run_canary
     from neurondoctor.report.probe_text import render_canary_text
 
-    _emit_probe("canary", python, as_json, lambda: run_canary(CanaryOptions(
-        python=python, root=root, cpu_backend=cpu_backend, runs=runs, timeout=timeout, environ=dict(os.environ))),
+    _emit_probe("canary", python, as_json, lambda progress: run_canary(CanaryOptions(
+        python=python, root=root, cpu_backend=cpu_backend, runs=runs, timeout=timeout, environ=dict(os.environ),
+        progress=progress)),
                 render_canary_text)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -33,6 +33,7 @@ class CanaryOptions:
     runs: int = 100
     timeout: float = 1800.0
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    progress: Optional[Callable[[str], None]] = None  # what the probe is doing, for the person waiting
 
 
 def run_canary(options: CanaryOptions) -> ProbeReport:
@@ -48,7 +49,7 @@ def run_canary(options: CanaryOptions) -> ProbeReport:
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="neurondoctor-canary-") as workdir:
         outcome = run_probe(interpreter, "canary.py", [*arguments, "--workdir", workdir], timeout=options.timeout,
-                            env=dict(options.environ))
+                            env=dict(options.environ), progress=options.progress)
     document = probe_document(outcome, "the canary")
     if document.get("status") == "error":
         findings = failure_findings(document, interpreter, signatures)

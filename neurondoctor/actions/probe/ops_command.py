@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -40,6 +40,7 @@ class ProbeOpsOptions:
     mode: str = "inventory"
     timeout: float = DEFAULT_TIMEOUT
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    progress: Optional[Callable[[str], None]] = None  # what the probe is doing, for the person waiting
 
 
 def raise_for_outcome(outcome: ProbeOutcome, spec: str) -> dict[str, Any]:
@@ -88,7 +89,7 @@ def run_probe_ops(options: ProbeOpsOptions) -> ProbeReport:
     if options.mode == "xla":
         environment["PJRT_DEVICE"] = pjrt_device(options.environ)
     outcome = run_probe(interpreter, SCRIPTS_BY_MODE[options.mode], [options.model_spec], timeout=options.timeout,
-                        env=environment)
+                        env=environment, progress=options.progress)
     document = raise_for_outcome(outcome, options.model_spec)
     inventory = classify(list(document.get("ops", [])), support, options.model_spec,
                          measured=options.mode == "xla")
@@ -100,7 +101,7 @@ def run_probe_ops(options: ProbeOpsOptions) -> ProbeReport:
         "unknown": [verdict.op for verdict in inventory.by_status("unknown")]}
     if options.mode == "xla":
         predicted = run_probe(interpreter, SCRIPTS_BY_MODE["inventory"], [options.model_spec],
-                              timeout=options.timeout)
+                              progress=options.progress, timeout=options.timeout)
         details["comparison"] = compare_with_inventory(predicted, inventory, support)
     return ProbeReport(kind="ops", tool_version=__version__,
                        generated_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), python=interpreter,

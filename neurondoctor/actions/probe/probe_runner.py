@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -28,11 +28,22 @@ class ProbeOutcome:
     duration_s: float
 
 
+PROGRESS_PREFIX = "neurondoctor-progress: "  # a probe script's stderr line saying what it is doing
+
+
 def run_probe(python: str, script: str, arguments: list[str], timeout: float,
-              cwd: Optional[str] = None, env: Optional[dict[str, str]] = None) -> ProbeOutcome:
-    """`python SCRIPT ARGS` (not `-I`: the user's model module must import as in their own runs)."""
+              cwd: Optional[str] = None, env: Optional[dict[str, str]] = None,
+              progress: Optional[Callable[[str], None]] = None) -> ProbeOutcome:
+    """`python SCRIPT ARGS` (not `-I`: the user's model module must import as in their own runs); the script's
+    progress lines go to `progress` as they come (importing torch, building the model, recording the step)."""
+
+    def on_line(line: str) -> None:
+        if progress is not None and line.startswith(PROGRESS_PREFIX):
+            progress(line[len(PROGRESS_PREFIX):].strip())
+
     result = run_command([python, str(SCRIPTS / script), *arguments], timeout=timeout,
-                         env=env if env is not None else dict(os.environ), cwd=cwd)
+                         env=env if env is not None else dict(os.environ), cwd=cwd,
+                         on_stderr_line=on_line if progress is not None else None)
     if result.timed_out:
         return ProbeOutcome(None, f"did not finish within {timeout:g} s and was stopped", True, result.duration_s)
     for line in reversed(result.stdout.strip().splitlines()):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -26,13 +26,14 @@ class ProbeShapesOptions:
     python: Optional[str] = None
     timeout: float = DEFAULT_TIMEOUT
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    progress: Optional[Callable[[str], None]] = None  # what the probe is doing, for the person waiting
 
 
 def run_probe_shapes(options: ProbeShapesOptions) -> ProbeReport:
     interpreter = options.python or default_python(options.environ)
     environment = {**options.environ, "PJRT_DEVICE": pjrt_device(options.environ)}
     outcome = run_probe(interpreter, "xla_shapes.py", [options.model_spec], timeout=options.timeout,
-                        env=environment)
+                        env=environment, progress=options.progress)
     document = raise_for_outcome(outcome, options.model_spec)
     findings = judge_shapes(document, options.model_spec)
     details = {"mode": "shapes", "model": options.model_spec, "python": interpreter, "torch": document.get("torch"),

@@ -13,6 +13,10 @@ import sys
 import time
 import traceback
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from op_inventory import _progress
+
 RTOL = 1e-2  # neuronx-cc auto-casts matmuls to bf16 by default: compare with a bf16-sized tolerance
 ATOL = 1e-2
 
@@ -41,6 +45,7 @@ def main(argv):
     cpu_backend = "--cpu-backend" in argv
     runs = int(argv[argv.index("--runs") + 1]) if "--runs" in argv else 100
     workdir = argv[argv.index("--workdir") + 1] if "--workdir" in argv else os.getcwd()
+    _progress("importing torch and torch_neuronx")
     try:
         import torch
     except Exception as error:  # no torch at all: nothing to trace with
@@ -62,6 +67,7 @@ def main(argv):
     with torch.no_grad():
         expected = model(example)
     started = time.perf_counter()
+    _progress("tracing the canary and compiling it with neuronx-cc")
     try:
         if cpu_backend:
             traced = torch_neuronx.trace(model, example, compiler_args="--target trn1", cpu_backend=True,

@@ -22,6 +22,12 @@ PHASES = ("forward", "backward", "optimizer")
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+def _progress(message):
+    """What the probe is doing, for the person waiting (the doctor shows it with the elapsed time)."""
+    sys.stderr.write("neurondoctor-progress: %s\n" % message)
+    sys.stderr.flush()
+
+
 def _emit(document):
     sys.stdout.write(json.dumps(document) + "\n")
     sys.stdout.flush()
@@ -240,17 +246,20 @@ def main(argv):
         _emit({"schema": "neurondoctor.probe/1", "status": "error", "stage": "usage",
                "error_type": "UsageError", "message": "usage: op_inventory.py MODEL_SPEC", "where": ""})
         return
+    _progress("importing torch")
     try:
         import torch
     except Exception as error:  # no torch here is a verdict, not a crash
         _emit({"schema": "neurondoctor.probe/1", "status": "skipped", "stage": "import",
                "error_type": type(error).__name__, "message": "torch is not importable here: %s" % error})
         return
+    _progress("loading %s" % argv[1])
     try:
         factory = _load_factory(argv[1])
     except BaseException as error:  # a broken model file is the user's input
         _fail("load", error)
         return
+    _progress("building the model")
     try:
         built = factory()
         model, inputs = built[0], _call_form(built[1])
@@ -269,6 +278,7 @@ def main(argv):
             _emit({"schema": "neurondoctor.probe/1", "status": "ok", "mode": "bench", "plain_s": plain,
                    "recorded_s": recorded, "repeats": repeats})
             return
+        _progress("recording the ops of one training step")
         _step(model, inputs, loss_fn, optimizer, recorder)
         recorder.drop_optimizer_state(optimizer)
     except BaseException as error:  # reported as the user's error

@@ -13,7 +13,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from op_inventory import _call_form, _emit, _fail, _load_factory, _loss
+from op_inventory import _call_form, _emit, _fail, _load_factory, _loss, _progress
 
 
 def _move(value, device):
@@ -43,6 +43,7 @@ def main(argv):
         _emit({"schema": "neurondoctor.probe/1", "status": "error", "stage": "usage", "error_type": "UsageError",
                "message": "usage: xla_fallbacks.py MODEL_SPEC", "where": ""})
         return
+    _progress("importing torch and torch_xla")
     try:
         import torch
         import torch_xla
@@ -52,6 +53,7 @@ def main(argv):
         _emit({"schema": "neurondoctor.probe/1", "status": "skipped", "stage": "import",
                "error_type": type(error).__name__, "message": "torch_xla is not importable here: %s" % error})
         return
+    _progress("building the model")
     try:
         factory = _load_factory(argv[1])
         built = factory()
@@ -68,6 +70,7 @@ def main(argv):
         parameters = [parameter for parameter in model.parameters() if parameter.requires_grad]
         optimizer = torch.optim.AdamW(parameters, lr=1e-3) if parameters else None
         met.clear_all()
+        _progress("running one training step on %s" % device)
         output = model(*args, **kwargs)
         loss = loss_fn(output) if loss_fn is not None else _loss(output)
         _sync(torch_xla, xm)

@@ -17,7 +17,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from op_inventory import _call_form, _emit, _fail, _load_factory, _loss
+from op_inventory import _call_form, _emit, _fail, _load_factory, _loss, _progress
 from xla_fallbacks import _move, _sync
 
 
@@ -94,6 +94,7 @@ def main(argv):
         _emit({"schema": "neurondoctor.probe/1", "status": "error", "stage": "usage", "error_type": "UsageError",
                "message": "usage: xla_shapes.py MODEL_SPEC", "where": ""})
         return
+    _progress("importing torch and torch_xla")
     try:
         import torch
         import torch_xla
@@ -103,6 +104,7 @@ def main(argv):
         _emit({"schema": "neurondoctor.probe/1", "status": "skipped", "stage": "import",
                "error_type": type(error).__name__, "message": "torch_xla is not importable here: %s" % error})
         return
+    _progress("building the model")
     try:
         built = _load_factory(argv[1])()
         model, loss_fn = built[0], (built[2] if len(built) > 2 else None)
@@ -119,7 +121,8 @@ def main(argv):
         model = model.to(device)
         parameters = [parameter for parameter in model.parameters() if parameter.requires_grad]
         optimizer = torch.optim.AdamW(parameters, lr=1e-3) if parameters else None
-        for label, form in forms:
+        for number, (label, form) in enumerate(forms, start=1):
+            _progress("shape %d of %d: %s" % (number, len(forms), _describe(form)))
             args, kwargs = _move(form, device)
             counts, seconds = [], 0.0
             for _ in range(2):  # a warm-up step, then the measured one
