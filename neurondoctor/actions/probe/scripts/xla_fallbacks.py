@@ -38,21 +38,31 @@ def _sync(torch_xla, xm):
         xm.mark_step()
 
 
-def main(argv):
+def xla_start(argv, script):
+    """(torch, torch_xla, xla_model, metrics) for a probe run as `SCRIPT MODEL_SPEC`; None once the usage error or
+    the skip (no torch-xla here is a verdict, not a crash) has been emitted."""
     if len(argv) != 2:
         _emit({"schema": "neurondoctor.probe/1", "status": "error", "stage": "usage", "error_type": "UsageError",
-               "message": "usage: xla_fallbacks.py MODEL_SPEC", "where": ""})
-        return
+               "message": "usage: %s MODEL_SPEC" % script, "where": ""})
+        return None
     _progress("importing torch and torch_xla")
     try:
         import torch
         import torch_xla
         import torch_xla.core.xla_model as xm
         import torch_xla.debug.metrics as met
-    except Exception as error:  # no torch-xla here is a verdict, not a crash
+    except Exception as error:
         _emit({"schema": "neurondoctor.probe/1", "status": "skipped", "stage": "import",
                "error_type": type(error).__name__, "message": "torch_xla is not importable here: %s" % error})
+        return None
+    return torch, torch_xla, xm, met
+
+
+def main(argv):
+    modules = xla_start(argv, "xla_fallbacks.py")
+    if modules is None:
         return
+    torch, torch_xla, xm, met = modules
     _progress("building the model")
     try:
         factory = _load_factory(argv[1])

@@ -18,7 +18,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from op_inventory import _call_form, _emit, _fail, _load_factory, _loss, _progress
-from xla_fallbacks import _move, _sync
+from xla_fallbacks import _move, _sync, xla_start
 
 
 def _compiles(met):
@@ -90,20 +90,10 @@ def _describe(form):
 
 
 def main(argv):
-    if len(argv) != 2:
-        _emit({"schema": "neurondoctor.probe/1", "status": "error", "stage": "usage", "error_type": "UsageError",
-               "message": "usage: xla_shapes.py MODEL_SPEC", "where": ""})
+    modules = xla_start(argv, "xla_shapes.py")
+    if modules is None:
         return
-    _progress("importing torch and torch_xla")
-    try:
-        import torch
-        import torch_xla
-        import torch_xla.core.xla_model as xm
-        import torch_xla.debug.metrics as met
-    except Exception as error:  # no torch-xla here is a verdict, not a crash
-        _emit({"schema": "neurondoctor.probe/1", "status": "skipped", "stage": "import",
-               "error_type": type(error).__name__, "message": "torch_xla is not importable here: %s" % error})
-        return
+    torch, torch_xla, xm, met = modules
     _progress("building the model")
     try:
         built = _load_factory(argv[1])()
