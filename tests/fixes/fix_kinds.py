@@ -59,7 +59,9 @@ ADVICE_ONLY = {  # id -> why no command can be run for it
     "ND-OS-001": "moving to another OS release is a rebuild, not a command",
     "ND-OP-001": "a code rewrite of the user's model",
     "ND-OP-002": "a code rewrite of the user's model",
-    "ND-OP-003": "information about the model's ops",
+    "ND-OP-003": "a code change at the named line of the user's model (keep the value a tensor, or move the branch "
+                 "out of the step)",
+    "ND-SHAPE-001": "padding to bucket lengths is a change to the user's data pipeline and tracing",
     "ND-CAN-001": "a compiler failure of the canary: the explanation names the way out",
     "ND-CAN-002": "a runtime failure of the canary: the explanation names the way out",
     "ND-CAN-003": "a wrong canary result: reported to AWS with the bundle",
