@@ -112,8 +112,10 @@ def _node_paths(fs: RootFS, device_dir: str, layout: str) -> dict[str, str]:
     """Where each node is read: its classic path; under the 2.31 layout, for a node not there, the file of that
     name in the device's directory (walked only when something is missing)."""
     paths = {node: f"{device_dir}/{relative}" for node, relative in _CLASSIC_PATHS.items()}
+    if layout != LAYOUT_2_31:  # the classic tree: read where it always was (no existence checks on the hot path)
+        return paths
     missing = [node for node, path in paths.items() if not fs.lexists(path)]
-    if layout == LAYOUT_2_31 and missing:
+    if missing:
         named = _files_by_name(fs, device_dir)
         paths.update({node: named[node] for node in missing if node in named})
     return paths
