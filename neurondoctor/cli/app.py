@@ -102,18 +102,16 @@ def _emit_probe(kind: str, python: Optional[str], as_json: bool, run: Callable[[
 
     shown = progress_for_stderr()
     try:
-        report = run(shown.step)
+        try:
+            report = run(shown.step)
+        finally:
+            shown.close()  # before any error line, which stays the last one on stderr
     except exit_codes.UserError as error:
-        shown.close()
         if not as_json:
             raise
         sys.stdout.write(render_json(failed_probe_report(kind, python or "", error.label, error.message)) + "\n")
         sys.stderr.write(f"{error.label}: {error.message}\n")
         raise typer.Exit(error.exit_code) from None
-    except BaseException:
-        shown.close()
-        raise
-    shown.close()
     sys.stdout.write(render_json(report) + "\n" if as_json else render_text(report))
     raise typer.Exit(report.exit_code())
 

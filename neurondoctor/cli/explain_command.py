@@ -22,7 +22,11 @@ _FINDING_ID = re.compile(r"^ND-[A-Z]+-\d{3}$")
 def _read_input(source: str) -> str:
     """The text of a file or stdin (`-`), its last INPUT_LIMIT bytes, decoded with replacement."""
     if source == "-":
-        data = sys.stdin.buffer.read()[-INPUT_LIMIT:]
+        kept = bytearray()  # the tail only: a piped log of any size never sits in memory whole
+        while chunk := sys.stdin.buffer.read(1 << 20):
+            kept += chunk
+            del kept[:-INPUT_LIMIT]
+        data = bytes(kept)
     else:
         try:
             data = read_regular_file(source, INPUT_LIMIT, tail=True)

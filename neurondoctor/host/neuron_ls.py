@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from neurondoctor.facts.host import NeuronLsDevice
+from neurondoctor.neuron_version import release_tuple
 
 NEURON_LS_TIMEOUT = 10.0
 NEURON_LS_PATHS = ("/opt/aws/neuron/bin",)
@@ -59,5 +60,4 @@ def json_flags(tools_version: str | None) -> tuple[list[str], list[str]]:
     """(the flags to try first, the fallback): `--output-format json` from aws-neuronx-tools 2.34 (Neuron 2.34 drops
     `-j/--json-output`), `-j` before; the other one when the first fails (a tools version not read)."""
     modern, classic = ["--output-format", "json"], ["-j"]
-    parts = [int(part) for part in (tools_version or "").split(".")[:2] if part.isdigit()]
-    return (modern, classic) if len(parts) == 2 and tuple(parts) >= (2, 34) else (classic, modern)
+    return (modern, classic) if release_tuple(tools_version or "")[:2] >= (2, 34) else (classic, modern)

@@ -201,7 +201,8 @@ class ReleaseCatalog:
         """Above every version of this package the data lists: most likely from a release newer than the data
         (a 2.34 host next year), not a mixed or private build."""
         known = set(self._index.get(name, {}))
-        if not known or any(in_family(normalize_neuron_version(version), listed) for listed in known):
+        normalized = normalize_neuron_version(version)
+        if not known or any(in_family(normalized, listed) for listed in known):
             return False
         parts = self.compat.get("version_lines", {}).get(name)
         if isinstance(parts, int):  # a package released in lines side by side: compare within its line

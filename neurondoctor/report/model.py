@@ -144,10 +144,16 @@ class ProbeReport:
         return health_exit_code(self.health)
 
 
+def new_probe_report(kind: str, python: str, findings: list[Finding], health: Health, duration_ms: float,
+                     details: dict[str, Any]) -> ProbeReport:
+    """A probe's report, stamped with this version and the time now (every probe command builds its own this way)."""
+    return ProbeReport(kind=kind, tool_version=__version__,
+                       generated_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), python=python,
+                       findings=findings, health=health, duration_ms=duration_ms, details=details)
+
+
 def failed_probe_report(kind: str, python: str, label: str, message: str) -> ProbeReport:
     """The one `--json` document of a probe that could not give its result (bad model spec, the step raised, no
     torch-xla): its verdict is unknown (never healthy), with the one-line reason the terminal shows on stderr."""
-    return ProbeReport(kind=kind, tool_version=__version__, generated_at=time.strftime("%Y-%m-%dT%H:%M:%SZ",
-                                                                                          time.gmtime()),
-                       python=python, findings=[], health=Health(STATE_UNKNOWN, [message]), duration_ms=0.0,
-                       details={"status": label, "message": message})
+    return new_probe_report(kind, python, [], Health(STATE_UNKNOWN, [message]), 0.0,
+                            {"status": label, "message": message})

@@ -14,13 +14,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Optional
 
-from neurondoctor import __version__, exit_codes
+from neurondoctor import exit_codes
 from neurondoctor.actions.check_run import CheckOptions, run_check
 from neurondoctor.actions.probe.probe_runner import default_python, probe_document, probe_health, run_probe
 from neurondoctor.host.neuron_devices import read_device_nodes
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.release_data.probe_data import load_error_signatures
-from neurondoctor.report.model import ProbeReport
+from neurondoctor.report.model import ProbeReport, new_probe_report
 from neurondoctor.rules.canary_rules import failure_findings, result_findings
 from neurondoctor.rules.finding import SEVERITY_ERROR
 
@@ -58,7 +58,5 @@ def run_canary(options: CanaryOptions) -> ProbeReport:
             findings += [finding for finding in explained.findings if finding.severity == SEVERITY_ERROR]
     else:
         findings = result_findings(document)
-    return ProbeReport(kind="canary", tool_version=__version__,
-                       generated_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), python=interpreter,
-                       findings=findings, health=probe_health(findings),
-                       duration_ms=(time.perf_counter() - started) * 1000, details={**document, "python": interpreter})
+    return new_probe_report("canary", interpreter, findings, probe_health(findings),
+                            (time.perf_counter() - started) * 1000, {**document, "python": interpreter})

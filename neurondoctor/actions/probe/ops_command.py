@@ -9,12 +9,11 @@ probe that gave no document raises UserError with exit 3; no torch is Skipped (e
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from neurondoctor import __version__, exit_codes
+from neurondoctor import exit_codes
 from neurondoctor.actions.probe.probe_runner import (
     ProbeOutcome,
     default_python,
@@ -23,7 +22,7 @@ from neurondoctor.actions.probe.probe_runner import (
     run_probe,
 )
 from neurondoctor.release_data.probe_data import load_op_support
-from neurondoctor.report.model import ProbeReport
+from neurondoctor.report.model import ProbeReport, new_probe_report
 from neurondoctor.rules.op_rules import Inventory, classify
 
 MODES = ("inventory", "xla")
@@ -103,7 +102,5 @@ def run_probe_ops(options: ProbeOpsOptions) -> ProbeReport:
         predicted = run_probe(interpreter, SCRIPTS_BY_MODE["inventory"], [options.model_spec],
                               progress=options.progress, timeout=options.timeout)
         details["comparison"] = compare_with_inventory(predicted, inventory, support)
-    return ProbeReport(kind="ops", tool_version=__version__,
-                       generated_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), python=interpreter,
-                       findings=inventory.findings, health=probe_health(inventory.findings),
-                       duration_ms=outcome.duration_s * 1000, details=details)
+    return new_probe_report("ops", interpreter, inventory.findings, probe_health(inventory.findings),
+                            outcome.duration_s * 1000, details)

@@ -3,6 +3,7 @@ probe shares: the default target interpreter and the verdict."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Callable, Mapping
@@ -37,13 +38,13 @@ def run_probe(python: str, script: str, arguments: list[str], timeout: float,
     """`python SCRIPT ARGS` (not `-I`: the user's model module must import as in their own runs); the script's
     progress lines go to `progress` as they come (importing torch, building the model, recording the step)."""
 
-    def on_line(line: str) -> None:
-        if progress is not None and line.startswith(PROGRESS_PREFIX):
-            progress(line[len(PROGRESS_PREFIX):].strip())
+    def on_line(line: str, shown: Callable[[str], None]) -> None:
+        if line.startswith(PROGRESS_PREFIX):
+            shown(line[len(PROGRESS_PREFIX):].strip())
 
     result = run_command([python, str(SCRIPTS / script), *arguments], timeout=timeout,
                          env=env if env is not None else dict(os.environ), cwd=cwd,
-                         on_stderr_line=on_line if progress is not None else None)
+                         on_stderr_line=functools.partial(on_line, shown=progress) if progress is not None else None)
     if result.timed_out:
         return ProbeOutcome(None, f"did not finish within {timeout:g} s and was stopped", True, result.duration_s)
     for line in reversed(result.stdout.strip().splitlines()):

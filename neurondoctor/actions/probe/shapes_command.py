@@ -8,15 +8,13 @@ model that cannot be loaded or stepped, 4 without torch-xla.
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Optional
 
-from neurondoctor import __version__
 from neurondoctor.actions.probe.ops_command import DEFAULT_TIMEOUT, pjrt_device, raise_for_outcome
 from neurondoctor.actions.probe.probe_runner import default_python, probe_health, run_probe
-from neurondoctor.report.model import ProbeReport
+from neurondoctor.report.model import ProbeReport, new_probe_report
 from neurondoctor.rules.shape_rules import judge_shapes
 
 
@@ -40,7 +38,5 @@ def run_probe_shapes(options: ProbeShapesOptions) -> ProbeReport:
                "torch_xla": document.get("torch_xla"), "pjrt_device": document.get("pjrt_device"),
                "shapes": document.get("shapes", []),
                "graphs": sum(int(run.get("graphs", 0)) for run in document.get("shapes", []))}
-    return ProbeReport(kind="shapes", tool_version=__version__,
-                       generated_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), python=interpreter,
-                       findings=findings, health=probe_health(findings), duration_ms=outcome.duration_s * 1000,
-                       details=details)
+    return new_probe_report("shapes", interpreter, findings, probe_health(findings), outcome.duration_s * 1000,
+                            details)

@@ -38,6 +38,11 @@ def _sync(torch_xla, xm):
         xm.mark_step()
 
 
+def xla_device(torch_xla, xm):
+    """The XLA device (torch_xla.device in 2.x; xla_device before it)."""
+    return torch_xla.device() if hasattr(torch_xla, "device") else xm.xla_device()
+
+
 def xla_start(argv, script):
     """(torch, torch_xla, xla_model, metrics) for a probe run as `SCRIPT MODEL_SPEC`; None once the usage error or
     the skip (no torch-xla here is a verdict, not a crash) has been emitted."""
@@ -73,7 +78,7 @@ def main(argv):
     started = time.perf_counter()
     phases = {}
     try:
-        device = torch_xla.device() if hasattr(torch_xla, "device") else xm.xla_device()
+        device = xla_device(torch_xla, xm)
         model = built[0].to(device)
         args, kwargs = _move(_call_form(built[1]), device)
         loss_fn = built[2] if len(built) > 2 else None

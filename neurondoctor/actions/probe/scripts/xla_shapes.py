@@ -17,8 +17,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from op_inventory import _call_form, _emit, _fail, _load_factory, _loss, _progress
-from xla_fallbacks import _move, _sync, xla_start
+from op_inventory import _call_form, _emit, _fail, _load_factory, _progress, _step
+from xla_fallbacks import _move, _sync, xla_device, xla_start
 
 
 def _compiles(met):
@@ -107,24 +107,18 @@ def main(argv):
     started = time.perf_counter()
     results = []
     try:
-        device = torch_xla.device() if hasattr(torch_xla, "device") else xm.xla_device()
+        device = xla_device(torch_xla, xm)
         model = model.to(device)
         parameters = [parameter for parameter in model.parameters() if parameter.requires_grad]
         optimizer = torch.optim.AdamW(parameters, lr=1e-3) if parameters else None
         for number, (label, form) in enumerate(forms, start=1):
             _progress("shape %d of %d: %s" % (number, len(forms), _describe(form)))
-            args, kwargs = _move(form, device)
+            moved = _move(form, device)
             counts, seconds = [], 0.0
             for _ in range(2):  # a warm-up step, then the measured one
                 before = _compiles(met)
                 began = time.perf_counter()
-                output = model(*args, **kwargs)
-                loss = loss_fn(output) if loss_fn is not None else _loss(output)
-                if loss.requires_grad:
-                    loss.backward()
-                    if optimizer is not None:
-                        optimizer.step()
-                        optimizer.zero_grad()
+                _step(model, moved, loss_fn, optimizer, None)
                 _sync(torch_xla, xm)
                 seconds = time.perf_counter() - began
                 counts.append(_compiles(met) - before)
