@@ -189,42 +189,50 @@ def local_torch_wheel_dir(version: str = "2.13.0") -> Optional[Path]:
     return None
 
 
+TRANSFORMERS = "transformers==5.24.0"  # the Hugging Face models of tests/models/hf_models.py (issue 15 §3)
+
+
 @pytest.fixture(scope="session")
 def torch_cpu_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A venv with the real torch 2.13.0 CPU wheel installed by pip (about 16 s, 900 MB)."""
+    """A venv with the real torch 2.13.0 CPU wheel installed by pip (about 16 s, 900 MB) and transformers from the
+    package index, so the probes run real Hugging Face models."""
     wheels = local_torch_wheel_dir()
     if wheels is None:
         pytest.skip("needs the local torch 2.13.0 CPU wheel (see machine-notes.md)")
     venv = tmp_path_factory.mktemp("torch") / "torch-2.13-cpu"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "--quiet",
-                    "--disable-pip-version-check", "--find-links", str(wheels), "torch==2.13.0"],
+                    "--disable-pip-version-check", "--find-links", str(wheels), "torch==2.13.0", TRANSFORMERS],
                    check=True, capture_output=True, timeout=900)
     return venv
 
 
-XLA_STACK = ("torch==2.9.0", "torch-xla==2.9.0")
+# PyPI's torch 2.9 and torchvision 0.24 are a consistent pair; transformers for the Hugging Face corpus
+XLA_STACK = ("torch==2.9.0", "torch-xla==2.9.0", "torchvision==0.24.0", TRANSFORMERS)
 
 
 @pytest.fixture(scope="session")
 def xla_venv() -> Path:
     """torch 2.9.0 + torch-xla 2.9.0 from PyPI in a venv kept under the user's cache, so the ~4 GB download
-    happens once per machine (NEURONDOCTOR_TEST_CACHE moves it). A stamp marks a finished install."""
+    happens once per machine (NEURONDOCTOR_TEST_CACHE moves it). A stamp naming the stack marks a finished
+    install; another stack is installed over it."""
     from neurondoctor.actions.venv_builder import find_uv
 
     cache = Path(os.environ.get("NEURONDOCTOR_TEST_CACHE", Path.home() / ".cache" / "neurondoctor-tests"))
     venv = cache / "xla-2.9.0"
     stamp = venv / ".neurondoctor-test-ready"
-    if stamp.exists():
+    wanted = " ".join(XLA_STACK) + "\n"
+    if stamp.exists() and stamp.read_text() == wanted:
         return venv
     uv = find_uv()
     if uv is None:
         pytest.skip("the XLA tier needs uv to install torch-xla")
-    subprocess.run([uv, "venv", "--quiet", "--clear", "--python", sys.executable, str(venv)], check=True,
-                   timeout=300)
+    if not (venv / "bin" / "python").exists():
+        subprocess.run([uv, "venv", "--quiet", "--clear", "--python", sys.executable, str(venv)], check=True,
+                       timeout=300)
     install = subprocess.run([uv, "pip", "install", "--quiet", "--python", str(venv / "bin" / "python"),
                               *XLA_STACK], capture_output=True, text=True, timeout=3600)
     if install.returncode != 0:
         pytest.skip(f"could not install {' '.join(XLA_STACK)}: {install.stderr.strip()[-300:]}")
-    stamp.write_text(" ".join(XLA_STACK) + "\n")
+    stamp.write_text(wanted)
     return venv

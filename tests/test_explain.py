@@ -94,6 +94,18 @@ REPORTS = {
         "aten::_weight_norm, aten::index_put, aten::bitwise_not, aten::cumsum, (For more information see "
         "https://github.com/aws/aws-neuron-sdk/blob/master/release-notes/neuron-cc-ops/neuron-cc-ops-pytorch.md)\n",
         "unsupported-op", "replace"),
+    # compiler/error-codes/EVRF056 (the documented message; neuronx-cc 2.24.5133.0, Neuron 2.29.0, added the check)
+    "gather-out-of-bounds": (
+        "ERROR 4471 [neuronx-cc]: [NCC_EVRF056] Operation gather encountered out of bound indices. Operation iota "
+        "produces index values in range [0, 4096), while the operand dimension only allows indices in [0, 2048). "
+        "This may indicate misconfigured model parameters (e.g., max_position_embeddings < sequence_length).\n",
+        "compile-failure", "max_position_embeddings"),
+    # measured: a CUDA script's AdamW(fused=True) stepped on the XLA device (torch 2.9.0, torch-xla 2.9.0)
+    "fused-optimizer": (
+        "  File \"train.py\", line 88, in <module>\n    optimizer.step()\nRuntimeError: `fused=True` requires all "
+        "the params to be floating point Tensors of supported devices: ['mps', 'cuda', 'xpu', 'hpu', 'cpu', 'mtia', "
+        "'privateuseone'] but torch.float32 and xla\n",
+        "unsupported-op", "foreach=True"),
 }
 
 
@@ -125,6 +137,22 @@ def test_an_operator_gets_the_three_ways_out(tmp_path: Path) -> None:
     assert "runs on the CPU between compiled stages" in ways[1]  # type: ignore[index]
     assert "records no neuronx-cc release that adds aten::index_put_ (this log names 2.21.33363.0)" in ways[2]  # type: ignore[index]
     assert document["compiler"] == "2.21.33363.0"
+
+
+@pytest.mark.parametrize(("compiler", "says"), [
+    ("2.3.0.4", "a newer neuronx-cc: 2.4.0.21 (Neuron 2.7.0) adds it"),
+    ("2.5.0.28", "not a newer neuronx-cc: 2.4.0.21 (Neuron 2.7.0) already lowers it"),
+])
+def test_a_newer_compiler_is_offered_only_to_an_older_one(tmp_path: Path, compiler: str, says: str) -> None:
+    """compiler-fixes.json: neuronx-cc 2.4.0.21 added SelectAndScatter (max pooling's backward). A log from an
+    older compiler gets the upgrade; a log from a newer one is told the upgrade is not the way out."""
+    text = (f"NeuronX Compiler version {compiler}\nThe following HLO instructions are not supported by neuronx-cc:\n"
+            "%select-and-scatter.12 = f32[4,8,32,32] select-and-scatter(f32[4,8,32,32] %p0, f32[4,8,16,16] %p1, "
+            "f32[] %c), window={size=1x1x2x2 stride=1x1x2x2}\n")
+    code, document = _explain(tmp_path, text)
+    assert code == 0 and document["op"] == "hlo:select-and-scatter" and document["compiler"] == compiler
+    ways = document["ways_out"]
+    assert isinstance(ways, list) and says in ways[2] and "SelectAndScatter" in ways[2]
 
 
 def test_text_output_from_stdin() -> None:

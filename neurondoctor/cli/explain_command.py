@@ -74,15 +74,15 @@ def run_explain(source: str, as_json: bool) -> int:
                                        exit_codes.UNKNOWN)
         sys.stdout.write(json.dumps(finding) + "\n" if as_json else _finding_text(finding))
         return exit_codes.OK
-    from neurondoctor.release_data.probe_data import load_error_signatures, load_op_support
+    from neurondoctor.release_data.probe_data import load_compiler_fixes, load_error_signatures, load_op_support
     from neurondoctor.rules.error_explanation import explain_text
 
     text = _read_input(source)
     try:
-        signatures, op_support = load_error_signatures(), load_op_support()
+        signatures, op_support, fixes = load_error_signatures(), load_op_support(), load_compiler_fixes()
     except (OSError, ValueError) as error:
         raise exit_codes.UserError(f"release data unusable: {error}", exit_codes.UNKNOWN) from error
-    explanation = explain_text(text, signatures, op_support)
+    explanation = explain_text(text, signatures, op_support, fixes)
     if explanation is None:
         if as_json:
             sys.stdout.write(json.dumps({"category": None, "op": None, "variant": None, "ways_out": [],

@@ -1,5 +1,6 @@
-"""The data the probes judge by: `op-support.json` (which aten ops fall back to CPU) and `error-signatures.json`
-(what a runtime or compiler message means). Both are release data beside the manifests, so they update with them.
+"""The data the probes judge by: `op-support.json` (which aten ops fall back to CPU), `error-signatures.json`
+(what a runtime or compiler message means) and `compiler-fixes.json` (the neuronx-cc that first lowers an op).
+All are release data beside the manifests, so they update with them.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from neurondoctor.release_data.catalog import bundled_manifest_dir
 
 OP_SUPPORT_FILE = "op-support.json"
 ERROR_SIGNATURES_FILE = "error-signatures.json"
+COMPILER_FIXES_FILE = "compiler-fixes.json"
 
 
 @dataclass(frozen=True)
@@ -59,3 +61,14 @@ def load_error_signatures(directory: Optional[Path] = None) -> ErrorSignatures:
     except (KeyError, TypeError) as error:
         raise ValueError(f"{ERROR_SIGNATURES_FILE}: unexpected shape ({error})") from error
     return ErrorSignatures(signatures, codes)
+
+
+def load_compiler_fixes(directory: Optional[Path] = None) -> list[dict[str, Any]]:
+    """The compiler fixes, each with `op`, `compiler`, `release` and `source`; raises OSError/ValueError naming the
+    file when it is malformed."""
+    document = _read(directory, COMPILER_FIXES_FILE)
+    fixes = document.get("fixes") if isinstance(document, dict) else None
+    if not isinstance(fixes, list) or not all(isinstance(fix, dict) and {"op", "compiler", "release", "source"}
+                                              <= set(fix) for fix in fixes):
+        raise ValueError(f"{COMPILER_FIXES_FILE}: each fix needs op, compiler, release and source")
+    return [dict(fix) for fix in fixes]

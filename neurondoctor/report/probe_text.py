@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 from neurondoctor.report.model import ProbeReport
+from neurondoctor.rules.finding import Finding
 
 _MARKS = {"error": "✗", "warning": "!", "info": "•"}
+
+
+def _detail(finding: Finding) -> list[str]:
+    """A finding's detail under its title, every line indented (a sync can carry a library's way out and the
+    general rewrite)."""
+    return [f"    {line}" for line in finding.detail.splitlines()]
 
 
 def render_inventory_text(report: ProbeReport) -> str:
@@ -14,8 +21,7 @@ def render_inventory_text(report: ProbeReport) -> str:
              f"({report.python})", ""]
     for finding in report.findings:
         lines.append(f"{_MARKS[finding.severity]} {finding.id} {finding.title}")
-        if finding.detail:
-            lines.append(f"    {finding.detail}")
+        lines += _detail(finding)
     counted = {status: sum(1 for op in ops if op["status"] == status) for status in
                ("supported", "cpu-fallback", "unsupported", "sync", "unknown")}
     if probe.get("mode") == "xla":
@@ -49,8 +55,7 @@ def render_canary_text(report: ProbeReport) -> str:
                          f"save/load round trip {'ok' if probe.get('roundtrip_matches') else 'CHANGED the output'}")
     for finding in report.findings:
         lines.append(f"[✗] {finding.id} ({finding.category}) {finding.title}")
-        if finding.detail:
-            lines.append(f"    {finding.detail}")
+        lines += _detail(finding)
         lines += [f"    Fix: {command}" for command in finding.fix]
     return "\n".join(lines) + "\n"
 
@@ -66,6 +71,5 @@ def render_shapes_text(report: ProbeReport) -> str:
     lines += ["", f"{probe.get('graphs')} graph(s) in all"]
     for finding in report.findings:
         lines.append(f"{_MARKS[finding.severity]} {finding.id} {finding.title}")
-        if finding.detail:
-            lines.append(f"    {finding.detail}")
+        lines += _detail(finding)
     return "\n".join(lines) + "\n"

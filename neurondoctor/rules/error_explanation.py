@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from packaging.version import InvalidVersion, Version
+
 from neurondoctor.release_data.probe_data import ErrorSignatures
 
 _ATEN_OP = re.compile(r"\baten::([A-Za-z0-9_]+)")
@@ -72,6 +74,13 @@ def _op_entry(op: Optional[str], variant: Optional[str], op_support: dict[str, d
     return next((op_support[key] for key in keys if isinstance(op_support.get(key), dict)), None)
 
 
+def _at_least(version: str, floor: str) -> bool:
+    try:
+        return Version(version) >= Version(floor)
+    except InvalidVersion:
+        return False
+
+
 def _operator_ways(op: str, entry: Optional[dict[str, Any]], compiler: Optional[str],
                    fixes: list[dict[str, Any]]) -> list[str]:
     rewrite = (f"replace it: {entry['rewrite']} ({entry.get('source', 'op-support.json')})"
@@ -84,9 +93,14 @@ def _operator_ways(op: str, entry: Optional[dict[str, Any]], compiler: Optional[
             "device-to-host copy, so keep it out of the inner loop)")
     fixed = [fix for fix in fixes if fix.get("op") == op]
     if fixed:
-        newest = fixed[-1]
-        newer = (f"a newer neuronx-cc: {newest['compiler']} (Neuron {newest['release']}) adds it "
-                 f"({newest['source']})" + (f"; this log names {compiler}" if compiler else ""))
+        first = fixed[-1]
+        if compiler and _at_least(compiler, str(first["compiler"])):
+            newer = (f"not a newer neuronx-cc: {first['compiler']} (Neuron {first['release']}) already lowers it "
+                     f"({first['source']}) and this log names {compiler}, so the cause is the op's arguments or "
+                     "shapes: rewrite it or move it out as above")
+        else:
+            newer = (f"a newer neuronx-cc: {first['compiler']} (Neuron {first['release']}) adds it "
+                     f"({first['source']})" + (f"; this log names {compiler}" if compiler else ""))
     else:
         newer = ("a newer neuronx-cc: the release data records no neuronx-cc release that adds " + op
                  + (f" (this log names {compiler})" if compiler else "")

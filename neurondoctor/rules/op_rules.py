@@ -2,7 +2,8 @@
 
 cpu-fallback ops are warnings with their rewrite; unsupported ops are errors; `.item()`/`bool()` syncs of the
 model's forward and backward are host-sync warnings with the user's lines (optimizer step counters on the CPU are
-left out by the probe); ops the data file does not list are reported as unknown, never as fine.
+left out by the probe); ops the data file does not list are reported as unknown, never as fine. An entry may say
+what happens in its own words (`consequence`): a fused optimizer fails in torch before neuronx-cc sees it.
 """
 
 from __future__ import annotations
@@ -56,6 +57,20 @@ def _sites(entry: dict[str, Any]) -> str:
     return " at " + ", ".join(shown) + (f" (+{len(sites) - 4})" if len(sites) > 4 else "")
 
 
+def _site_advice(entry: dict[str, Any], known: dict[str, Any]) -> list[str]:
+    """What the data file knows about the library lines a sync comes from (`known_sites`, by file name): a mask
+    check inside transformers has its own way out."""
+    sites = known.get("known_sites")
+    if not isinstance(sites, dict):
+        return []
+    advice = []
+    for name, about in sites.items():
+        if isinstance(about, dict) and any(f"{name}:" in str(site.get("where", "")) for site in entry.get("sites", [])
+                                           if isinstance(site, dict)):
+            advice.append(f"{about.get('what', name)}: {about.get('rewrite', '')}")
+    return advice
+
+
 def _phases(phases: dict[str, int]) -> str:
     return ", ".join(f"{phase} ×{count}" for phase, count in phases.items())
 
@@ -80,8 +95,10 @@ def classify(ops: list[dict[str, Any]], support: dict[str, dict[str, Any]], mode
             id=finding_id,
             category=category,
             severity=severity,
-            title=f"{name} ({known.get('what', name)}) {consequence} — {_phases(verdict.phases)}{_sites(entry)}",
-            detail=f"Rewrite: {verdict.rewrite}" if verdict.rewrite else "",
+            title=f"{name} ({known.get('what', name)}) {known.get('consequence', consequence)} — "
+                  f"{_phases(verdict.phases)}{_sites(entry)}",
+            detail="\n".join([*_site_advice(entry, known)] + ([f"Rewrite: {verdict.rewrite}"] if verdict.rewrite
+                                                                 else [])),
             evidence={"model": model, "op": name, "count": verdict.count, "phases": verdict.phases,
                       "sites": entry.get("sites", []), "source": known.get("source", "")},
             fix=[],

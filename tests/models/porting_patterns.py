@@ -40,3 +40,26 @@ def build_branching() -> tuple[nn.Module, tuple[torch.Tensor]]:
 def build_sparse() -> tuple[nn.Module, tuple[torch.Tensor]]:
     torch.manual_seed(0)
     return SparseGraph(), (torch.randn(6, 8),)
+
+
+class Regressor(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 1))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.layers(x)
+
+
+def build_fused_adamw() -> tuple[nn.Module, tuple[torch.Tensor], None, torch.optim.Optimizer]:
+    """The optimizer a CUDA training script brings along: AdamW(fused=True)."""
+    torch.manual_seed(0)
+    model = Regressor()
+    return model, (torch.randn(4, 16),), None, torch.optim.AdamW(model.parameters(), lr=1e-3, fused=True)
+
+
+def build_foreach_adamw() -> tuple[nn.Module, tuple[torch.Tensor], None, torch.optim.Optimizer]:
+    """AdamW(foreach=True): the multi-tensor path, which the XLA device runs."""
+    torch.manual_seed(0)
+    model = Regressor()
+    return model, (torch.randn(4, 16),), None, torch.optim.AdamW(model.parameters(), lr=1e-3, foreach=True)

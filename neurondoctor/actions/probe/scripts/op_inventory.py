@@ -2,8 +2,9 @@
 
 Usage: python op_inventory.py MODEL_SPEC
 MODEL_SPEC is `path/to/file.py:factory`, `package.module:factory`, or `builtin:mlp|transformer|convnet`.
-`factory()` returns `(model, example_inputs)` or `(model, example_inputs, loss_fn)`; the inputs are a tensor, a
-tuple, a dict (`model(**inputs)`) or `(args, kwargs)`. Prints exactly one JSON
+`factory()` returns `(model, example_inputs)`, then optionally a loss function, the user's own optimizer (a
+torch.optim.Optimizer, so its fused/foreach settings are what is probed) and a list of inputs (`probe shapes`);
+the inputs are a tensor, a tuple, a dict (`model(**inputs)`) or `(args, kwargs)`. Prints exactly one JSON
 line: the ops with counts per phase (forward, backward, optimizer), or where and why it failed.
 Standard library and torch only; the doctor never imports torch itself.
 """
@@ -120,18 +121,22 @@ SYNC_OP = "aten::_local_scalar_dense"  # `.item()`, `bool(t)`, `if t > 0:`: the 
 
 
 def _user_line(user_files):
-    """`model.py:42` of the innermost frame in the user's own source (the model's and the factory's files), else
-    the innermost frame outside torch and this probe; None when there is none."""
+    """`model.py:42` of the innermost frame in the user's own source (the model's and the factory's files), with
+    ` via helpers.py:7` when the tensor is read deeper, outside torch (a library's mask check); else that innermost
+    frame outside torch and this probe; None when there is none."""
     frames = traceback.extract_stack()[:-3]
-    for frame in reversed(frames):
-        if os.path.abspath(frame.filename) in user_files:
-            return "%s:%s" % (os.path.basename(frame.filename), frame.lineno)
+    outside = None
     for frame in reversed(frames):
         name = frame.filename
         if ("torch" + os.sep) in name or name.startswith("<") or os.path.dirname(os.path.abspath(name)) == HERE:
             continue
-        return "%s:%s" % (os.path.basename(name), frame.lineno)
-    return None
+        outside = "%s:%s" % (os.path.basename(name), frame.lineno)
+        break
+    for frame in reversed(frames):
+        if os.path.abspath(frame.filename) in user_files:
+            line = "%s:%s" % (os.path.basename(frame.filename), frame.lineno)
+            return line if outside in (None, line) else "%s via %s" % (line, outside)
+    return outside
 
 
 def _recorder(user_files=frozenset()):
@@ -189,6 +194,45 @@ def _call_form(inputs):
             return tuple(inputs[0]), dict(inputs[1])
         return tuple(inputs), {}
     return (inputs,), {}
+
+
+def _parts(built):
+    """(model, inputs, loss_fn, optimizer, shapes) of what a factory returned: `(model, inputs)` followed, in any
+    order, by a loss function (a callable, or None in its place), an optimizer and a list of inputs."""
+    import torch
+
+    if not isinstance(built, (tuple, list)) or len(built) < 2:
+        raise TypeError("the factory must return (model, example_inputs[, loss_fn][, optimizer][, [inputs, ...]]), "
+                        "not %s" % type(built).__name__)
+    loss_fn = optimizer = shapes = None
+    for extra in built[2:]:
+        if isinstance(extra, torch.optim.Optimizer):
+            optimizer = extra
+        elif isinstance(extra, list):
+            shapes = extra
+        elif callable(extra):
+            loss_fn = extra
+    return built[0], built[1], loss_fn, optimizer, shapes
+
+
+def _optimizer(model, given, rebuild=False):
+    """The optimizer of the probed step: the factory's own (with `rebuild`, made again from its class and settings
+    over the model's parameters as they are now: moving a model to the XLA device replaces them), else AdamW."""
+    import torch
+
+    parameters = [parameter for parameter in model.parameters() if parameter.requires_grad]
+    if not parameters:
+        return None
+    if given is None:
+        return torch.optim.AdamW(parameters, lr=1e-3)
+    if not rebuild:
+        return given
+    import inspect
+
+    accepted = inspect.signature(type(given)).parameters  # defaults may hold settings __init__ does not take
+    takes_any = any(parameter.kind == parameter.VAR_KEYWORD for parameter in accepted.values())
+    settings = {key: value for key, value in given.defaults.items() if takes_any or key in accepted}
+    return type(given)(parameters, **settings)
 
 
 def _loss(output):
@@ -261,9 +305,8 @@ def main(argv):
         return
     _progress("building the model")
     try:
-        built = factory()
-        model, inputs = built[0], _call_form(built[1])
-        loss_fn = built[2] if len(built) > 2 else None
+        model, raw_inputs, loss_fn, given_optimizer, _ = _parts(factory())
+        inputs = _call_form(raw_inputs)
     except BaseException as error:  # reported as the user's error
         _fail("factory", error)
         return
@@ -271,8 +314,7 @@ def main(argv):
     recorder = _recorder(frozenset(user_files))
     started = time.perf_counter()
     try:
-        parameters = [parameter for parameter in model.parameters() if parameter.requires_grad]
-        optimizer = torch.optim.AdamW(parameters, lr=1e-3) if parameters else None
+        optimizer = _optimizer(model, given_optimizer)
         if repeats:
             plain, recorded = _bench(model, inputs, loss_fn, optimizer, repeats)
             _emit({"schema": "neurondoctor.probe/1", "status": "ok", "mode": "bench", "plain_s": plain,

@@ -1,10 +1,12 @@
 """Run by the target interpreter: one training step on an XLA device, and the ops that fell back to the CPU.
 
-Usage: python xla_fallbacks.py MODEL_SPEC   (PJRT_DEVICE=CPU on any machine; the Neuron device on a trn1)
+Usage: python xla_fallbacks.py MODEL_SPEC [--dispatched]   (PJRT_DEVICE=CPU anywhere; the Neuron device on a trn1)
 `torch_xla.debug.metrics` counters named `aten::<op>` count the ops with no XLA lowering, which ran on the
 CPU (archive/nxd-training/pytorch-neuron-debug.rst; pytorch/xla TROUBLESHOOTING.md). Counters are cleared
 before each phase, so each fallback is attributed to forward, backward or the optimizer step.
-`aten::_local_scalar_dense` is `.item()`: reported as a sync, not a fallback. Prints one JSON line.
+`aten::_local_scalar_dense` is `.item()`: reported as a sync, not a fallback. With `--dispatched` the step also
+runs under the inventory's recorder, and the aten ops the XLA device was handed are listed per phase (what
+scripts/measure_op_support.py compares with the eager inventory). Prints one JSON line.
 """
 
 import os
@@ -13,7 +15,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from op_inventory import _call_form, _emit, _fail, _load_factory, _loss, _progress
+import contextlib
+
+from op_inventory import _call_form, _emit, _fail, _load_factory, _loss, _optimizer, _parts, _progress, _recorder
 
 
 def _move(value, device):
@@ -64,14 +68,23 @@ def xla_start(argv, script):
 
 
 def main(argv):
+    dispatched = "--dispatched" in argv[2:]
+    if dispatched:
+        argv = [arg for arg in argv if arg != "--dispatched"]
     modules = xla_start(argv, "xla_fallbacks.py")
     if modules is None:
         return
     torch, torch_xla, xm, met = modules
+    recorder = _recorder() if dispatched else None
+
+    def recording(phase):
+        if recorder is None:
+            return contextlib.nullcontext()
+        recorder.phase = phase
+        return recorder
     _progress("building the model")
     try:
-        factory = _load_factory(argv[1])
-        built = factory()
+        model, inputs, loss_fn, given_optimizer, _ = _parts(_load_factory(argv[1])())
     except BaseException as error:  # the user's model, reported as such
         _fail("load", error)
         return
@@ -79,25 +92,26 @@ def main(argv):
     phases = {}
     try:
         device = xla_device(torch_xla, xm)
-        model = built[0].to(device)
-        args, kwargs = _move(_call_form(built[1]), device)
-        loss_fn = built[2] if len(built) > 2 else None
-        parameters = [parameter for parameter in model.parameters() if parameter.requires_grad]
-        optimizer = torch.optim.AdamW(parameters, lr=1e-3) if parameters else None
+        model = model.to(device)
+        args, kwargs = _move(_call_form(inputs), device)
+        optimizer = _optimizer(model, given_optimizer, rebuild=True)
         met.clear_all()
         _progress("running one training step on %s" % device)
-        output = model(*args, **kwargs)
-        loss = loss_fn(output) if loss_fn is not None else _loss(output)
+        with recording("forward"):
+            output = model(*args, **kwargs)
+            loss = loss_fn(output) if loss_fn is not None else _loss(output)
         _sync(torch_xla, xm)
         phases["forward"] = _read_counters(met)
         if loss.requires_grad:
             met.clear_all()
-            loss.backward()
+            with recording("backward"):
+                loss.backward()
             _sync(torch_xla, xm)
             phases["backward"] = _read_counters(met)
             if optimizer is not None:
                 met.clear_all()
-                optimizer.step()
+                with recording("optimizer"):
+                    optimizer.step()
                 _sync(torch_xla, xm)
                 phases["optimizer"] = _read_counters(met)
     except BaseException as error:  # reported as the user's error
@@ -109,11 +123,17 @@ def main(argv):
             entry = ops.setdefault(name, {"op": name, "count": 0, "phases": {}})
             entry["count"] += count
             entry["phases"][phase] = count
-    _emit({"schema": "neurondoctor.probe/1", "status": "ok", "mode": "xla", "torch": torch.__version__,
-           "torch_xla": getattr(torch_xla, "__version__", "?"), "device": str(device),
-           "pjrt_device": os.environ.get("PJRT_DEVICE", ""), "model": argv[1],
-           "duration_s": round(time.perf_counter() - started, 4),
-           "ops": sorted(ops.values(), key=lambda entry: entry["op"])})
+    document = {"schema": "neurondoctor.probe/1", "status": "ok", "mode": "xla", "torch": torch.__version__,
+                "torch_xla": getattr(torch_xla, "__version__", "?"), "device": str(device),
+                "pjrt_device": os.environ.get("PJRT_DEVICE", ""), "model": argv[1],
+                "duration_s": round(time.perf_counter() - started, 4),
+                "ops": sorted(ops.values(), key=lambda entry: entry["op"])}
+    if recorder is not None:
+        by_phase = {}
+        for name, phase in recorder.counts:
+            by_phase.setdefault(phase, set()).add(name)
+        document["dispatched"] = {phase: sorted(names) for phase, names in by_phase.items()}
+    _emit(document)
 
 
 if __name__ == "__main__":

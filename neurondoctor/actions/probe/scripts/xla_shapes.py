@@ -1,7 +1,7 @@
 """Run by the target interpreter: how many graphs a model's training step compiles as its input shapes vary.
 
 Usage: python xla_shapes.py MODEL_SPEC   (PJRT_DEVICE=CPU on any machine; the Neuron device on a trn1)
-The shapes are the factory's own list when it gives one (`factory()` returning `(model, inputs, loss_fn,
+The shapes are the factory's own list when it gives one (`factory()` returning `(model, inputs, ...,
 [inputs, ...])`), else the example inputs, the batch doubled, and for token inputs (integer tensors of two or more
 dimensions, with the tensors of the same leading shape, such as an attention mask) the sequence length doubled.
 Each shape runs one warm-up step, then one measured step: compilations are read from torch_xla.debug.metrics
@@ -17,7 +17,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from op_inventory import _call_form, _emit, _fail, _load_factory, _progress, _step
+from op_inventory import _call_form, _emit, _fail, _load_factory, _optimizer, _parts, _progress, _step
 from xla_fallbacks import _move, _sync, xla_device, xla_start
 
 
@@ -96,11 +96,9 @@ def main(argv):
     torch, torch_xla, xm, met = modules
     _progress("building the model")
     try:
-        built = _load_factory(argv[1])()
-        model, loss_fn = built[0], (built[2] if len(built) > 2 else None)
-        listed = built[3] if len(built) > 3 else None
-        forms = ([({"variant": "listed", "index": index}, _call_form(inputs)) for index, inputs in enumerate(listed)]
-                 if listed else _shapes(_call_form(built[1])))
+        model, inputs, loss_fn, given_optimizer, listed = _parts(_load_factory(argv[1])())
+        forms = ([({"variant": "listed", "index": index}, _call_form(shape)) for index, shape in enumerate(listed)]
+                 if listed else _shapes(_call_form(inputs)))
     except BaseException as error:  # the user's model, reported as such
         _fail("load", error)
         return
@@ -109,8 +107,7 @@ def main(argv):
     try:
         device = xla_device(torch_xla, xm)
         model = model.to(device)
-        parameters = [parameter for parameter in model.parameters() if parameter.requires_grad]
-        optimizer = torch.optim.AdamW(parameters, lr=1e-3) if parameters else None
+        optimizer = _optimizer(model, given_optimizer, rebuild=True)
         for number, (label, form) in enumerate(forms, start=1):
             _progress("shape %d of %d: %s" % (number, len(forms), _describe(form)))
             moved = _move(form, device)
