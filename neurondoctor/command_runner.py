@@ -113,6 +113,20 @@ def _stop(process: subprocess.Popen[bytes], pipe_inodes: list[int]) -> None:
 # which raises at once outside run_command and, inside it, at the next point where the child can be stopped.
 _running = 0
 _pending: Optional[BaseException] = None
+# The commands running now, so a caller that gives up on a worker thread (health's deadline) can stop them.
+_live: dict[int, tuple[subprocess.Popen[bytes], list[int]]] = {}
+_stopped = False
+
+
+def stop_running_commands() -> int:
+    """Kill every command still running (with what it spawned) and refuse new ones from then on; returns how many
+    were running."""
+    global _stopped
+    _stopped = True
+    running = list(_live.values())
+    for process, inodes in running:
+        _stop(process, inodes)
+    return len(running)
 
 
 def interrupt(exception: BaseException) -> None:
@@ -154,6 +168,8 @@ def _run(argv: Sequence[str], timeout: float, env: Optional[Mapping[str, str]], 
          output_limit: int, on_stderr_line: Optional[Callable[[str], None]] = None) -> CommandResult:
     started = time.monotonic()
     deadline = started + timeout
+    if _stopped:
+        return CommandResult(tuple(argv), None, "", "", 0.0, error="not started: the doctor is stopping")
     try:
         process = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, env=dict(env) if env is not None else None, cwd=cwd,
@@ -166,6 +182,7 @@ def _run(argv: Sequence[str], timeout: float, env: Optional[Mapping[str, str]], 
         raise RuntimeError("subprocess pipes missing")
     captures = {stdout.fileno(): _Capture(output_limit), stderr.fileno(): _Capture(output_limit)}
     inodes = [os.fstat(descriptor).st_ino for descriptor in captures]
+    _live[process.pid] = (process, inodes)
     timed_out = False
     pending = b""
     try:
@@ -208,6 +225,7 @@ def _run(argv: Sequence[str], timeout: float, env: Optional[Mapping[str, str]], 
         _stop(process, inodes)
         raise
     finally:
+        _live.pop(process.pid, None)
         stdout.close()
         stderr.close()
     out, err = captures.values()

@@ -93,7 +93,8 @@ class Holder:
     pid: int
     command: str
     cmdline: str
-    devices: tuple[int, ...]
+    devices: tuple[int, ...] = ()
+    parent: int = 1  # a holder started by a Slurm job has a `slurmstepd: [JOB.STEP]` ancestor
 
 
 @dataclass
@@ -299,7 +300,8 @@ def build_host(root: Path, spec: HostSpec) -> Path:
         proc = root / f"proc/{holder.pid}"
         _write(proc / "comm", holder.command + "\n")
         _write(proc / "cmdline", holder.cmdline.replace(" ", "\0") + "\0")
-        _write(proc / "stat", f"{holder.pid} ({holder.command}) S 1 " + " ".join(["0"] * 17) + " 5000 0 0\n")
+        _write(proc / "stat", f"{holder.pid} ({holder.command}) S {holder.parent} " + " ".join(["0"] * 17)
+               + " 5000 0 0\n")
         (proc / "fd").mkdir(parents=True, exist_ok=True)
         (proc / "fd" / "0").symlink_to("/dev/null")
         for number, device in enumerate(holder.devices, start=10):

@@ -45,6 +45,15 @@ def check(ctx: typer.Context) -> None:
     raise typer.Exit(run(ctx.args))
 
 
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True,
+                               "help_option_names": []}, add_help_option=False)
+def health(ctx: typer.Context) -> None:
+    """The node's health verdict for Slurm, node-problem-detector and Prometheus (`health --help` for options)."""
+    from neurondoctor.cli.health_command import run
+
+    raise typer.Exit(run(ctx.args))
+
+
 venv_app = typer.Typer(no_args_is_help=True, help="Build guarded Neuron environments.")
 app.add_typer(venv_app, name="venv")
 

@@ -108,6 +108,7 @@ class DeviceHolder:
     cmdline: str
     devices: list[str] = field(default_factory=list)
     age_seconds: Optional[float] = None
+    slurm_job: Optional[str] = None  # the Slurm job it runs under (a slurmstepd ancestor): expected, not busy
 
 
 @dataclass

@@ -140,7 +140,10 @@ def collect_host_snapshot(fs: RootFS, environ: Mapping[str, str], failures: list
                 f"{neuron_devices.SYSFS_DEVICES}/neuronN)")))
 
     def driver() -> None:
-        snapshot.modules = kernel_modules.read_modules(fs)
+        try:
+            snapshot.modules = kernel_modules.read_modules(fs)
+        except OSError as error:
+            failures.append(CollectorFailure("driver", f"could not read /proc/modules: {error.strerror or error}"))
         snapshot.loaded_driver_version = kernel_modules.read_loaded_driver_version(fs)
         snapshot.dkms = dkms_state.read_dkms_state(fs, snapshot.kernel)
 

@@ -1,5 +1,6 @@
 """Processes holding `/dev/neuron*`: `proc/<pid>/fd/*` links read as link text (never followed), with the
-command and its age, so a leftover Jupyter kernel can be named (nrt-ts: `NeuronCore(s) not available`).
+command and its age, so a leftover Jupyter kernel can be named (nrt-ts: `NeuronCore(s) not available`), and the
+Slurm job it belongs to when a `slurmstepd` is among its ancestors (a node's own job is expected to hold cores).
 
 `proc` and each `proc/<pid>/fd` are resolved inside the root: a `ROOT/proc` linked to the machine's `/proc`
 resolves back into the root (an image shows no processes), never to the processes of the machine running the
@@ -35,6 +36,37 @@ def _age_seconds(fs: RootFS, pid: str) -> Optional[float]:
 
 
 MAX_FDS_PER_PROCESS = 65_536
+MAX_ANCESTORS = 64
+_STEPD_JOB = re.compile(r"^slurmstepd: \[(\d+)(?:\.[\w]+)?\]")
+
+
+def _parent(fs: RootFS, pid: str) -> Optional[tuple[str, str]]:
+    """(parent pid, this process's comm) from `proc/<pid>/stat` (comm in parentheses may hold spaces)."""
+    text = fs.try_read_text(f"/proc/{pid}/stat", limit=4096)
+    if not text or ")" not in text:
+        return None
+    comm = text[text.find("(") + 1:text.rfind(")")]
+    fields = text.rsplit(")", 1)[1].split()
+    return (fields[1], comm) if len(fields) > 1 else None
+
+
+def _slurm_job(fs: RootFS, pid: str) -> Optional[str]:
+    """The Slurm job a process runs under: the id in the cmdline of its nearest `slurmstepd` ancestor
+    (`slurmstepd: [1234.0]`, what slurmd's step daemon calls itself), walking at most MAX_ANCESTORS parents."""
+    current = pid
+    for _ in range(MAX_ANCESTORS):
+        found = _parent(fs, current)
+        if found is None:
+            return None
+        parent, comm = found
+        if comm == "slurmstepd" and current != pid:
+            cmdline = (fs.try_read_text(f"/proc/{current}/cmdline", limit=4096) or "").replace("\0", " ")
+            job = _STEPD_JOB.match(cmdline.strip())
+            return job.group(1) if job else None
+        if parent in ("0", current):
+            return None
+        current = parent
+    return None
 
 
 def read_device_holders(fs: RootFS) -> list[DeviceHolder]:
@@ -68,5 +100,5 @@ def read_device_holders(fs: RootFS) -> list[DeviceHolder]:
         cmdline = redact_secrets(raw_cmdline.replace("\0", " ").strip())
         holders.append(DeviceHolder(int(pid), command, cmdline[:300],
                                     sorted(devices, key=lambda d: int(d[len("/dev/neuron"):])),
-                                    _age_seconds(fs, pid)))
+                                    _age_seconds(fs, pid), _slurm_job(fs, pid)))
     return holders

@@ -25,7 +25,14 @@ def parse_proc_modules(text: str) -> dict[str, KernelModule]:
 
 
 def read_modules(fs: RootFS) -> dict[str, KernelModule]:
-    return parse_proc_modules(fs.try_read_text("/proc/modules", limit=1 << 20) or "")
+    """The loaded modules; none when the tree has no `proc/modules` (a bare root). A `proc/modules` that is there
+    but cannot be read (a FIFO, no permission) raises OSError: "not loaded" would be a guess, and a health check
+    must not drain a node on a guess."""
+    try:
+        text = fs.read_text("/proc/modules", limit=1 << 20)
+    except FileNotFoundError:
+        return {}
+    return parse_proc_modules(text)
 
 
 def read_loaded_driver_version(fs: RootFS) -> Optional[str]:

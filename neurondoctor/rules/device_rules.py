@@ -7,7 +7,7 @@ available`: kill the holder, e.g. a Jupyter kernel).
 
 from __future__ import annotations
 
-from neurondoctor.facts.host import DeviceNode, HostSnapshot
+from neurondoctor.facts.host import DeviceHolder, DeviceNode, HostSnapshot
 from neurondoctor.rules.check import Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, neuron_host
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
@@ -145,13 +145,20 @@ def _age(seconds: float | None) -> str:
     return f"{seconds / 60:.0f} min old"
 
 
+def _unexpected_holders(ctx: RuleContext) -> list[DeviceHolder]:
+    """Holders outside a Slurm job: a job running on the node is expected to hold its cores (a healthy node in use
+    must never drain); anything else keeps cores from the next job."""
+    return [holder for holder in ctx.facts.host.snapshot.holders if not holder.slurm_job]
+
+
 def cores_busy(ctx: RuleContext) -> list[Finding]:
     """ND-DEV-003: processes holding Neuron devices (their cores are not available to a new job)."""
     snapshot = ctx.facts.host.snapshot
-    if not snapshot.holders:
+    holders = _unexpected_holders(ctx)
+    if not holders:
         return []
     per_device = {device.name: device.core_count for device in snapshot.sysfs_devices}
-    held = sorted({device for holder in snapshot.holders for device in holder.devices})
+    held = sorted({device for holder in holders for device in holder.devices})
     held_cores = sum(per_device.get(device.rsplit("/", 1)[-1]) or 0 for device in held)
     total = ctx.total_cores()
     seen = (f"; a new job sees {total - held_cores} of {total} NeuronCores" if total and held_cores else "")
@@ -161,18 +168,20 @@ def cores_busy(ctx: RuleContext) -> list[Finding]:
         severity=SEVERITY_WARNING,
         title=f"{len(held)} Neuron device(s) held by "
               + ", ".join(f"PID {holder.pid} ({holder.command}, {_age(holder.age_seconds)})"
-                          for holder in snapshot.holders[:3]) + seen,
+                          for holder in holders[:3]) + seen,
         detail=("A process that holds a device keeps its NeuronCores: a new job fails with `NRT:nrt_allocate_neuron_"
                 "cores NeuronCore(s) not available` or gets fewer cores. Leftover notebook kernels are the usual "
                 "holders."),
         evidence={"holders": [{"pid": h.pid, "command": h.command, "cmdline": h.cmdline, "devices": h.devices,
-                               "age_seconds": h.age_seconds} for h in snapshot.holders]},
-        fix=[f"kill {holder.pid}  # {holder.cmdline[:80] or holder.command}" for holder in snapshot.holders],
+                               "age_seconds": h.age_seconds} for h in holders]},
+        fix=[f"kill {holder.pid}  # {holder.cmdline[:80] or holder.command}" for holder in holders],
     )]
 
 
 def devices_summary(ctx: RuleContext) -> str:
-    return f"{len(ctx.facts.host.snapshot.device_nodes)} device node(s) usable, no process holds a NeuronCore"
+    jobs = sorted({holder.slurm_job for holder in ctx.facts.host.snapshot.holders if holder.slurm_job})
+    held = f"in use by Slurm job {', '.join(jobs)}" if jobs else "no process holds a NeuronCore"
+    return f"{len(ctx.facts.host.snapshot.device_nodes)} device node(s) usable, {held}"
 
 
 RULE_SET = RuleSet(

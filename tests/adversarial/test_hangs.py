@@ -208,3 +208,17 @@ def test_the_bundle_time_budget_bounds_file_collectors_too(tmp_path: Path) -> No
 
     skipped = [record for record in manifest_of(tmp_path / "b.tar.gz")["collectors"] if record["status"] == "skipped"]
     assert any("time budget" in (record["error"] or "") for record in skipped)
+
+
+def test_an_unreadable_module_list_is_never_a_driver_that_is_not_loaded(tmp_path: Path) -> None:
+    """A FIFO at proc/modules used to read as "no modules loaded": ND-DRV-002, an error, and a health check that
+    drains a healthy node. Unreadable is unknown: the driver check cannot judge, nothing is drained."""
+    root = build_host(tmp_path / "root", HostSpec())
+    _fifo(root / "proc/modules")
+    started = time.monotonic()
+    code, report, _ = check_json(["--root", str(root)])
+    assert time.monotonic() - started < 30
+    assert code == 3 and report["health"]["state"] == "unknown", report["health"]
+    assert "ND-DRV-002" not in findings_by_id(report)
+    driver = next(check for check in report["checks"] if check["id"] == "driver")
+    assert driver["status"] == "unknown" and "could not read /proc/modules" in str(report["health"]["reasons"])

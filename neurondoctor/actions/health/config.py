@@ -1,0 +1,91 @@
+"""`/etc/neurondoctor/health.conf`: the options of a health check started with no arguments (ARCHITECTURE.md §8).
+
+slurmd runs `HealthCheckProgram` with no arguments and an environment holding only `SLURMD_NODENAME`, so the
+program reads its options from this file (`NEURONDOCTOR_CONFIG` moves it where the environment has one). The
+grammar: one `key = value` per line, `#` starts a comment, blank lines are ignored, a repeated key adds a value
+(`venv`, `python`, `select`, `skip`) or is an error (the others). An unknown key or a bad value is a problem the
+caller turns into an unknown verdict that changes nothing — a typo must never drain a cluster. Pure: text in,
+options and problems out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+DEFAULT_CONFIG = Path("/etc/neurondoctor/health.conf")
+CONFIG_ENV = "NEURONDOCTOR_CONFIG"
+DEFAULT_DEADLINE_S = 30.0
+SLURM_HEALTH_LIMIT_S = 60.0  # slurmd kills a HealthCheckProgram after 60 s
+REPEATABLE = ("venv", "python", "select", "skip")
+SINGLE = ("root", "release", "deadline", "status_file", "slurm_conf")
+
+
+@dataclass
+class HealthConfig:
+    root: str = "/"
+    venvs: list[str] = field(default_factory=list)
+    pythons: list[str] = field(default_factory=list)
+    release: Optional[str] = None
+    select: list[str] = field(default_factory=list)
+    skip: list[str] = field(default_factory=list)
+    deadline_s: float = DEFAULT_DEADLINE_S
+    status_file: Optional[str] = None
+    slurm_conf: Optional[str] = None
+    source: Optional[str] = None  # the file it came from, None when there was none
+    problems: list[str] = field(default_factory=list)
+
+
+_LISTS = {"venv": "venvs", "python": "pythons", "select": "select", "skip": "skip"}
+
+
+def _deadline(value: str) -> float:
+    seconds = float(value)
+    if not 1.0 <= seconds < SLURM_HEALTH_LIMIT_S:
+        raise ValueError(f"must be at least 1 and below Slurm's {SLURM_HEALTH_LIMIT_S:.0f} s")
+    return seconds
+
+
+def parse_health_config(text: str, source: str) -> HealthConfig:
+    """The options in `text`; every line that cannot be used is a problem naming `source:line`."""
+    config = HealthConfig(source=source)
+    seen: set[str] = set()
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        where = f"{source}:{number}"
+        key, equals, value = (part.strip() for part in line.partition("="))
+        if not equals or not key or not value:
+            config.problems.append(f"{where}: expected `key = value`, got {raw.strip()[:80]!r}")
+            continue
+        if key in _LISTS:
+            getattr(config, _LISTS[key]).append(value)
+            continue
+        if key not in SINGLE:
+            config.problems.append(f"{where}: unknown key {key!r} (known: {', '.join(REPEATABLE + SINGLE)})")
+            continue
+        if key in seen:
+            config.problems.append(f"{where}: {key} given twice")
+            continue
+        seen.add(key)
+        if key == "deadline":
+            try:
+                config.deadline_s = _deadline(value)
+            except ValueError as error:
+                config.problems.append(f"{where}: deadline {value!r}: {error}")
+        elif key == "root":
+            config.root = value
+        elif key == "release":
+            config.release = value
+        elif key == "status_file":
+            config.status_file = value
+        else:
+            config.slurm_conf = value
+    return config
+
+
+def config_path(environ: Mapping[str, str]) -> Path:
+    return Path(environ.get(CONFIG_ENV) or DEFAULT_CONFIG)

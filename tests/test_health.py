@@ -1,0 +1,283 @@
+"""`neurondoctor health` (issue 16) on fixture hosts: NHC's drain semantics against a recording `scontrol` double
+(the real slurmd/slurmctld run in tests/test_slurm_integration.py), health.conf, the node-problem-detector exit
+codes, the Prometheus textfile read back by prometheus_client's parser, the deadline with a stale verdict, and a
+job's own processes holding the cores."""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+import time
+from pathlib import Path
+from typing import Optional
+
+import psutil
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from neurondoctor.actions.health.config import parse_health_config
+from neurondoctor.actions.health.slurm_decision import REASON_LIMIT, decide, drain_reason, parse_scontrol_node
+from neurondoctor.report.health import Health
+from tests.conftest import cli_env, run_cli
+from tests.host_fixture import Holder, HostSpec, build_host
+
+# `scontrol show node` of Slurm 22.05 (Debian 12), as the integration test's slurmd prints it
+SHOW_NODE = textwrap.dedent("""\
+    NodeName=trn1-a Arch=x86_64 CoresPerSocket=1
+       CPUAlloc=0 CPUEfctv=2 CPUTot=2 CPULoad=0.06
+       AvailableFeatures=(null)
+       ActiveFeatures=(null)
+       Gres=(null)
+       NodeAddr=127.0.0.1 NodeHostName=localhost Version=22.05.8
+       RealMemory=1 AllocMem=0 FreeMem=20811 Sockets=2 Boards=1
+       State={state} ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A
+       Partitions=debug
+       CfgTRES=cpu=2,mem=1M,billing=2
+    {reason}""")
+
+
+def node_text(state: str, reason: Optional[str] = None) -> str:
+    return SHOW_NODE.format(state=state, reason=f"   Reason={reason} [root@2026-12-01T21:50:01]\n" if reason else "")
+
+
+UNHEALTHY = Health("unhealthy", ["ND-DRV-002 the Neuron driver is installed and built but the `neuron` module is not "
+                                 "loaded", "ND-DEV-001 fewer device nodes than Neuron devices"])
+
+
+@pytest.mark.parametrize(("health", "state", "reason", "action"), [
+    (UNHEALTHY, "IDLE", None, "drain"),
+    (UNHEALTHY, "IDLE+DRAIN", "maintenance: swapping an EFA cable", "none"),  # an operator's drain stays
+    (UNHEALTHY, "DOWN", "Not responding", "none"),
+    (UNHEALTHY, "IDLE+DRAIN", "neurondoctor: ND-PIN-001 old title", "drain"),  # ours: the new reason
+    (Health("ok"), "IDLE+DRAIN", "neurondoctor: ND-DRV-002 module not loaded", "resume"),
+    (Health("degraded", ["ND-DEV-003 held"]), "MIXED+DRAIN", "neurondoctor: ND-DRV-002 x", "resume"),
+    (Health("ok"), "IDLE+DRAIN", "hardware check by the operator", "none"),
+    (Health("ok"), "IDLE+DRAIN+REBOOT_REQUESTED", "neurondoctor: ND-DRV-002 x", "none"),
+    (Health("ok"), "ALLOCATED+DRAIN+MAINT", "neurondoctor: ND-DRV-002 x", "none"),
+    (Health("ok"), "IDLE", None, "none"),
+    (Health("unknown", ["Driver: could not read /proc/modules"]), "IDLE", None, "none"),
+    (Health("unknown", ["Driver: could not read /proc/modules"]), "IDLE+DRAIN", "neurondoctor: ND-DRV-002 x", "none"),
+])
+def test_nhc_drain_semantics(health: Health, state: str, reason: Optional[str], action: str) -> None:
+    node = parse_scontrol_node("trn1-a", node_text(state, reason))
+    assert node is not None and node.reason == reason
+    decision = decide(health, node)
+    assert decision.action == action, decision.why
+    if action == "drain":
+        assert decision.argv[:4] == ("scontrol", "update", "nodename=trn1-a", "state=drain")
+        assert decision.argv[4] == f"reason={drain_reason(health)}"
+    if action == "resume":
+        assert decision.argv == ("scontrol", "update", "nodename=trn1-a", "state=resume")
+
+
+def test_the_drain_reason() -> None:
+    reason = drain_reason(UNHEALTHY)
+    assert reason.startswith("neurondoctor: ND-DRV-002 the Neuron driver") and reason.endswith("... (+1 more)")
+    assert len(reason) == REASON_LIMIT
+    assert drain_reason(Health("unhealthy", ["ND-X-001 short"])) == "neurondoctor: ND-X-001 short"
+    assert parse_scontrol_node("x", "Node x not found\n") is None
+
+
+def test_health_conf_grammar() -> None:
+    config = parse_health_config(textwrap.dedent("""\
+        # /etc/neurondoctor/health.conf
+        venv = /opt/aws_neuronx_venv_pytorch_2_9
+        venv = /home/ubuntu/train   # a second environment
+        deadline = 20
+        status_file = /run/neurondoctor/health.json
+        slurm_conf = /etc/slurm/slurm.conf
+        skip = ND-DEV-003
+        """), "health.conf")
+    assert config.problems == []
+    assert config.venvs == ["/opt/aws_neuronx_venv_pytorch_2_9", "/home/ubuntu/train"]
+    assert (config.deadline_s, config.status_file, config.slurm_conf, config.skip) == (
+        20.0, "/run/neurondoctor/health.json", "/etc/slurm/slurm.conf", ["ND-DEV-003"])
+    broken = parse_health_config("venvs = /opt/x\ndeadline = 75\nrelease = 2.31.1\nrelease = 2.32.0\njunk\n", "h.conf")
+    assert [problem.split(":")[1] for problem in broken.problems] == ["1", "2", "4", "5"]
+    assert "unknown key 'venvs'" in broken.problems[0] and "below Slurm's 60 s" in broken.problems[1]
+
+
+class FakeSlurm:
+    """`scontrol` on PATH: prints the node as `show node` would and records every call."""
+
+    def __init__(self, tmp_path: Path, state: str, reason: Optional[str] = None) -> None:
+        self.bin = tmp_path / "bin"
+        self.bin.mkdir(exist_ok=True)
+        self.log = tmp_path / "scontrol.log"
+        self.node = tmp_path / "node.txt"
+        self.node.write_text(node_text(state, reason))
+        script = self.bin / "scontrol"
+        script.write_text(f'#!/bin/sh\necho "$@" >> {self.log}\n[ "$1" = show ] && cat {self.node}\nexit 0\n')
+        script.chmod(0o755)
+
+    def env(self, **extra: str) -> dict[str, str]:
+        return cli_env({"PATH": f"{self.bin}:{os.environ['PATH']}", "SLURMD_NODENAME": "trn1-a", **extra})
+
+    def calls(self) -> list[str]:
+        return self.log.read_text().splitlines() if self.log.exists() else []
+
+
+def test_slurm_drains_an_unhealthy_root_and_resumes_it_when_repaired(tmp_path: Path) -> None:
+    broken = build_host(tmp_path / "broken", HostSpec(driver_loaded=False))
+    status = tmp_path / "health.json"
+    slurm = FakeSlurm(tmp_path, "IDLE")
+    result = run_cli(["health", "--slurm", "--root", str(broken), "--status-file", str(status)], env=slurm.env())
+    assert result.returncode == 1, result.stderr
+    assert slurm.calls()[-1].startswith("update nodename=trn1-a state=drain reason=neurondoctor: ND-DRV-002 the "
+                                        "Neuron driver is installed and built but the `neuron` module")
+    assert "slurm: drain" in result.stderr and len(result.stderr.splitlines()) == 1  # one log line per run
+    written = json.loads(status.read_text())
+    assert (written["schema"], written["state"], written["stale"]) == ("neurondoctor.status/1", "unhealthy", False)
+    assert [step["name"] for step in written["steps"]] == ["check", "slurm-drain"]
+    slurm.node.write_text(node_text("IDLE+DRAIN", slurm.calls()[-1].split("reason=", 1)[1]))
+    repaired = build_host(tmp_path / "repaired", HostSpec())
+    result = run_cli(["health", "--slurm", "--root", str(repaired), "--status-file", str(status)], env=slurm.env())
+    assert result.returncode == 0, result.stderr
+    assert slurm.calls()[-1] == "update nodename=trn1-a state=resume"
+    assert json.loads(status.read_text())["state"] == "ok"
+
+
+def test_dry_run_and_an_operators_drain(tmp_path: Path) -> None:
+    broken = build_host(tmp_path / "broken", HostSpec(driver_loaded=False))
+    slurm = FakeSlurm(tmp_path, "IDLE")
+    result = run_cli(["health", "--slurm", "--dry-run", "--root", str(broken), "--status-file",
+                      str(tmp_path / "s.json")], env=slurm.env())
+    assert result.returncode == 1
+    assert "would run: scontrol update nodename=trn1-a state=drain 'reason=neurondoctor: ND-DRV-002" in result.stderr
+    assert [call.split()[0] for call in slurm.calls()] == ["show"]  # nothing changed
+    healthy = build_host(tmp_path / "healthy", HostSpec())
+    slurm.node.write_text(node_text("IDLE+DRAIN", "maintenance: swapping an EFA cable"))
+    result = run_cli(["health", "--slurm", "--root", str(healthy), "--status-file", str(tmp_path / "s.json")],
+                     env=slurm.env())
+    assert result.returncode == 0 and "drained for another reason" in result.stderr
+    assert not any(call.startswith("update") for call in slurm.calls())
+
+
+def test_a_check_that_cannot_judge_changes_nothing(tmp_path: Path) -> None:
+    """An unreadable module list makes the driver check unknown: no drain, no resume, unknown in the status file."""
+    root = build_host(tmp_path / "root", HostSpec())
+    (root / "proc/modules").unlink()
+    os.mkfifo(root / "proc/modules")
+    slurm = FakeSlurm(tmp_path, "IDLE+DRAIN", "neurondoctor: ND-DRV-002 module not loaded")
+    status = tmp_path / "health.json"
+    result = run_cli(["health", "--slurm", "--root", str(root), "--status-file", str(status)], env=slurm.env(),
+                     timeout=60)
+    assert result.returncode == 3, result.stderr
+    assert not any(call.startswith("update") for call in slurm.calls())
+    assert "the verdict is unknown, nothing changed" in result.stderr
+    assert json.loads(status.read_text())["state"] == "unknown"
+
+
+def test_a_typo_in_health_conf_changes_nothing(tmp_path: Path) -> None:
+    broken = build_host(tmp_path / "broken", HostSpec(driver_loaded=False))
+    conf = tmp_path / "health.conf"
+    conf.write_text(f"root = {broken}\nstatus_fiel = /tmp/x\n")
+    slurm = FakeSlurm(tmp_path, "IDLE")
+    result = run_cli(["health", "--slurm", "--status-file", str(tmp_path / "s.json")],
+                     env=slurm.env(NEURONDOCTOR_CONFIG=str(conf)))
+    assert result.returncode == 3
+    assert "unknown key 'status_fiel'" in result.stderr
+    assert not any(call.startswith("update") for call in slurm.calls())
+
+
+def test_the_slurm_console_script_reads_its_config(tmp_path: Path) -> None:
+    """Slurm runs `neurondoctor-slurm-health` with no arguments; root, status file and slurm.conf come from the
+    file, and scontrol sees SLURM_CONF."""
+    broken = build_host(tmp_path / "broken", HostSpec(driver_loaded=False))
+    status = tmp_path / "health.json"
+    conf = tmp_path / "health.conf"
+    conf.write_text(f"root = {broken}\nstatus_file = {status}\nslurm_conf = {tmp_path / 'slurm.conf'}\n")
+    slurm = FakeSlurm(tmp_path, "IDLE")
+    (slurm.bin / "scontrol").write_text(f'#!/bin/sh\necho "$SLURM_CONF $@" >> {slurm.log}\n'
+                                        f'[ "$1" = show ] && cat {slurm.node}\nexit 0\n')
+    script = Path(os.environ.get("VIRTUAL_ENV", Path(__file__).resolve().parent.parent / ".venv")) / "bin" / \
+        "neurondoctor-slurm-health"
+    if not script.exists():
+        pytest.skip(f"{script} is not installed (pip install -e .)")
+    import subprocess
+
+    done = subprocess.run([str(script)], capture_output=True, text=True, timeout=60,
+                          env=slurm.env(NEURONDOCTOR_CONFIG=str(conf)))
+    assert done.returncode == 1, done.stderr
+    assert slurm.calls()[-1].startswith(f"{tmp_path / 'slurm.conf'} update nodename=trn1-a state=drain")
+    assert json.loads(status.read_text())["state"] == "unhealthy"
+
+
+def test_npd_exit_codes_and_message(tmp_path: Path) -> None:
+    healthy = build_host(tmp_path / "healthy", HostSpec())
+    broken = build_host(tmp_path / "broken", HostSpec(driver_loaded=False))
+    unknown = build_host(tmp_path / "unknown", HostSpec())
+    (unknown / "proc/modules").unlink()
+    os.mkfifo(unknown / "proc/modules")
+    for root, code in ((healthy, 0), (broken, 1), (unknown, 3)):
+        result = run_cli(["health", "--root", str(root), "--format", "npd"], timeout=60)
+        assert result.returncode == code, (root, result.stderr)
+        lines = result.stdout.splitlines()
+        assert len(lines) == 1 and len(lines[0].encode()) <= 80, lines
+    assert run_cli(["health", "--root", str(broken), "--format", "npd"]).stdout.startswith("ND-DRV-002 ")
+
+
+def test_prometheus_textfile(tmp_path: Path) -> None:
+    root = build_host(tmp_path / "root", HostSpec(instance_type="trn1.32xlarge", holders=[
+        Holder(4121, "python", "python -m ipykernel_launcher -f kernel-1.json", (0,))]))
+    out = tmp_path / "textfile" / "neurondoctor.prom"
+    out.parent.mkdir()
+    for _ in range(2):  # the second run replaces the file it wrote
+        result = run_cli(["health", "--root", str(root), "--format", "prometheus", "--output", str(out)])
+        assert result.returncode == 0, result.stderr
+    assert result.stdout == "" and not [name for name in os.listdir(out.parent) if name != out.name]
+    samples = {(sample.name, tuple(sorted(sample.labels.items()))): sample.value
+               for family in text_string_to_metric_families(out.read_text()) for sample in family.samples}
+    assert samples[("neurondoctor_health_state", ())] == 1  # degraded
+    assert samples[("neurondoctor_findings", (("category", "cores-busy"), ("severity", "warning")))] == 1
+    assert samples[("neurondoctor_check_duration_seconds", ())] > 0
+    assert [labels for name, labels in samples if name == "neurondoctor_release_info"] == [
+        (("host", "2.31.1"), ("path", ""), ("venv", ""))]
+    foreign = tmp_path / "textfile" / "node.prom"
+    foreign.write_text("node_custom_metric 1\n")
+    refused = run_cli(["health", "--root", str(root), "--format", "prometheus", "--output", str(foreign)])
+    assert refused.returncode == 2 and "was not written by neurondoctor" in refused.stderr
+    assert foreign.read_text() == "node_custom_metric 1\n"
+
+
+def test_the_deadline_reports_the_last_verdict_stale(tmp_path: Path) -> None:
+    """An interpreter that hangs keeps the check from finishing: after --deadline the run says so, keeps the last
+    verdict marked stale, asks nothing of Slurm, and the hanging process is gone."""
+    root = build_host(tmp_path / "root", HostSpec())
+    status = tmp_path / "health.json"
+    slurm = FakeSlurm(tmp_path, "IDLE")
+    assert run_cli(["health", "--slurm", "--root", str(root), "--status-file", str(status)],
+                   env=slurm.env()).returncode == 0
+    hang = tmp_path / "hang" / "bin" / "python"
+    hang.parent.mkdir(parents=True)
+    hang.write_text("#!/bin/sh\nexec sleep 300\n")
+    hang.chmod(0o755)
+    started = time.monotonic()
+    result = run_cli(["health", "--slurm", "--root", str(root), "--python", str(hang), "--deadline", "3",
+                      "--status-file", str(status)], env=slurm.env(), timeout=60)
+    assert result.returncode == 3, result.stderr
+    assert time.monotonic() - started < 20
+    assert "did not finish within 3 s (the last verdict, ok, is from" in result.stderr
+    assert "(stale)" in result.stderr and "nothing changed" in result.stderr
+    written = json.loads(status.read_text())
+    assert (written["state"], written["stale"]) == ("ok", True)
+    assert [call.split()[0] for call in slurm.calls()] == ["show"]  # only the first, healthy run asked Slurm
+    leftovers = [process for process in psutil.process_iter(["cmdline"])
+                 if process.info["cmdline"] == ["sleep", "300"]]
+    assert leftovers == []
+
+
+def test_a_jobs_own_processes_hold_the_cores(tmp_path: Path) -> None:
+    """A process under a job's slurmstepd holds the device: expected, the node stays ok; the same process outside
+    a job is cores-busy."""
+    in_job = build_host(tmp_path / "job", HostSpec(holders=[
+        Holder(900, "slurmstepd", "slurmstepd: [4242.0]"),
+        Holder(901, "python", "python train.py", (0,), parent=900)]))
+    result = run_cli(["health", "--root", str(in_job), "--format", "nhc"])
+    assert result.returncode == 0 and result.stdout.startswith("OK: neurondoctor:"), result.stdout
+    check = run_cli(["check", "--root", str(in_job)])
+    assert "in use by Slurm job 4242" in check.stdout
+    outside = build_host(tmp_path / "outside", HostSpec(holders=[Holder(901, "python", "python train.py", (0,))]))
+    result = run_cli(["health", "--root", str(outside), "--format", "nhc"])
+    assert result.returncode == 0 and result.stdout.startswith("WARNING: neurondoctor: ND-DEV-003"), result.stdout
