@@ -120,6 +120,7 @@ class HostSpec:
     node_mode: int = 0o666
     ecc: dict[int, dict[str, int]] = field(default_factory=dict)
     holders: list[Holder] = field(default_factory=list)
+    kern_log: Optional[str] = None  # var/log/kern.log as rsyslog writes it
     runtime_library: bool = True
     collectives_library: bool = True
     tools: bool = True
@@ -296,6 +297,8 @@ def build_host(root: Path, spec: HostSpec) -> Path:
         _write(root / "etc/apt/sources.list.d/neuron.list", "deb https://apt.repos.neuron.amazonaws.com noble main\n")
     if spec.container:
         _write(root / ".dockerenv", "")
+    if spec.kern_log is not None:
+        _write(root / "var/log/kern.log", spec.kern_log)
     for holder in spec.holders:
         proc = root / f"proc/{holder.pid}"
         _write(proc / "comm", holder.command + "\n")

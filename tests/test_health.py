@@ -281,3 +281,62 @@ def test_a_jobs_own_processes_hold_the_cores(tmp_path: Path) -> None:
     outside = build_host(tmp_path / "outside", HostSpec(holders=[Holder(901, "python", "python train.py", (0,))]))
     result = run_cli(["health", "--root", str(outside), "--format", "nhc"])
     assert result.returncode == 0 and result.stdout.startswith("WARNING: neurondoctor: ND-DEV-003"), result.stdout
+
+
+KERN_LOG = """\
+2026-11-28T06:01:12.000101+00:00 ip-172-31-61-252 kernel: Linux version 6.8.0-1015-aws (buildd@lcy02-amd64-051) \
+(x86_64-linux-gnu-gcc-13 (Ubuntu 13.2.0-23ubuntu4) 13.2.0) #16-Ubuntu SMP Mon Aug 19 19:38:17 UTC 2024
+2026-11-30T02:13:44.481207+00:00 ip-172-31-61-252 kernel: NEURON_HW_ERR=HBM_UNCORRECTABLE_ERROR \
+instance-id=i-0592464924bd45322 hostname=ip-172-31-61-252 nd-id=3 nc-id=6 serial-num=19fcda00f5ff6eb9 \
+action=TERMINATE_INSTANCE
+2026-11-30T02:20:01.000001+00:00 ip-172-31-61-252 kernel: Linux version 6.8.0-1015-aws (buildd@lcy02-amd64-051) \
+(x86_64-linux-gnu-gcc-13 (Ubuntu 13.2.0-23ubuntu4) 13.2.0) #16-Ubuntu SMP Mon Aug 19 19:38:17 UTC 2024
+2026-11-30T02:20:09.117420+00:00 ip-172-31-61-252 kernel: neuron: loading out-of-tree module taints kernel.
+"""
+SRAM_NOW = ("2026-12-01T09:42:10.220314+00:00 ip-172-31-61-252 kernel: NEURON_HW_ERR=SRAM_UNCORRECTABLE_ERROR "
+            "instance-id=i-0592464924bd45322 hostname=ip-172-31-61-252 nd-id=0 nc-id=1 serial-num=19fcda00f5ff6eb9 "
+            "action=TERMINATE_INSTANCE\n")
+
+
+def test_kernel_hardware_errors_are_judged_in_this_boot(tmp_path: Path) -> None:
+    """The HBM error of the previous boot (before the instance was stopped and started) is gone; an SRAM error of
+    this boot is ND-HW-002; `--since` after it clears it."""
+    rebooted = build_host(tmp_path / "rebooted", HostSpec(instance_type="trn1.32xlarge", kern_log=KERN_LOG))
+    result = run_cli(["health", "--root", str(rebooted), "--format", "nhc"])
+    assert result.returncode == 0 and result.stdout.startswith("OK:"), result.stdout
+    failing = build_host(tmp_path / "failing", HostSpec(instance_type="trn1.32xlarge", kern_log=KERN_LOG + SRAM_NOW))
+    result = run_cli(["health", "--root", str(failing), "--format", "npd"])
+    assert result.returncode == 1
+    assert result.stdout.startswith("ND-HW-002 NEURON_HW_ERR=SRAM_UNCORRECTABLE_ERROR on nd0 in the kernel log")
+    report = json.loads(run_cli(["health", "--root", str(failing), "--json"]).stdout)
+    [finding] = [finding for finding in report["findings"] if finding["id"] == "ND-HW-002"]
+    assert "SRAM_UNCORRECTABLE_ERROR on nd0" in finding["title"] and "HBM" not in finding["title"]
+    assert "action=TERMINATE_INSTANCE" in finding["title"] and finding["evidence"]["count"] == 1
+    later = run_cli(["health", "--root", str(failing), "--since", "2026-12-01 10:00", "--format", "nhc"])
+    assert later.returncode == 0, later.stdout
+    bad = run_cli(["health", "--root", str(failing), "--since", "yesterday"])
+    assert bad.returncode == 2 and "YYYY-MM-DD" in bad.stderr
+
+
+def test_the_live_kernel_log_comes_from_journalctl_else_dmesg(tmp_path: Path) -> None:
+    """On the live host the window is journalctl's `-k -b` (this boot); without a journal, dmesg's ring buffer."""
+    from neurondoctor.host.kernel_log import read_kernel_log
+    from neurondoctor.host.rootfs import RootFS
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    journal = bin_dir / "journalctl"
+    journal.write_text(f"#!/bin/sh\necho \"$@\" > {tmp_path / 'args'}\ncat <<'EOF'\n{SRAM_NOW}EOF\n")
+    journal.chmod(0o755)
+    dmesg = bin_dir / "dmesg"
+    dmesg.write_text("#!/bin/sh\necho '[ 12.5] neuron 0000:10:1c.0: NEURON_HW_ERR=DMA_ERROR nd-id=2'\n")
+    dmesg.chmod(0o755)
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin"}
+    found = read_kernel_log(RootFS("/"), env, None)
+    assert found.source == "journalctl -k -b" and [(e.kind, e.device) for e in found.errors] == [
+        ("SRAM_UNCORRECTABLE_ERROR", "0")]
+    found = read_kernel_log(RootFS("/"), env, "2 hours ago")
+    assert (tmp_path / "args").read_text().split()[-4:] == ["--since", "2", "hours", "ago"]
+    journal.write_text("#!/bin/sh\necho 'No journal files were found.' >&2\nexit 1\n")
+    found = read_kernel_log(RootFS("/"), env, None)
+    assert found.source == "dmesg" and [(e.kind, e.device) for e in found.errors] == [("DMA_ERROR", "2")]

@@ -60,6 +60,7 @@ class CheckOptions:
     select: Sequence[str] = ()
     skip: Sequence[str] = ()
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    kernel_log_since: Optional[str] = None  # the kernel log window (default: this boot)
 
 
 def validate_options(options: CheckOptions, catalog: ReleaseCatalog) -> None:
@@ -91,12 +92,13 @@ def _timed(timings: dict[str, float], key: str, started: float) -> None:
     timings[key] = (time.perf_counter() - started) * 1000
 
 
-def collect_host(fs: RootFS, environ: Mapping[str, str], timings: dict[str, float]) -> HostFacts:
+def collect_host(fs: RootFS, environ: Mapping[str, str], timings: dict[str, float],
+                 kernel_log_since: Optional[str] = None) -> HostFacts:
     host = HostFacts(root=str(fs.root))
     host.instance_type, host.instance_type_source = read_instance_type(fs)
     host.instance_id = read_instance_id(fs)
     host.hostname = read_hostname(fs)
-    host.snapshot = collect_host_snapshot(fs, environ, host.collector_failures, timings)
+    host.snapshot = collect_host_snapshot(fs, environ, host.collector_failures, timings, kernel_log_since)
     return host
 
 
@@ -241,7 +243,7 @@ def run_check(options: CheckOptions, catalog: Optional[ReleaseCatalog] = None) -
     _timed(timings, "manifests", step)
     fs = RootFS(options.root)
     step = time.perf_counter()
-    host = collect_host(fs, options.environ, timings)
+    host = collect_host(fs, options.environ, timings, options.kernel_log_since)
     _timed(timings, "host", step)
     environments = collect_environments(fs, options, timings, host.collector_failures)
     facts = Facts(host=host, environments=environments, environ=relevant_environ(options.environ))

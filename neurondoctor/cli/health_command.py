@@ -50,6 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--deadline", type=float, metavar="S",
                         help="give up on the check after S seconds and report the previous verdict, stale "
                              "(default 30, or health.conf's)")
+    parser.add_argument("--since", metavar="TIME",
+                        help="judge the kernel log's NEURON_HW_ERR lines since TIME (default: this boot; under "
+                             "--root: YYYY-MM-DD[ HH:MM[:SS]], UTC)")
     parser.add_argument("--status-file", metavar="F",
                         help="keep the verdict here (neurondoctor.status/1; default with --slurm: "
                              "/var/lib/neurondoctor/health.json)")
@@ -128,7 +131,15 @@ def run(argv: Sequence[str], environ: Optional[Mapping[str, str]] = None) -> int
         raise exit_codes.UserError(f"--deadline {deadline:g}: give seconds above 0")
     options = CheckOptions(root=args.root or config.root, venvs=args.venv or config.venvs,
                            pythons=args.python or config.pythons, release=args.release or config.release,
-                           select=args.select or config.select, skip=args.skip or config.skip, environ=env)
+                           select=args.select or config.select, skip=args.skip or config.skip, environ=env,
+                           kernel_log_since=args.since)
+    if args.since and options.root != "/":
+        from neurondoctor.host.kernel_log import parse_since
+
+        try:
+            parse_since(args.since)
+        except ValueError as error:
+            raise exit_codes.UserError(str(error)) from error
     catalog = load_catalog()
     try:
         validate_options(options, catalog)

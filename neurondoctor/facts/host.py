@@ -111,6 +111,17 @@ class DeviceHolder:
     slurm_job: Optional[str] = None  # the Slurm job it runs under (a slurmstepd ancestor): expected, not busy
 
 
+@dataclass(frozen=True)
+class KernelHardwareError:
+    """A `NEURON_HW_ERR=` line of the kernel log (host/kernel_log.py)."""
+
+    kind: str  # SRAM_UNCORRECTABLE_ERROR, NC_UNCORRECTABLE_ERROR, HBM_UNCORRECTABLE_ERROR, DMA_ERROR
+    device: Optional[str]  # nd-id
+    core: Optional[str]  # nc-id
+    action: Optional[str]
+    line: str
+
+
 @dataclass
 class CompileCache:
     path: str
@@ -163,6 +174,9 @@ class HostSnapshot:
     tools: list[str] = field(default_factory=list)
     neuron_repo_files: list[str] = field(default_factory=list)
     holders: list[DeviceHolder] = field(default_factory=list)
+    kernel_hw_errors: list[KernelHardwareError] = field(default_factory=list)
+    kernel_log_source: Optional[str] = None  # where they were read; None when no kernel log could be read
+    kernel_log_problem: Optional[str] = None
     compile_cache: Optional[CompileCache] = None
     memlock_limit: Optional[int] = None  # bytes; -1 unlimited; None unknown
     memlock_source: Optional[str] = None

@@ -30,6 +30,7 @@ from neurondoctor.host import (
     pci_devices,
     runtime_files,
 )
+from neurondoctor.host.kernel_log import read_kernel_log
 from neurondoctor.host.os_packages import PackageDatabaseUnreadable
 from neurondoctor.host.rootfs import RootFS
 
@@ -116,7 +117,7 @@ def _names(uid: int, groups: list[int]) -> tuple[Optional[str], list[str]]:
 
 
 def collect_host_snapshot(fs: RootFS, environ: Mapping[str, str], failures: list[CollectorFailure],
-                          timings: dict[str, float]) -> HostSnapshot:
+                          timings: dict[str, float], kernel_log_since: Optional[str] = None) -> HostSnapshot:
     snapshot = HostSnapshot()
 
     def system() -> None:
@@ -164,6 +165,13 @@ def collect_host_snapshot(fs: RootFS, environ: Mapping[str, str], failures: list
             runtime_files.read_runtime_files(fs))
         snapshot.neuron_repo_files = runtime_files.read_neuron_repo_files(fs)
 
+    def kernel_log() -> None:
+        if not snapshot.has_neuron_hardware:  # the driver logs NEURON_HW_ERR only where there is hardware
+            return
+        found = read_kernel_log(fs, environ, kernel_log_since)
+        snapshot.kernel_hw_errors, snapshot.kernel_log_source, snapshot.kernel_log_problem = (
+            found.errors, found.source, found.problem)
+
     def processes() -> None:
         if snapshot.device_nodes:  # without device nodes nothing can hold one: skip the /proc walk
             snapshot.holders = device_holders.read_device_holders(fs)
@@ -177,7 +185,7 @@ def collect_host_snapshot(fs: RootFS, environ: Mapping[str, str], failures: list
             snapshot.groups = sorted({os.getegid(), *os.getgroups()})
             snapshot.user_name, snapshot.group_names = _names(snapshot.uid, snapshot.groups)
 
-    for name, action in (("system", system), ("hardware", hardware), ("driver", driver),
+    for name, action in (("system", system), ("hardware", hardware), ("kernel-log", kernel_log), ("driver", driver),
                          ("packages", packages), ("runtime", runtime), ("processes", processes),
                          ("resources", resources)):
         _guarded(name, action, failures, timings)

@@ -1,7 +1,9 @@
 """Hardware: the Neuron devices on the PCI bus and the driver's uncorrectable ECC counters.
 
 Source: nrt-ts (`Uncorrectable memory error is detected`: the hardware is faulty; stop and start the instance to
-move to other hardware).
+move to other hardware). The kernel log's `NEURON_HW_ERR=` lines (SRAM/NC/HBM uncorrectable, DMA errors, the four
+kinds AWS's Neuron problem detector and the EKS node monitoring agent watch) are judged in a window — this boot by
+default — so the finding clears once the instance moved to other hardware.
 """
 
 from __future__ import annotations
@@ -11,6 +13,9 @@ from neurondoctor.facts.names import DEVICE_NAMES
 from neurondoctor.rules.check import Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, neuron_host
 from neurondoctor.rules.finding import SEVERITY_ERROR, Finding
+
+STOP_START = ("aws ec2 stop-instances --instance-ids <this instance> && aws ec2 start-instances --instance-ids "
+              "<this instance>")
 
 
 def uncorrectable_ecc(ctx: RuleContext) -> list[Finding]:
@@ -30,8 +35,31 @@ def uncorrectable_ecc(ctx: RuleContext) -> list[Finding]:
                 "`NEURON_HW_ERR=…_UNCORRECTABLE_ERROR … action=TERMINATE_INSTANCE`: the hardware is faulty. "
                 "Stop and start the instance to move to other hardware (a reboot keeps it)."),
         evidence={"counters": failing},
-        fix=["aws ec2 stop-instances --instance-ids <this instance> && aws ec2 start-instances --instance-ids "
-             "<this instance>"],
+        fix=[STOP_START],
+    )]
+
+
+def kernel_hardware_errors(ctx: RuleContext) -> list[Finding]:
+    """ND-HW-002: `NEURON_HW_ERR=` lines in the kernel log's window."""
+    snapshot = ctx.facts.host.snapshot
+    if not snapshot.kernel_hw_errors:
+        return []
+    kinds: dict[str, set[str]] = {}
+    for error in snapshot.kernel_hw_errors:
+        kinds.setdefault(error.kind, set()).add(f"nd{error.device}" if error.device is not None else "a device")
+    actions = sorted({error.action for error in snapshot.kernel_hw_errors if error.action})
+    shown = "; ".join(f"{kind} on {', '.join(sorted(devices))}" for kind, devices in sorted(kinds.items()))
+    return [Finding(
+        id="ND-HW-002",
+        category="hardware-error",
+        severity=SEVERITY_ERROR,
+        title=f"NEURON_HW_ERR={shown} in the kernel log ({snapshot.kernel_log_source}"
+              + (f"; action={', '.join(actions)})" if actions else ")"),
+        detail=("The driver found an uncorrectable hardware error: the device is faulty. Stop and start the instance "
+                "to move to other hardware (a reboot keeps it); the finding clears with the next boot's log."),
+        evidence={"lines": [error.line for error in snapshot.kernel_hw_errors[:10]],
+                  "count": len(snapshot.kernel_hw_errors), "source": snapshot.kernel_log_source},
+        fix=[STOP_START],
     )]
 
 
@@ -51,8 +79,10 @@ def hardware_summary(ctx: RuleContext) -> str:
 
 
 RULE_SET = RuleSet(
-    rules=(uncorrectable_ecc,),
-    findings=(FindingSpec("ND-HW-001", "hardware-error", SEVERITY_ERROR, "uncorrectable ECC counters"),),
+    rules=(uncorrectable_ecc, kernel_hardware_errors),
+    findings=(FindingSpec("ND-HW-001", "hardware-error", SEVERITY_ERROR, "uncorrectable ECC counters"),
+              FindingSpec("ND-HW-002", "hardware-error", SEVERITY_ERROR,
+                          "NEURON_HW_ERR lines in the kernel log of this boot (or since --since)")),
 )
 CHECK = Check("hardware", "Neuron hardware", (RULE_SET,), hardware_summary, applies=neuron_host,
               needs=("hardware", ECC_COLLECTOR), not_applicable=hardware_summary)
