@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import textwrap
 import time
 from pathlib import Path
@@ -340,3 +341,30 @@ def test_the_live_kernel_log_comes_from_journalctl_else_dmesg(tmp_path: Path) ->
     journal.write_text("#!/bin/sh\necho 'No journal files were found.' >&2\nexit 1\n")
     found = read_kernel_log(RootFS("/"), env, None)
     assert found.source == "dmesg" and [(e.kind, e.device) for e in found.errors] == [("DMA_ERROR", "2")]
+
+
+def test_the_instance_inventory_is_counted(tmp_path: Path) -> None:
+    """manifests/instances.json: a trn1.32xlarge has 16 devices of 2 NeuronCores and 8 EFA interfaces. Missing
+    devices are an error, missing EFA interfaces a warning; the full count is clean."""
+    full = build_host(tmp_path / "full", HostSpec(instance_type="trn1.32xlarge"))
+    assert run_cli(["health", "--root", str(full), "--format", "nhc"]).stdout.startswith("OK:")
+    short = build_host(tmp_path / "short", HostSpec(instance_type="trn1.32xlarge"))
+    for index in (14, 15):  # two devices fell off the bus: their PCI functions and driver entries are gone
+        shutil.rmtree(short / f"sys/bus/pci/devices/0000:{0x10 + index:02x}:1e.0")
+    for index in (2, 3):  # two EFA interfaces missing
+        shutil.rmtree(short / f"sys/bus/pci/devices/0000:{0x80 + index:02x}:00.0")
+    report = json.loads(run_cli(["health", "--root", str(short), "--json"]).stdout)
+    found = {finding["id"]: finding for finding in report["findings"]}
+    assert found["ND-DEV-005"]["title"] == "this trn1.32xlarge shows 14 of 16 Neuron devices on PCI", found
+    assert found["ND-DEV-005"]["severity"] == "error" and report["health"]["state"] == "unhealthy"
+    assert found["ND-RES-004"]["title"] == "6 of 8 EFA interfaces on this trn1.32xlarge"
+    unbound = build_host(tmp_path / "unbound", HostSpec(instance_type="trn1.32xlarge"))
+    entry = unbound / "sys/class/neuron_device/neuron15"  # the driver did not bind the last device
+    if entry.is_symlink():
+        shutil.rmtree(unbound / os.readlink(entry).lstrip("/"))
+        entry.unlink()
+    else:
+        shutil.rmtree(entry)
+    report = json.loads(run_cli(["health", "--root", str(unbound), "--json"]).stdout)
+    titles = [finding["title"] for finding in report["findings"] if finding["id"] == "ND-DEV-005"]
+    assert titles == ["this trn1.32xlarge shows 15 of 16 PCI devices bound by the driver"], report["findings"]

@@ -161,6 +161,7 @@ class HostSnapshot:
     kubernetes_pod: bool = False
     pci: list[PciFunction] = field(default_factory=list)
     efa_present: bool = False
+    efa_functions: int = 0
     device_nodes: list[DeviceNode] = field(default_factory=list)
     sysfs_devices: list[SysfsDevice] = field(default_factory=list)
     sysfs_layout: Optional[str] = None  # `classic` or `driver-2.31` (host/neuron_devices.py)

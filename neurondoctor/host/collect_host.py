@@ -129,7 +129,8 @@ def collect_host_snapshot(fs: RootFS, environ: Mapping[str, str], failures: list
             snapshot.machine = os.uname().machine
 
     def hardware() -> None:
-        snapshot.pci, snapshot.efa_present = pci_devices.read_pci_functions(fs)
+        snapshot.pci, snapshot.efa_functions = pci_devices.read_pci_functions(fs)
+        snapshot.efa_present = snapshot.efa_functions > 0
         snapshot.device_nodes = neuron_devices.read_device_nodes(fs)
         snapshot.sysfs_devices, snapshot.sysfs_layout = neuron_devices.read_sysfs_devices(
             fs, kernel_modules.read_loaded_driver_version(fs))

@@ -19,10 +19,10 @@ EFA_DEVICE_IDS = frozenset({"0xefa0", "0xefa1", "0xefa2", "0xefa3"})
 PCI_DIR = "/sys/bus/pci/devices"
 
 
-def read_pci_functions(fs: RootFS) -> tuple[list[PciFunction], bool]:
-    """(Neuron functions, whether any EFA function is present)."""
+def read_pci_functions(fs: RootFS) -> tuple[list[PciFunction], int]:
+    """(Neuron functions, the number of EFA functions)."""
     functions: list[PciFunction] = []
-    efa = False
+    efa = 0
     for device_dir in fs.glob(PCI_DIR, "*"):
         vendor = (fs.try_read_text(f"{device_dir}/vendor", limit=32) or "").strip().lower()
         if vendor != AMAZON_VENDOR:
@@ -31,5 +31,5 @@ def read_pci_functions(fs: RootFS) -> tuple[list[PciFunction], bool]:
         if device in NEURON_DEVICE_FAMILIES:
             functions.append(PciFunction(device_dir.rsplit("/", 1)[-1], device, NEURON_DEVICE_FAMILIES[device]))
         elif device in EFA_DEVICE_IDS:
-            efa = True
+            efa += 1
     return functions, efa

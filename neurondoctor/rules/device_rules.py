@@ -7,6 +7,8 @@ available`: kill the holder, e.g. a Jupyter kernel).
 
 from __future__ import annotations
 
+from typing import Optional
+
 from neurondoctor.facts.host import DeviceHolder, DeviceNode, HostSnapshot
 from neurondoctor.rules.check import Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, neuron_host
@@ -178,6 +180,50 @@ def cores_busy(ctx: RuleContext) -> list[Finding]:
     )]
 
 
+def _expected(profile: dict[str, object], key: str) -> Optional[int]:
+    value = profile.get(key)
+    return value if isinstance(value, int) and value > 0 else None
+
+
+def inventory_short(ctx: RuleContext) -> list[Finding]:
+    """ND-DEV-005: fewer Neuron devices on PCI, in the driver, or NeuronCores than this instance type has
+    (manifests/instances.json). Only a partial count is judged: none at all is another finding's (ND-DRV-001,
+    ND-DEV-001) or an image's, with no hardware to count."""
+    snapshot = ctx.facts.host.snapshot
+    profile = ctx.instance_profile()
+    devices = _expected(profile, "devices")
+    if devices is None or not snapshot.pci:
+        return []
+    short = []
+    if len(snapshot.pci) < devices:
+        short.append(f"{len(snapshot.pci)} of {devices} Neuron devices on PCI")
+    if snapshot.sysfs_devices and len(snapshot.sysfs_devices) < min(devices, len(snapshot.pci)):
+        short.append(f"{len(snapshot.sysfs_devices)} of {len(snapshot.pci)} PCI devices bound by the driver")
+    per_device = _expected(profile, "cores_per_device")
+    counted = [device.core_count for device in snapshot.sysfs_devices if device.core_count]
+    # Trn2/Trn3 group physical cores into logical ones; what sysfs counts there is not documented: not judged
+    if per_device and profile.get("logical_nc_configs", [1]) == [1] and counted and sum(counted) < (
+            per_device * len(counted)):
+        short.append(f"{sum(counted)} of {per_device * len(counted)} NeuronCores on {len(counted)} devices")
+    if not short:
+        return []
+    return [Finding(
+        id="ND-DEV-005",
+        category="device-missing",
+        severity=SEVERITY_ERROR,
+        title=f"this {ctx.facts.host.instance_type} shows " + ", ".join(short),
+        detail=("A device that dropped off the bus or was not bound by the driver takes its NeuronCores with it: "
+                "jobs sized for the instance fail to allocate cores or collectives hang. Stop and start the instance "
+                "to move to other hardware if a reboot does not bring the devices back."),
+        evidence={"instance_type": ctx.facts.host.instance_type, "expected_devices": devices,
+                  "pci_devices": len(snapshot.pci), "driver_devices": len(snapshot.sysfs_devices),
+                  "cores": counted},
+        fix=["sudo reboot  # then check again; if devices are still missing:",
+             "aws ec2 stop-instances --instance-ids <this instance> && aws ec2 start-instances --instance-ids "
+             "<this instance>"],
+    )]
+
+
 def devices_summary(ctx: RuleContext) -> str:
     jobs = sorted({holder.slurm_job for holder in ctx.facts.host.snapshot.holders if holder.slurm_job})
     held = f"in use by Slurm job {', '.join(jobs)}" if jobs else "no process holds a NeuronCore"
@@ -185,12 +231,14 @@ def devices_summary(ctx: RuleContext) -> str:
 
 
 RULE_SET = RuleSet(
-    rules=(devices_missing, device_permission, not_character_devices, cores_busy),
+    rules=(devices_missing, device_permission, not_character_devices, cores_busy, inventory_short),
     findings=(
         FindingSpec("ND-DEV-001", "device-missing", SEVERITY_ERROR,
                     "fewer device nodes than Neuron devices (a container without --device)"),
         FindingSpec("ND-DEV-002", "device-permission", SEVERITY_ERROR, "device nodes this user cannot open"),
         FindingSpec("ND-DEV-003", "cores-busy", SEVERITY_WARNING, "processes (PID, command, age) holding devices"),
+        FindingSpec("ND-DEV-005", "device-missing", SEVERITY_ERROR,
+                    "fewer devices on PCI, bound by the driver, or NeuronCores than the instance type has"),
         FindingSpec("ND-DEV-004", "device-missing", SEVERITY_ERROR,
                     "something other than a character device at /dev/neuronN"),
     ),

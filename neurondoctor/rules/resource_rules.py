@@ -53,6 +53,24 @@ def efa_absent(ctx: RuleContext) -> list[Finding]:
     )]
 
 
+def efa_short(ctx: RuleContext) -> list[Finding]:
+    """ND-RES-004: some EFA interfaces, fewer than the instance type has (none at all is ND-RES-002)."""
+    snapshot = ctx.facts.host.snapshot
+    expected = ctx.instance_profile().get("efa_interfaces")
+    if not isinstance(expected, int) or not 0 < snapshot.efa_functions < expected:
+        return []
+    return [Finding(
+        id="ND-RES-004", category="resource", severity=SEVERITY_WARNING,
+        title=f"{snapshot.efa_functions} of {expected} EFA interfaces on this {ctx.facts.host.instance_type}",
+        detail=("Collectives across nodes run over EFA: with fewer interfaces than the instance has, multi-node jobs "
+                "get a fraction of the network bandwidth. Launch templates usually attach all of them (one network "
+                "card each); an interface that is attached but missing here is a hardware or driver problem."),
+        evidence={"instance_type": ctx.facts.host.instance_type, "efa_functions": snapshot.efa_functions,
+                  "expected": expected},
+        fix=[],
+    )]
+
+
 def memlock_limit(ctx: RuleContext) -> list[Finding]:
     """ND-RES-003: a finite locked-memory limit with EFA present (EFA registers pinned memory)."""
     snapshot = ctx.facts.host.snapshot
@@ -73,10 +91,11 @@ def memlock_limit(ctx: RuleContext) -> list[Finding]:
 
 
 RULE_SET = RuleSet(
-    rules=(compile_cache_space, efa_absent, memlock_limit),
+    rules=(compile_cache_space, efa_absent, efa_short, memlock_limit),
     findings=(
         FindingSpec("ND-RES-001", "resource", SEVERITY_WARNING, "little free disk for the compile cache"),
         FindingSpec("ND-RES-002", "resource", SEVERITY_WARNING, "no EFA on a trn1.32xlarge/trn1n"),
+        FindingSpec("ND-RES-004", "resource", SEVERITY_WARNING, "fewer EFA interfaces than the instance type has"),
         FindingSpec("ND-RES-003", "resource", SEVERITY_WARNING, "a finite memlock limit with EFA"),
     ),
 )

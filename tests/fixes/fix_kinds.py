@@ -56,7 +56,9 @@ HOST_SIMULATED = {  # id -> the case of tests/fixes/test_host_fixes.py that runs
 ADVICE_ONLY = {  # id -> why no command can be run for it
     "ND-HW-001": "uncorrectable memory errors: the instance is stopped and started (or replaced) by its operator",
     "ND-HW-002": "a NEURON_HW_ERR in the kernel log: the instance is stopped and started (or replaced) by its operator",
+    "ND-DEV-005": "devices missing from the instance: a reboot, then a stop and start (or replacement) by its operator",
     "ND-RES-002": "EFA interfaces are attached when the instance is launched",
+    "ND-RES-004": "EFA interfaces are attached when the instance is launched",
     "ND-OS-001": "moving to another OS release is a rebuild, not a command",
     "ND-OP-001": "a code rewrite of the user's model",
     "ND-OP-002": "a code rewrite of the user's model",
