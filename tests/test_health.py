@@ -368,3 +368,52 @@ def test_the_instance_inventory_is_counted(tmp_path: Path) -> None:
     report = json.loads(run_cli(["health", "--root", str(unbound), "--json"]).stdout)
     titles = [finding["title"] for finding in report["findings"] if finding["id"] == "ND-DEV-005"]
     assert titles == ["this trn1.32xlarge shows 15 of 16 PCI devices bound by the driver"], report["findings"]
+
+
+def test_a_crashing_check_drains_nothing_and_resumes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """A bug in a rule (here the driver check raises while it builds its finding) is a crashed check: the verdict is
+    unknown, Slurm is asked nothing beyond `show node`, and the status file says unknown — on a drained node and
+    on an idle one."""
+    from neurondoctor.cli import health_command
+    from neurondoctor.rules import driver_rules
+
+    def broken(*_: object, **__: object) -> None:
+        raise RuntimeError("a rule bug")
+
+    monkeypatch.setattr(driver_rules, "Finding", broken)
+    broken_root = build_host(tmp_path / "broken", HostSpec(driver_loaded=False))
+    for state, reason in (("IDLE", None), ("IDLE+DRAIN", "neurondoctor: ND-DRV-002 module not loaded")):
+        slurm = FakeSlurm(tmp_path, state, reason)
+        status = tmp_path / f"{state}.json"
+        code = health_command.run(["--slurm", "--root", str(broken_root), "--status-file", str(status)],
+                                  environ=slurm.env())
+        assert code == 3
+        assert [call.split()[0] for call in slurm.calls()] == ["show"], slurm.calls()
+        slurm.log.unlink()
+        written = json.loads(status.read_text())
+        assert written["state"] == "unknown" and any("a rule bug" in reason for reason in written["reasons"])
+    assert "the verdict is unknown, nothing changed" in capsys.readouterr().err
+
+
+def test_a_hanging_neuron_ls_on_the_live_path_ends_inside_the_deadline(tmp_path: Path) -> None:
+    """`--root /` with a neuron-ls on PATH that never answers (its grandchild keeps the pipe open): the run ends
+    at its deadline with the last verdict marked stale, and nothing it started is left running."""
+    status = tmp_path / "health.json"
+    first = run_cli(["health", "--root", "/", "--select", "ND-ENV", "--status-file", str(status)], timeout=120)
+    assert first.returncode in (0, 1, 3), first.stderr
+    before = json.loads(status.read_text())["state"]
+    slurm = FakeSlurm(tmp_path, "IDLE")
+    hang = slurm.bin / "neuron-ls"
+    hang.write_text("#!/bin/sh\n(setsid sleep 611 &)\nexec sleep 611\n")
+    hang.chmod(0o755)
+    started = time.monotonic()
+    result = run_cli(["health", "--slurm", "--root", "/", "--deadline", "4", "--status-file", str(status)],
+                     env=slurm.env(), timeout=60)
+    assert time.monotonic() - started < 15, result.stderr
+    assert result.returncode == 3 and "(stale)" in result.stderr and "did not finish within 4 s" in result.stderr
+    written = json.loads(status.read_text())
+    assert (written["state"], written["stale"]) == (before, True)
+    assert not any(call.startswith("update") for call in slurm.calls())
+    time.sleep(0.5)
+    assert not [process for process in psutil.process_iter(["cmdline"]) if process.info["cmdline"] == ["sleep", "611"]]
