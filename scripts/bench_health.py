@@ -24,18 +24,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from tests.doubles.slurm import FakeSlurm  # noqa: E402
 from tests.host_fixture import HostSpec, build_host  # noqa: E402
-
-SHOW_NODE = "NodeName=trn1-a Arch=x86_64\n   State=IDLE ThreadsPerCore=1 TmpDisk=0 Weight=1\n"
-
-
-def fake_tools(directory: Path) -> Path:
-    bin_dir = directory / "bin"
-    bin_dir.mkdir()
-    scontrol = bin_dir / "scontrol"
-    scontrol.write_text(f"#!/bin/sh\n[ \"$1\" = show ] && printf '{SHOW_NODE}'\nexit 0\n")
-    scontrol.chmod(0o755)
-    return bin_dir
 
 
 def median_seconds(command: list[str], runs: int, env: dict[str, str]) -> tuple[float, int]:
@@ -55,8 +45,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench-health-") as temporary:
         directory = Path(temporary)
         root = build_host(directory / "trn1.32xlarge", HostSpec(instance_type="trn1.32xlarge"))
-        bin_dir = fake_tools(directory)
-        env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", SLURMD_NODENAME="trn1-a")
+        slurm = FakeSlurm(directory, "IDLE")
+        bin_dir, env = slurm.bin, slurm.env()
         status = directory / "health.json"
         nd = [sys.executable, "-m", "neurondoctor"]
         health, code = median_seconds([*nd, "health", "--slurm", "--root", str(root), "--status-file", str(status)],

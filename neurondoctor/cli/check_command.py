@@ -19,29 +19,34 @@ from neurondoctor import exit_codes
 FORMATS = ("text", "json", "markdown", "nhc", "npd")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="neurondoctor check",
-        description="Check the Neuron stack on this host and its Python environments. Exit codes: 0 healthy or "
-                    "warnings only, 1 errors (with --strict: warnings too), 2 bad usage or input, 3 the verdict is "
-                    "unknown (a check crashed or could not collect what it needs) or the doctor failed.")
-    parser.add_argument("--root", default="/", metavar="DIR",
+def add_target_arguments(parser: argparse.ArgumentParser, root_default: Optional[str]) -> None:
+    """What a run judges, for `check` and `health` alike: the tree, the environments, the release."""
+    parser.add_argument("--root", default=root_default, metavar="DIR",
                         help="inspect the Linux tree under DIR (a mounted AMI, a container rootfs); default /")
     parser.add_argument("--venv", action="append", default=[], metavar="DIR",
                         help="inspect this environment statically, without running it (repeatable)")
     parser.add_argument("--python", action="append", default=[], metavar="EXE",
                         help="inspect this interpreter's environment live (repeatable)")
     parser.add_argument("--release", metavar="X.Y.Z", help="judge the environments against this Neuron release")
+    parser.add_argument("--select", action="append", default=[], metavar="ID",
+                        help="only these checks, finding ids (ND-TORCH, ND-PIN-001) or categories (repeatable)")
+    parser.add_argument("--skip", action="append", default=[], metavar="ID",
+                        help="leave out these checks, finding ids or categories (repeatable)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="neurondoctor check",
+        description="Check the Neuron stack on this host and its Python environments. Exit codes: 0 healthy or "
+                    "warnings only, 1 errors (with --strict: warnings too), 2 bad usage or input, 3 the verdict is "
+                    "unknown (a check crashed or could not collect what it needs) or the doctor failed.")
+    add_target_arguments(parser, "/")
     parser.add_argument("--format", dest="output_format", default="text", choices=FORMATS,
                         help="text (default), json, markdown (for a ticket), nhc (Slurm/NHC lines), "
                              "npd (node-problem-detector one-liner)")
     parser.add_argument("--json", dest="as_json", action="store_true",
                         help="same as --format json: exactly one JSON document on stdout")
     parser.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
-    parser.add_argument("--select", action="append", default=[], metavar="ID",
-                        help="only these checks, finding ids (ND-TORCH, ND-PIN-001) or categories (repeatable)")
-    parser.add_argument("--skip", action="append", default=[], metavar="ID",
-                        help="leave out these checks, finding ids or categories (repeatable)")
     parser.add_argument("--list", dest="list_ids", action="store_true",
                         help="list every check and finding id (ID, category, severity, title; --json for a document)")
     parser.add_argument("--fix", action="store_true",

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Optional
 
 from neurondoctor import exit_codes
 from neurondoctor.actions.health.config import CONFIG_ENV, HealthConfig, config_path, parse_health_config
+from neurondoctor.cli.check_command import add_target_arguments
 from neurondoctor.regular_files import read_regular_text
 
 if TYPE_CHECKING:
@@ -31,13 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="The node's Neuron health verdict for Slurm, node-problem-detector and Prometheus. Exit codes: "
                     "0 ok or degraded, 1 unhealthy, 2 bad usage, 3 unknown (never healthy). Options also come from "
                     "/etc/neurondoctor/health.conf (NEURONDOCTOR_CONFIG moves it); flags override it.")
-    parser.add_argument("--root", metavar="DIR", help="judge the Linux tree under DIR (static checks only)")
-    parser.add_argument("--venv", action="append", default=[], metavar="DIR", help="environment to judge (repeatable)")
-    parser.add_argument("--python", action="append", default=[], metavar="EXE",
-                        help="interpreter to judge live (repeatable)")
-    parser.add_argument("--release", metavar="X.Y.Z", help="judge against this Neuron release")
-    parser.add_argument("--select", action="append", default=[], metavar="ID", help="only these checks (repeatable)")
-    parser.add_argument("--skip", action="append", default=[], metavar="ID", help="leave these out (repeatable)")
+    add_target_arguments(parser, None)  # None: health.conf's root, else /
     parser.add_argument("--format", dest="output_format", default="text", choices=FORMATS,
                         help="text (default), json, nhc, npd (node-problem-detector plugin), prometheus (textfile)")
     parser.add_argument("--json", dest="as_json", action="store_true", help="same as --format json")
