@@ -20,6 +20,8 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=N
                   help="Checks that the layers of an AWS Neuron host agree, and says the exact fix.")
 manifests_app = typer.Typer(no_args_is_help=True, help="The bundled Neuron release data.")
 app.add_typer(manifests_app, name="manifests")
+fleet_app = typer.Typer(no_args_is_help=True, help="Many nodes' reports at once.")
+app.add_typer(fleet_app, name="fleet")
 
 
 def _version_callback(value: bool) -> None:
@@ -303,3 +305,27 @@ def _report_load_problems(catalog: ReleaseCatalog) -> None:
     problems = catalog.problems
     if problems:
         raise exit_codes.UserError("; ".join(f"{problem.path}: {problem.message}" for problem in problems))
+
+
+@fleet_app.command("summarize")
+def fleet_summarize(
+    paths: list[str] = typer.Argument(..., help="REPORT.json, REPORTS.jsonl or a directory of them (repeatable)."),
+    as_json: bool = typer.Option(False, "--json", help="One neurondoctor.fleet/1 document on stdout."),
+    output_format: str = typer.Option("text", "--format", help="text or markdown (for a ticket or a wiki page)."),
+) -> None:
+    """Nodes per release, version drift per component (the majority and the nodes that differ), failing findings
+    with their nodes, nodes whose verdict is unknown, unreadable reports. Exit 1 when the fleet is not uniform or a
+    node is unhealthy, else 3 when a node is unknown or a report unreadable, else 0."""
+    import json
+
+    from neurondoctor.actions.fleet_summary import summarize_paths
+    from neurondoctor.report.fleet import render_fleet_markdown, render_fleet_text
+
+    if output_format not in ("text", "markdown"):
+        raise exit_codes.UserError(f"--format {output_format}: text or markdown (or --json)")
+    summary = summarize_paths(paths)
+    if as_json:
+        sys.stdout.write(json.dumps(summary.to_json()) + "\n")
+    else:
+        sys.stdout.write(render_fleet_markdown(summary) if output_format == "markdown" else render_fleet_text(summary))
+    raise typer.Exit(summary.exit_code())
