@@ -34,7 +34,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 FAKE_COMMANDS = ("sudo", "apt-get", "apt", "dnf", "yum", "rpm", "apt-key", "wget", "modprobe", "rmmod", "dkms",
-                 "tee", "kill", "chmod", "udevadm", "ls", "rm", "systemctl", "install", "gpg")
+                 "tee", "kill", "chmod", "udevadm", "ls", "rm", "systemctl", "install", "gpg", "chroot", "apt-mark")
+VERSIONLOCK = "etc/dnf/plugins/versionlock.list"
 NEURON_DEVICE_IDS = {"0x7064", "0x7164", "0x7264", "0x7364", "0x7464"}  # Inf2/Trn1/Trn2… (neuron-facts.md §3)
 RPM_DB = "var/lib/rpm/neurondoctor-simulated.tsv"
 DKMS_PACKAGE = "aws-neuronx-dkms"
@@ -404,6 +405,16 @@ def _package_manager(kind: str, args: list[str]) -> None:
         if kind == "deb":
             _check_signed_lists()
         return
+    if kind == "rpm" and operation == "versionlock":  # python3-dnf-plugin-versionlock
+        if targets[:1] != ["add"]:
+            raise Refused(f"simulator: dnf versionlock {' '.join(targets[:1])} is not simulated", 2)
+        lock = _root() / VERSIONLOCK
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        with lock.open("a") as handle:
+            handle.writelines(f"{target}\n" for target in targets[1:])
+        return
+    if operation == "install" and kind == "rpm" and targets == ["python3-dnf-plugin-versionlock"]:
+        return
     if operation in ("install", "upgrade"):
         _install(kind, targets, "--allow-change-held-packages" in args)
     elif operation in ("remove", "purge", "erase"):
@@ -495,6 +506,18 @@ def main(argv: list[str]) -> int:
             if not args or args[0] not in FAKE_COMMANDS:  # a real command as root on the test machine: never
                 raise Refused(f"simulator: sudo {' '.join(args)} is not simulated", 77)
             os.execv(str(Path(argv[0]).with_name(args[0])), args)  # noqa: S606 - the fake, never a shell
+        elif name == "chroot":  # `chroot ROOT CMD…` into the simulated root: CMD runs with the fakes on PATH
+            if not args or Path(args[0]).resolve() != _root().resolve():
+                raise Refused(f"simulator: chroot {args[:1]} is not the simulated root", 125)
+            os.execvp(args[1], args[1:])  # noqa: S606 - a fixed shell line of the plan, fakes first on PATH
+        elif name == "apt-mark":
+            if args[:1] != ["hold"]:
+                raise Refused(f"simulator: apt-mark {' '.join(args[:1])} is not simulated", 2)
+            stanzas = dpkg_stanzas()
+            for stanza in stanzas:
+                if stanza["Package"] in args[1:]:
+                    stanza["Status"] = "hold ok installed"
+            write_dpkg(stanzas)
         elif name in ("apt-get", "apt"):
             _package_manager("deb", args)
         elif name in ("dnf", "yum"):

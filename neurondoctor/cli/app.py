@@ -329,3 +329,37 @@ def fleet_summarize(
     else:
         sys.stdout.write(render_fleet_markdown(summary) if output_format == "markdown" else render_fleet_text(summary))
     raise typer.Exit(summary.exit_code())
+
+
+@app.command()
+def bootstrap(
+    release: str = typer.Option(..., "--release", help="The Neuron release to set up, e.g. 2.33.0."),
+    venv: str = typer.Option(..., "--venv", help="Where the guarded PyTorch environment goes."),
+    root: str = typer.Option("/", "--root", help="Plan for the tree under DIR (a mounted image, a fixture root); "
+                             "with --apply the commands run in `chroot DIR`."),
+    image: bool = typer.Option(False, "--image", help="An image build: no device expected (no driver reload, no "
+                               "canary, no device checks)."),
+    apply: bool = typer.Option(False, "--apply", help="Run the plan (as root), then check."),
+    status_file: Optional[str] = typer.Option(None, "--status-file", help="Where the result goes "
+                                              "(default with --apply: /var/lib/neurondoctor/bootstrap.json)."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout."),
+) -> None:
+    """Set up a Neuron host for a release, for cloud-init user-data and AMI builds: the Neuron repository, kernel
+    headers, the release's driver, runtime, collectives and tools (held), a driver reload, the guarded venv, then
+    check and the canary. Plans by default; --apply runs it. Idempotent. Exit code = health."""
+    import json
+
+    from neurondoctor.actions.bootstrap_run import BootstrapOptions, run_bootstrap, write_status
+    from neurondoctor.cli.bootstrap_output import bootstrap_document, render_bootstrap_text
+    from neurondoctor.release_data.catalog import load_catalog
+    from neurondoctor.report.health import health_exit_code
+
+    options = BootstrapOptions(release=release, venv=venv, root=root, image=image, apply=apply,
+                               status_file=status_file)
+    outcome = run_bootstrap(options, load_catalog(), sys.stderr)
+    written = write_status(options, outcome)
+    if as_json:
+        sys.stdout.write(json.dumps(bootstrap_document(options, outcome, written)) + "\n")
+    else:
+        sys.stdout.write(render_bootstrap_text(options, outcome, written))
+    raise typer.Exit(health_exit_code(outcome.health))

@@ -81,6 +81,7 @@ class OsPackage:
     version: str
     source: str
     state: str = "installed"
+    held: bool = False  # dpkg's want flag is `hold` (apt-mark hold), or dnf's versionlock lists it
 
     @property
     def broken(self) -> bool:

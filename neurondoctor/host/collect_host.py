@@ -93,6 +93,9 @@ def _run_rpm(snapshot: HostSnapshot, fs: RootFS, environ: Mapping[str, str]) -> 
                                          None if result.ok else result.describe_failure()))
     snapshot.packages = os_packages.packages_from_rpm(result)
     snapshot.package_source = "rpm"
+    locked = fs.try_read_text(os_packages.DNF_VERSIONLOCK, limit=1 << 20) or ""
+    for package in snapshot.packages.values():
+        package.held = any(line.strip().startswith(f"{package.name}-") for line in locked.splitlines())
     if result.ok:
         snapshot.glibc = glibc_version.glibc_from_rpm_query(result.stdout)
         snapshot.glibc_source = "rpm glibc" if snapshot.glibc else None

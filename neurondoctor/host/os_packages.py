@@ -37,7 +37,7 @@ def parse_dpkg_status(text: str) -> dict[str, OsPackage]:
         status = fields.get("status", "").split()
         version = fields.get("version")
         if len(status) == 3 and status[2] in PRESENT_STATES and version:
-            packages[match.group(1)] = OsPackage(match.group(1), version, "dpkg", status[2])
+            packages[match.group(1)] = OsPackage(match.group(1), version, "dpkg", status[2], held=status[0] == "hold")
     return packages
 
 
@@ -49,6 +49,9 @@ def parse_rpm_query(text: str) -> dict[str, OsPackage]:
         if separator and name.startswith(NEURON_OS_PACKAGE_PREFIXES) and version.strip():
             packages[name.strip()] = OsPackage(name.strip(), version.strip(), "rpm")
     return packages
+
+
+DNF_VERSIONLOCK = "/etc/dnf/plugins/versionlock.list"  # `dnf versionlock add` (python3-dnf-plugin-versionlock)
 
 
 def rpm_database_present(fs: RootFS) -> bool:

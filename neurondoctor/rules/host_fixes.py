@@ -6,6 +6,7 @@ Forms from the Neuron setup docs (neuron-facts.md §2): apt `pkg=VER*`, dnf `pkg
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Optional
 
 from neurondoctor.facts.host import HostSnapshot
@@ -20,7 +21,7 @@ def package_manager(snapshot: HostSnapshot) -> str:
     return snapshot.os.package_manager
 
 
-def install_command(snapshot: HostSnapshot, packages: list[tuple[str, Optional[str]]]) -> str:
+def install_command(snapshot: HostSnapshot, packages: Sequence[tuple[str, Optional[str]]]) -> str:
     manager = package_manager(snapshot)
     if manager == "apt":
         specs = [f"{name}={version}*" if version else name for name, version in packages]

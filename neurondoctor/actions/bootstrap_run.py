@@ -1,0 +1,193 @@
+"""`bootstrap`: plan or apply the set-up of a Neuron host for cloud-init user-data and AMI pipelines.
+
+The plan is actions/bootstrap_plan.py's. `--apply` needs root (user-data runs as root) and runs each needed
+command in order, logging it with its output and duration; the first failure stops the run, and the status file
+(`neurondoctor.status/1`, default /var/lib/neurondoctor/bootstrap.json, written atomically) says which step failed.
+On the live host commands run as they are shown, less `sudo`; under `--root DIR` they run in `chroot DIR`, so a
+mounted image is set up and the machine running the build is not touched (the driver reload and the canary belong
+to the instance that boots it). Then `check` judges the result (with `--image` without the device checks, for a
+Packer build instance that may have none) and, where a device exists, `probe canary`. The exit code is the health.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional, TextIO
+
+from neurondoctor import exit_codes
+from neurondoctor.actions.bootstrap_plan import Step, check_supported, os_steps, reload_step, venv_step
+from neurondoctor.actions.check_run import CheckOptions, collect_host, run_check
+from neurondoctor.actions.health.owned_files import STATUS_SCHEMA, is_status_file, replace_owned_file
+from neurondoctor.command_runner import run_command
+from neurondoctor.facts.guard_files import MARKER_FILE, read_marker
+from neurondoctor.host.rootfs import RootFS
+from neurondoctor.release_data.catalog import ReleaseCatalog
+from neurondoctor.report.health import STATE_UNHEALTHY, Health
+from neurondoctor.report.model import Report
+
+DEFAULT_STATUS_FILE = "/var/lib/neurondoctor/bootstrap.json"
+COMMAND_TIMEOUT_S = 1800.0  # a DKMS build on a large instance takes minutes
+# Categories an image build cannot judge: no device, no loaded driver, nothing holding cores, no hardware log, and
+# the build instance's type is not the type the image is for.
+IMAGE_SKIPS = ("device-missing", "device-permission", "cores-busy", "driver-not-loaded", "driver-stale",
+               "hardware-error", "instance-unsupported")
+_SUDO = re.compile(r"(^|\|\s*|&&\s*)sudo\s+")
+
+
+@dataclass
+class BootstrapOptions:
+    release: str
+    venv: str
+    root: str = "/"
+    image: bool = False
+    apply: bool = False
+    status_file: Optional[str] = None
+    environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+
+
+@dataclass
+class BootstrapOutcome:
+    steps: list[Step]
+    records: list[dict[str, Any]] = field(default_factory=list)  # the status file's steps
+    failed: Optional[str] = None
+    report: Optional[Report] = None
+    health: Health = field(default_factory=lambda: Health("unknown", ["not checked"]))
+
+
+def _guarded_release(fs: RootFS, venv: str) -> tuple[bool, Optional[str]]:
+    exists = fs.is_dir(venv)
+    marker = read_marker(fs.try_read_text(f"{venv.rstrip('/')}/{MARKER_FILE}", limit=256 * 1024)) if exists else None
+    release = marker.get("release") if marker else None
+    return exists, release if isinstance(release, str) else None
+
+
+def plan_steps(options: BootstrapOptions, catalog: ReleaseCatalog) -> list[Step]:
+    fs = RootFS(options.root)
+    host = collect_host(fs, options.environ, {})
+    check_supported(host.snapshot)
+    steps = os_steps(host.snapshot, catalog, options.release, options.image)
+    exists, guarded = _guarded_release(fs, options.venv)
+    steps.append(venv_step(options.venv, guarded, exists, options.release, sys.executable, not fs.is_live))
+    return steps
+
+
+def _argv(line: str, root: str) -> list[str]:
+    """The shell line as this process runs it: without sudo (it is root already), in `chroot ROOT` under a root.
+    The lines are the plan's own: versions from the validated release data, names quoted."""
+    bare = _SUDO.sub(lambda match: match.group(1), line)
+    return ["sh", "-c", bare] if root == "/" else ["chroot", root, "sh", "-c", bare]
+
+
+def _log(stream: TextIO, text: str) -> None:
+    stream.write(text + "\n")
+    stream.flush()
+
+
+def _run_step(step: Step, options: BootstrapOptions, outcome: BootstrapOutcome, log: TextIO) -> bool:
+    for line in step.commands:
+        argv = _argv(line, options.root)
+        _log(log, f"bootstrap: {step.name}: running {line}")
+        result = run_command(argv, timeout=COMMAND_TIMEOUT_S, env=dict(options.environ))
+        output = (result.stdout + result.stderr).strip()
+        for text in output.splitlines()[-40:]:
+            _log(log, f"  | {text}")
+        _log(log, f"bootstrap: {step.name}: exit {result.returncode} after {result.duration_s:.1f} s")
+        outcome.records.append({"name": step.name, "status": "ok" if result.ok else "failed", "command": line,
+                                "exit_code": result.returncode, "duration_s": round(result.duration_s, 3)})
+        if not result.ok:
+            outcome.failed = f"{step.name}: `{line}` {result.describe_failure().split('`', 2)[-1].strip()}"
+            return False
+    return True
+
+
+def apply_steps(options: BootstrapOptions, catalog: ReleaseCatalog, steps: list[Step], log: TextIO
+                ) -> BootstrapOutcome:
+    outcome = BootstrapOutcome(steps)
+    for index, step in enumerate(steps):
+        if step.name == "driver-reload":  # judged again on the host the installs left
+            host = collect_host(RootFS(options.root), options.environ, {})
+            wanted = catalog.entries(options.release, "aws-neuronx-dkms")
+            step = steps[index] = reload_step(host.snapshot, wanted[0].version if wanted else "", False)
+        if not step.needed:
+            outcome.records.append({"name": step.name, "status": "unchanged", "command": "", "exit_code": None,
+                                    "duration_s": 0.0})
+            continue
+        if not _run_step(step, options, outcome, log):
+            outcome.health = Health(STATE_UNHEALTHY, [f"bootstrap step {outcome.failed}"])
+            return outcome
+    return outcome
+
+
+def judge(options: BootstrapOptions, catalog: ReleaseCatalog, outcome: BootstrapOutcome, log: TextIO) -> None:
+    """The check of the result, and the canary where a device exists (not for an image)."""
+    fs = RootFS(options.root)
+    started = time.monotonic()
+    venvs = [options.venv] if fs.is_dir(options.venv) else []
+    report = run_check(CheckOptions(root=options.root, venvs=venvs, release=options.release,
+                                    skip=IMAGE_SKIPS if options.image else (), environ=options.environ),
+                       catalog=catalog)
+    outcome.report, outcome.health = report, report.health
+    outcome.records.append({"name": "check", "status": report.health.state, "command": "neurondoctor check",
+                            "exit_code": report.exit_code(), "duration_s": round(time.monotonic() - started, 3)})
+    snapshot = report.facts.host.snapshot
+    if options.image or not fs.is_live or not snapshot.device_nodes or not venvs:
+        return
+    python = str(Path(options.venv) / "bin" / "python")
+    argv = [sys.executable, "-m", "neurondoctor", "probe", "canary", "--python", python, "--json"]
+    _log(log, "bootstrap: canary: running " + " ".join(argv[1:]))
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=1800, env=dict(options.environ))
+    outcome.records.append({"name": "canary", "status": "ok" if done.returncode == 0 else "failed",
+                            "command": "neurondoctor probe canary", "exit_code": done.returncode,
+                            "duration_s": round(time.monotonic() - started, 3)})
+    if done.returncode not in (0, 4):
+        reasons = [*outcome.health.reasons, f"the canary failed (exit {done.returncode})"]
+        outcome.health = Health(STATE_UNHEALTHY, reasons)
+
+
+def status_path(options: BootstrapOptions) -> Optional[Path]:
+    if options.status_file:
+        return Path(options.status_file)
+    if not options.apply:
+        return None  # a plan writes nothing unless a status file is named
+    return Path(options.root.rstrip("/") + DEFAULT_STATUS_FILE) if options.root != "/" else Path(DEFAULT_STATUS_FILE)
+
+
+def write_status(options: BootstrapOptions, outcome: BootstrapOutcome) -> Optional[Path]:
+    path = status_path(options)
+    if path is None:
+        return None
+    document = {"schema": STATUS_SCHEMA, "written_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "state": outcome.health.state, "reasons": list(outcome.health.reasons), "stale": False,
+                "release": options.release, "failed_step": outcome.failed, "steps": outcome.records}
+    if options.status_file is None:
+        path.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
+    replace_owned_file(path, (json.dumps(document, indent=1) + "\n").encode(), is_status_file)
+    return path
+
+
+def run_bootstrap(options: BootstrapOptions, catalog: ReleaseCatalog, log: TextIO) -> BootstrapOutcome:
+    if options.release not in catalog.releases:
+        raise exit_codes.UserError(f"--release {options.release}: not a known Neuron release (newest known: "
+                                   f"{catalog.latest})")
+    if options.apply and os.geteuid() != 0:
+        raise exit_codes.UserError("--apply installs OS packages and loads the driver: run it as root (sudo; "
+                                   "cloud-init user-data runs as root). Without --apply it only plans.")
+    if not os.path.isdir(options.root):
+        raise exit_codes.UserError(f"--root {options.root}: not a directory")
+    steps = plan_steps(options, catalog)
+    if options.apply:
+        outcome = apply_steps(options, catalog, steps, log)
+        if outcome.failed:
+            return outcome
+    else:
+        outcome = BootstrapOutcome(steps)
+    judge(options, catalog, outcome, log)
+    return outcome
