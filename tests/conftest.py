@@ -121,11 +121,11 @@ def cli_env(extra: Optional[dict[str, str]] = None) -> dict[str, str]:
 
 def run_cli(args: Sequence[str], env: Optional[dict[str, str]] = None, prefix: Sequence[str] = (),
             timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """`python -m neurondoctor ARGS` as a user runs it, in a subprocess; ids in a check or probe report count
-    as fired."""
+    """`python -m neurondoctor ARGS` as a user runs it, in a subprocess; ids in a check, probe or health report
+    count as fired."""
     result = subprocess.run([*prefix, sys.executable, "-m", "neurondoctor", *args], capture_output=True, text=True,
                             env=env or cli_env(), timeout=timeout, cwd=str(REPO))
-    if args[:1] in (["check"], ["probe"]) and "--list" not in args:
+    if args[:1] in (["check"], ["probe"], ["health"]) and "--list" not in args:
         FIRED_IDS.update(_FINDING_ID.findall(result.stdout))
     return result
 
