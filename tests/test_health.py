@@ -379,3 +379,14 @@ def test_a_hanging_neuron_ls_on_the_live_path_ends_inside_the_deadline(tmp_path:
     assert not any(call.startswith("update") for call in slurm.calls())
     time.sleep(0.5)
     assert not [process for process in psutil.process_iter(["cmdline"]) if process.info["cmdline"] == ["sleep", "611"]]
+
+
+def test_a_node_is_found_by_its_hostname() -> None:
+    from neurondoctor.actions.health.slurm_decision import node_for_host
+
+    listed = ("NodeName=trn1-a Arch=x86_64 CoresPerSocket=1 CPUAlloc=0 NodeAddr=10.0.3.17 NodeHostName=ip-10-0-3-17 "
+              "Version=22.05.8 State=IDLE\n"
+              "NodeName=trn1-b Arch=x86_64 CoresPerSocket=1 CPUAlloc=0 NodeAddr=10.0.3.18 NodeHostName=ip-10-0-3-18 "
+              "Version=22.05.8 State=IDLE+DRAIN\n")
+    assert node_for_host(listed, "ip-10-0-3-18") == "trn1-b"
+    assert node_for_host(listed, "ip-10-0-3-99") is None

@@ -278,3 +278,16 @@ def test_srun_check_json_is_a_report(cluster: Cluster) -> None:
     assert report.schema == "neurondoctor.report/1" and report.health.state in ("ok", "degraded", "unhealthy",
                                                                                 "unknown")
     assert report.node.hostname == socket.gethostname()
+
+
+def test_run_by_hand_the_node_is_found_by_its_hostname(cluster: Cluster) -> None:
+    """An operator's `health --slurm --dry-run` has no SLURMD_NODENAME, and this node's Slurm name (trn1-a) is not
+    the host's name: the node whose NodeHostName is this host is the one judged."""
+    broken = build_host(cluster.directory / "by-hand", HostSpec(driver_loaded=False))
+    env = {key: value for key, value in cluster.env.items() if key != "SLURMD_NODENAME"}
+    done = subprocess.run([sys.executable, "-m", "neurondoctor", "health", "--slurm", "--dry-run", "--root",
+                           str(broken), "--status-file", str(cluster.directory / "by-hand.json")],
+                          capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode == 1, done.stderr
+    assert f"would run: scontrol update nodename={NODE} state=drain" in done.stderr, done.stderr
+    assert not _drained(cluster.node())

@@ -21,7 +21,13 @@ from typing import Any, Optional
 from neurondoctor import __version__
 from neurondoctor.actions.check_run import CheckOptions, run_check
 from neurondoctor.actions.health.owned_files import STATUS_SCHEMA, is_status_file, read_status_file, replace_owned_file
-from neurondoctor.actions.health.slurm_decision import SlurmDecision, decide, parse_scontrol_node
+from neurondoctor.actions.health.slurm_decision import (
+    SlurmDecision,
+    SlurmNode,
+    decide,
+    node_for_host,
+    parse_scontrol_node,
+)
 from neurondoctor.command_runner import run_command, stop_running_commands
 from neurondoctor.facts import Facts, HostFacts
 from neurondoctor.release_data.catalog import ReleaseCatalog
@@ -97,6 +103,20 @@ def node_name(environ: Mapping[str, str]) -> str:
     return environ.get("SLURMD_NODENAME") or socket.gethostname().split(".", 1)[0]
 
 
+def _show_node(name: str, env: Mapping[str, str], by_hostname: bool) -> tuple[Optional[SlurmNode], str]:
+    """The node as Slurm shows it, and its name; run by hand (no SLURMD_NODENAME) on a host whose Slurm name is
+    not its hostname, the node whose NodeHostName is this host."""
+    shown = run_command(["scontrol", "show", "node", name], timeout=SCONTROL_TIMEOUT_S, env=env)
+    node = parse_scontrol_node(name, shown.stdout) if shown.ok else None
+    if node is None and by_hostname:
+        listed = run_command(["scontrol", "-o", "show", "node"], timeout=SCONTROL_TIMEOUT_S, env=env)
+        found = node_for_host(listed.stdout, name) if listed.ok else None
+        if found:
+            return _show_node(found, env, False)
+    problem = shown.describe_failure() if not shown.ok else "no State in the output"
+    return node, problem if node is None else ""
+
+
 def slurm_environ(environ: Mapping[str, str], slurm_conf: Optional[str]) -> dict[str, str]:
     """The environment for scontrol: slurmd passes almost none, so PATH is set here, SLURM_CONF from the config."""
     env = dict(environ)
@@ -114,11 +134,9 @@ def apply_to_slurm(outcome: HealthOutcome, environ: Mapping[str, str], slurm_con
     if outcome.stale:
         decision = SlurmDecision("none", f"the verdict is stale, nothing changed on {name}")
     else:
-        shown = run_command(["scontrol", "show", "node", name], timeout=SCONTROL_TIMEOUT_S, env=env)
-        node = parse_scontrol_node(name, shown.stdout) if shown.ok else None
+        node, problem = _show_node(name, env, by_hostname="SLURMD_NODENAME" not in env)
         if node is None:
-            decision = SlurmDecision("none", f"cannot read node {name} from Slurm, nothing changed: "
-                                             + (shown.describe_failure() if not shown.ok else "no State in the output"))
+            decision = SlurmDecision("none", f"cannot read node {name} from Slurm, nothing changed: {problem}")
         else:
             decision = decide(outcome.report.health, node)
     if decision.argv and not dry_run:

@@ -54,6 +54,16 @@ def parse_scontrol_node(name: str, text: str) -> Optional[SlurmNode]:
     return SlurmNode(name, states, value if value and value != "(null)" else None)
 
 
+def node_for_host(oneline_nodes: str, hostname: str) -> Optional[str]:
+    """The NodeName whose NodeHostName is `hostname`, in `scontrol -o show node` output (one node per line): a
+    Slurm node name need not be the host's name (`NodeName=trn1-a NodeHostname=ip-10-0-3-17`)."""
+    for line in oneline_nodes.splitlines():
+        fields = dict(token.split("=", 1) for token in line.split() if "=" in token)
+        if fields.get("NodeHostName") == hostname and fields.get("NodeName"):
+            return fields["NodeName"]
+    return None
+
+
 @dataclass(frozen=True)
 class SlurmDecision:
     action: str  # "drain", "resume" or "none"
