@@ -11,7 +11,6 @@ Packer build instance that may have none) and, where a device exists, `probe can
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -24,8 +23,8 @@ from typing import Any, Optional, TextIO
 
 from neurondoctor import exit_codes
 from neurondoctor.actions.bootstrap_plan import Step, check_supported, os_steps, reload_step, venv_step
-from neurondoctor.actions.check_run import CheckOptions, collect_host, run_check
-from neurondoctor.actions.health.owned_files import STATUS_SCHEMA, is_status_file, replace_owned_file
+from neurondoctor.actions.check_run import CheckOptions, collect_host, run_check, validate_options
+from neurondoctor.actions.health.owned_files import write_status_file
 from neurondoctor.command_runner import run_command
 from neurondoctor.facts.guard_files import MARKER_FILE, read_marker
 from neurondoctor.host.rootfs import RootFS
@@ -164,24 +163,16 @@ def write_status(options: BootstrapOptions, outcome: BootstrapOutcome) -> Option
     path = status_path(options)
     if path is None:
         return None
-    document = {"schema": STATUS_SCHEMA, "written_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                "state": outcome.health.state, "reasons": list(outcome.health.reasons), "stale": False,
-                "release": options.release, "failed_step": outcome.failed, "steps": outcome.records}
-    if options.status_file is None:
-        path.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
-    replace_owned_file(path, (json.dumps(document, indent=1) + "\n").encode(), is_status_file)
+    write_status_file(path, outcome.health.state, outcome.health.reasons, options.release, outcome.records,
+                      make_directory=options.status_file is None, failed_step=outcome.failed)
     return path
 
 
 def run_bootstrap(options: BootstrapOptions, catalog: ReleaseCatalog, log: TextIO) -> BootstrapOutcome:
-    if options.release not in catalog.releases:
-        raise exit_codes.UserError(f"--release {options.release}: not a known Neuron release (newest known: "
-                                   f"{catalog.latest})")
     if options.apply and os.geteuid() != 0:
         raise exit_codes.UserError("--apply installs OS packages and loads the driver: run it as root (sudo; "
                                    "cloud-init user-data runs as root). Without --apply it only plans.")
-    if not os.path.isdir(options.root):
-        raise exit_codes.UserError(f"--root {options.root}: not a directory")
+    validate_options(CheckOptions(root=options.root, release=options.release), catalog)
     steps = plan_steps(options, catalog)
     if options.apply:
         outcome = apply_steps(options, catalog, steps, log)

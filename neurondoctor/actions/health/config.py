@@ -38,7 +38,7 @@ class HealthConfig:
     problems: list[str] = field(default_factory=list)
 
 
-_LISTS = {"venv": "venvs", "python": "pythons", "select": "select", "skip": "skip"}
+_LISTS = {"venv": "venvs", "python": "pythons", "select": "select", "skip": "skip"}  # key -> HealthConfig field
 
 
 def _deadline(value: str) -> float:
@@ -71,19 +71,13 @@ def parse_health_config(text: str, source: str) -> HealthConfig:
             config.problems.append(f"{where}: {key} given twice")
             continue
         seen.add(key)
-        if key == "deadline":
-            try:
-                config.deadline_s = _deadline(value)
-            except ValueError as error:
-                config.problems.append(f"{where}: deadline {value!r}: {error}")
-        elif key == "root":
-            config.root = value
-        elif key == "release":
-            config.release = value
-        elif key == "status_file":
-            config.status_file = value
-        else:
-            config.slurm_conf = value
+        if key != "deadline":
+            setattr(config, key, value)  # the other single keys are HealthConfig's field names
+            continue
+        try:
+            config.deadline_s = _deadline(value)
+        except ValueError as error:
+            config.problems.append(f"{where}: deadline {value!r}: {error}")
     return config
 
 

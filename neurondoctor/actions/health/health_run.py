@@ -8,8 +8,6 @@ watchdog does the same). A configuration problem (health.conf) makes the verdict
 
 from __future__ import annotations
 
-import json
-import os
 import socket
 import threading
 import time
@@ -20,7 +18,7 @@ from typing import Any, Optional
 
 from neurondoctor import __version__
 from neurondoctor.actions.check_run import CheckOptions, run_check
-from neurondoctor.actions.health.owned_files import STATUS_SCHEMA, is_status_file, read_status_file, replace_owned_file
+from neurondoctor.actions.health.owned_files import read_status_file, write_status_file
 from neurondoctor.actions.health.slurm_decision import (
     SlurmDecision,
     SlurmNode,
@@ -151,20 +149,13 @@ def apply_to_slurm(outcome: HealthOutcome, environ: Mapping[str, str], slurm_con
     return decision
 
 
-def status_document(outcome: HealthOutcome) -> dict[str, Any]:
-    """`neurondoctor.status/1` (ARCHITECTURE.md §7): a stale run keeps the previous verdict, marked stale."""
+def write_status(outcome: HealthOutcome, path: Path, create_directory: bool) -> None:
+    """The status file; a stale run keeps the previous verdict, marked stale."""
     health = outcome.report.health
     state, reasons, release = health.state, list(health.reasons), outcome.report.host_release
     if outcome.stale and outcome.previous:
         state = str(outcome.previous.get("state", STATE_UNKNOWN))
         reasons = [*health.reasons, *[str(reason) for reason in outcome.previous.get("reasons", [])]]
         release = outcome.previous.get("release")
-    return {"schema": STATUS_SCHEMA, "written_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "state": state, "reasons": reasons, "stale": outcome.stale, "release": release,
-            "steps": outcome.steps}
-
-
-def write_status(outcome: HealthOutcome, path: Path, create_directory: bool) -> None:
-    if create_directory and not path.parent.exists():
-        os.makedirs(path.parent, mode=0o755, exist_ok=True)
-    replace_owned_file(path, (json.dumps(status_document(outcome), indent=1) + "\n").encode(), is_status_file)
+    write_status_file(path, state, reasons, release, outcome.steps, stale=outcome.stale,
+                      make_directory=create_directory)

@@ -1,7 +1,8 @@
-"""Files `health` rewrites on every run (the Prometheus textfile, the status file): written atomically (a temporary
-sibling, fsync, rename: node_exporter or a waiting unit never reads half a file), and only over a file the doctor
-wrote before. A path that holds anything else — someone's file, a link, a device, a directory — is refused unless
-the user names it with `--force` (then only a regular file or a link is replaced, never followed).
+"""Files `health` and `bootstrap` rewrite on every run (the Prometheus textfile, the status files): written
+atomically (a temporary sibling, fsync, rename: node_exporter or a waiting unit never reads half a file), and only
+over a file the doctor wrote before. A path that holds anything else — someone's file, a link, a device, a
+directory — is refused. The status document itself (`neurondoctor.status/1`, ARCHITECTURE.md §7) is built here
+once for both.
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ import json
 import os
 import secrets
 import stat
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Optional
 
@@ -41,27 +43,24 @@ def is_report_document(data: bytes) -> bool:
     return _has_schema(data, "neurondoctor.report/1")
 
 
-def replace_owned_file(path: Path, data: bytes, ours: Callable[[bytes], bool], force: bool = False) -> None:
+def replace_owned_file(path: Path, data: bytes, ours: Callable[[bytes], bool]) -> None:
     """Write `data` at `path`; raises UserError (exit 2) for a path it must not replace."""
     try:
         mode: Optional[int] = path.lstat().st_mode
     except FileNotFoundError:
         mode = None
     if mode is not None:
-        if stat.S_ISDIR(mode) or not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+        if stat.S_ISLNK(mode):
+            raise exit_codes.UserError(f"{path}: is a symbolic link; refusing to write through or over it")
+        if not stat.S_ISREG(mode):
             raise exit_codes.UserError(f"{path}: exists and is not a regular file; refusing to replace it")
-        if not force:
-            if stat.S_ISLNK(mode):
-                raise exit_codes.UserError(f"{path}: is a symbolic link; refusing to write through or over it "
-                                           "(--force replaces the link itself)")
-            try:
-                existing = read_regular_file(path, _PEEK)
-            except OSError as error:
-                raise exit_codes.UserError(f"{path}: cannot be read to check it is neurondoctor's: "
-                                           f"{error.strerror or error}") from error
-            if existing and not ours(existing):
-                raise exit_codes.UserError(f"{path}: exists and was not written by neurondoctor; refusing to replace"
-                                           " it (--force replaces it)")
+        try:
+            existing = read_regular_file(path, _PEEK)
+        except OSError as error:
+            raise exit_codes.UserError(f"{path}: cannot be read to check it is neurondoctor's: "
+                                       f"{error.strerror or error}") from error
+        if existing and not ours(existing):
+            raise exit_codes.UserError(f"{path}: exists and was not written by neurondoctor; refusing to replace it")
     if not path.parent.is_dir():
         raise exit_codes.UserError(f"{path}: the directory {path.parent} does not exist")
     temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.partial")
@@ -77,6 +76,19 @@ def replace_owned_file(path: Path, data: bytes, ours: Callable[[bytes], bool], f
     finally:
         if temporary.exists():
             temporary.unlink()
+
+
+def write_status_file(path: Path, state: str, reasons: Sequence[str], release: Optional[str],
+                      steps: list[dict[str, Any]], stale: bool = False, make_directory: bool = False,
+                      **extra: Any) -> None:
+    """`neurondoctor.status/1`: `written_at`, `state`, `reasons`, `stale`, `release`, what the writer adds
+    (bootstrap's `failed_step`), `steps`. `make_directory` creates the default directory (/var/lib/neurondoctor)."""
+    document = {"schema": STATUS_SCHEMA, "written_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "state": state, "reasons": list(reasons), "stale": stale, "release": release, **extra,
+                "steps": steps}
+    if make_directory:
+        path.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
+    replace_owned_file(path, (json.dumps(document, indent=1) + "\n").encode(), is_status_file)
 
 
 def read_status_file(path: Path) -> Optional[dict[str, Any]]:
