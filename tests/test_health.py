@@ -390,3 +390,13 @@ def test_a_node_is_found_by_its_hostname() -> None:
               "Version=22.05.8 State=IDLE+DRAIN\n")
     assert node_for_host(listed, "ip-10-0-3-18") == "trn1-b"
     assert node_for_host(listed, "ip-10-0-3-99") is None
+
+
+def test_a_long_kern_log_is_read_from_its_end(tmp_path: Path) -> None:
+    """kern.log past the 16 MiB read limit: the current boot is at its end, so that is the part read."""
+    filler = "2026-11-29T03:00:00.000000+00:00 ip-172-31-61-252 kernel: eth0: link up " + "." * 440 + "\n"
+    log = KERN_LOG + filler * (18 * 2048) + SRAM_NOW
+    root = build_host(tmp_path / "long", HostSpec(instance_type="trn1.32xlarge", kern_log=log))
+    assert (root / "var/log/kern.log").stat().st_size > 17 << 20
+    result = run_cli(["health", "--root", str(root), "--format", "npd"])
+    assert result.returncode == 1 and result.stdout.startswith("ND-HW-002 NEURON_HW_ERR=SRAM_UNCORRECTABLE_ERROR")

@@ -89,7 +89,7 @@ def window(lines: list[str], since: Optional[datetime], year: int) -> list[str]:
 def read_kernel_log(fs: RootFS, environ: Mapping[str, str], since: Optional[str]) -> KernelLog:
     if not fs.is_live:
         try:
-            text = fs.read_bytes(KERN_LOG, KERN_LOG_LIMIT).decode("utf-8", errors="replace")
+            text = fs.read_bytes(KERN_LOG, KERN_LOG_LIMIT, tail=True).decode("utf-8", errors="replace")
         except FileNotFoundError:
             return KernelLog(None, problem=f"no {KERN_LOG} under the root")
         except OSError as error:

@@ -100,13 +100,13 @@ class RootFS:
         runs for every file of every environment)."""
         return inner if self.is_live else f"{self._root_text}{inner}"
 
-    def read_bytes(self, inner: str, limit: int = DEFAULT_READ_LIMIT) -> bytes:
-        """Up to `limit` bytes of a regular file; raises OSError (FileNotFoundError, PermissionError,
-        NotRegularFile) like `open`."""
+    def read_bytes(self, inner: str, limit: int = DEFAULT_READ_LIMIT, tail: bool = False) -> bytes:
+        """Up to `limit` bytes of a regular file (its last ones with `tail`: a log's newest lines); raises OSError
+        (FileNotFoundError, PermissionError, NotRegularFile) like `open`."""
         path = inner if self.is_live else self.resolve(inner)
         if path is None:
             raise OSError(errno.ELOOP, "too many levels of symbolic links", inner)
-        return read_regular_file(path, limit)
+        return read_regular_file(path, limit, tail=tail)
 
     def read_text(self, inner: str, limit: int = DEFAULT_READ_LIMIT) -> str:
         """Text decoded as UTF-8 with replacement, so a stray byte never stops a report."""
