@@ -19,7 +19,6 @@ DEFAULT_CONFIG = Path("/etc/neurondoctor/health.conf")
 CONFIG_ENV = "NEURONDOCTOR_CONFIG"
 DEFAULT_DEADLINE_S = 30.0
 SLURM_HEALTH_LIMIT_S = 60.0  # slurmd kills a HealthCheckProgram after 60 s
-REPEATABLE = ("venv", "python", "select", "skip")
 SINGLE = ("root", "release", "deadline", "status_file", "slurm_conf")
 
 
@@ -39,6 +38,7 @@ class HealthConfig:
 
 
 _LISTS = {"venv": "venvs", "python": "pythons", "select": "select", "skip": "skip"}  # key -> HealthConfig field
+REPEATABLE = tuple(_LISTS)
 
 
 def _deadline(value: str) -> float:

@@ -42,7 +42,6 @@ class HealthOutcome:
     report: Report
     stale: bool = False
     previous: Optional[dict[str, Any]] = None  # the status document a stale run reports
-    decision: Optional[SlurmDecision] = None
     steps: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -145,7 +144,6 @@ def apply_to_slurm(outcome: HealthOutcome, environ: Mapping[str, str], slurm_con
         if not done.ok:
             decision = SlurmDecision("none", f"{decision.why}, but scontrol failed: {done.describe_failure()}",
                                      decision.argv)
-    outcome.decision = decision
     return decision
 
 
