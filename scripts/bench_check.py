@@ -7,7 +7,12 @@ Target (issue 2): check at least 10x faster than collect_env.
 It also times `check --root R --json` on a fixture trn1.32xlarge host with 16 devices (tests/host_fixture.py)
 and reports the host part (the host collectors' own timings from the JSON). Target (issue 3): under 0.3 s.
 
+With `--against REV` it also times this tree's `check --root R` (text, and `--json`) against the same command of the
+tree at git revision REV (checked out into a temporary worktree), the two interleaved run by run, and prints the
+medians and their ratio: a change must not make `check` slower (issue 24).
+
 Usage: python scripts/bench_check.py [--runs 7] [--venv DIR (reuse)] [--distributions 300]
+                                     [--against REV [--compare-runs 20]]
 """
 
 from __future__ import annotations
@@ -72,11 +77,42 @@ def host_part_ms(root: Path, runs: int, env: dict[str, str]) -> tuple[float, flo
     return statistics.median(walls), statistics.median(host_parts)
 
 
+def interleaved_ms(trees: dict[str, Path], args: list[str], runs: int, env: dict[str, str]) -> dict[str, float]:
+    """Median wall time (ms) of `python -m neurondoctor ARGS` from each tree, the trees taking turns each run so
+    that a machine growing busier or quieter weighs on both alike."""
+    times: dict[str, list[float]] = {name: [] for name in trees}
+    for _ in range(runs):
+        for name, tree in trees.items():
+            started = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "neurondoctor", *args], capture_output=True, timeout=300,
+                           env={**env, "PYTHONPATH": str(tree)}, cwd=str(tree))
+            times[name].append((time.perf_counter() - started) * 1000)
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
+def compare_with(revision: str, root: Path, runs: int, env: dict[str, str], scratch: Path) -> None:
+    worktree = scratch / "against"
+    subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(worktree), revision], check=True,
+                   capture_output=True, timeout=120)
+    try:
+        trees = {"this tree": REPO, revision: worktree}
+        for args in (["check", "--root", str(root)], ["check", "--root", str(root), "--json"]):
+            medians = interleaved_ms(trees, args, runs, env)
+            shown = " ".join(args).replace(str(root), "<trn1.32xlarge>")
+            print(f"{shown}: this tree {medians['this tree']:6.1f} ms, {revision} {medians[revision]:6.1f} ms "
+                  f"(ratio {medians['this tree'] / medians[revision]:.3f}, median of {runs} interleaved runs)")
+    finally:
+        subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(worktree)], capture_output=True,
+                       timeout=120)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--venv", type=Path, help="reuse this venv instead of building one")
     parser.add_argument("--distributions", type=int, default=300)
+    parser.add_argument("--against", help="also compare check with the tree at this git revision")
+    parser.add_argument("--compare-runs", type=int, default=20)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="nd-bench-") as scratch:
         venv = args.venv or build_venv(Path(scratch), args.distributions)
@@ -94,6 +130,8 @@ def main() -> int:
         collect_s, _ = median_seconds(collect_cmd, args.runs, env)
         host = build_host(Path(scratch) / "trn1-32xlarge", HostSpec(instance_type="trn1.32xlarge", release="2.31.1"))
         host_wall_ms, host_ms = host_part_ms(host, args.runs, env)
+        if args.against:
+            compare_with(args.against, host, args.compare_runs, env, Path(scratch))
     print(f"venv: {count} distributions, torch 2.13.0 CPU; {args.runs} runs each (median wall time)")
     print(f"neurondoctor check --venv V --json : {check_s * 1000:8.1f} ms (exit {check_code})")
     print(f"python -m torch.utils.collect_env  : {collect_s * 1000:8.1f} ms")

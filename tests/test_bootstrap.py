@@ -74,7 +74,7 @@ def test_al2023_plan_is_the_setup_page(tmp_path: Path, catalog: ReleaseCatalog) 
         "printf '[neuron]\\nname=Neuron YUM Repository\\nbaseurl=https://yum.repos.neuron.amazonaws.com\\nenabled=1"
         "\\nmetadata_expire=0\\n' | sudo tee /etc/yum.repos.d/neuron.repo",
         "sudo rpm --import https://yum.repos.neuron.amazonaws.com/GPG-PUB-KEY-AMAZON-AWS-NEURON.PUB"]
-    assert found["headers"]["commands"] == ['sudo dnf install -y "kernel-devel-uname-r = 6.8.0-1015-aws"']
+    assert found["headers"]["commands"] == ["sudo dnf install -y 'kernel-devel-uname-r = 6.8.0-1015-aws'"]
     versions = pins(catalog, "2.31.1")
     assert found["packages"]["commands"] == ["sudo dnf install -y " + " ".join(
         f"'{name}-{version}*'" for name, version in versions.items())]

@@ -107,7 +107,8 @@ def test_dry_run_and_an_operators_drain(tmp_path: Path) -> None:
     result = run_cli(["health", "--slurm", "--dry-run", "--root", str(broken), "--status-file",
                       str(tmp_path / "s.json")], env=slurm.env())
     assert result.returncode == 1
-    assert "would run: scontrol update nodename=trn1-a state=drain 'reason=neurondoctor: ND-DRV-002" in result.stderr
+    assert ("would run: scontrol update 'nodename=trn1-a' 'state=drain' 'reason=neurondoctor: ND-DRV-002"
+            in result.stderr)
     assert [call.split()[0] for call in slurm.calls()] == ["show"]  # nothing changed
     healthy = build_host(tmp_path / "healthy", HostSpec())
     slurm.node.write_text(node_text("IDLE+DRAIN", "maintenance: swapping an EFA cable"))

@@ -84,14 +84,14 @@ def test_driver_missing(catalog: ReleaseCatalog, tmp_path: Path) -> None:
                 tools=False)
     finding = ids(judge(catalog, root))["ND-DRV-001"]
     assert (finding.category, finding.severity) == ("driver-missing", "error")
-    assert finding.fix[:3] == [
+    assert finding.fix_lines[:3] == [
         "sudo install -m 0755 -d /etc/apt/keyrings",
         "wget -qO - https://apt.repos.neuron.amazonaws.com/GPG-PUB-KEY-AMAZON-AWS-NEURON.PUB | sudo gpg --batch "
         "--yes --dearmor -o /etc/apt/keyrings/neuron.gpg",
         "echo 'deb [signed-by=/etc/apt/keyrings/neuron.gpg] https://apt.repos.neuron.amazonaws.com noble main' | "
         "sudo tee /etc/apt/sources.list.d/neuron.list"]
-    assert "sudo apt-get install -y linux-headers-6.8.0-1015-aws" in finding.fix
-    assert finding.fix[-1] == "sudo apt-get install -y --allow-change-held-packages 'aws-neuronx-dkms=2.31.7.0*'"
+    assert "sudo apt-get install -y linux-headers-6.8.0-1015-aws" in finding.fix_lines
+    assert finding.fix_lines[-1] == "sudo apt-get install -y --allow-change-held-packages 'aws-neuronx-dkms=2.31.7.0*'"
     near_miss = host(tmp_path, "plain", instance_type="m7i.xlarge", release=None, pci=False)
     assert ids(judge(catalog, near_miss)) == {}
 
@@ -99,13 +99,13 @@ def test_driver_missing(catalog: ReleaseCatalog, tmp_path: Path) -> None:
 def test_driver_missing_on_amazon_linux_uses_dnf(catalog: ReleaseCatalog, tmp_path: Path) -> None:
     root = host(tmp_path, os="al2023", kernel="6.1.115-126.197.amzn2023.x86_64", release=None, repo_file=False)
     finding = ids(judge(catalog, root))["ND-DRV-001"]
-    assert 'sudo dnf install -y "kernel-devel-uname-r = 6.1.115-126.197.amzn2023.x86_64"' in finding.fix
-    assert finding.fix[-1] == "sudo dnf install -y 'aws-neuronx-dkms-2.31.7.0*'"
+    assert "sudo dnf install -y 'kernel-devel-uname-r = 6.1.115-126.197.amzn2023.x86_64'" in finding.fix_lines
+    assert finding.fix_lines[-1] == "sudo dnf install -y 'aws-neuronx-dkms-2.31.7.0*'"
 
 
 def test_driver_not_loaded(catalog: ReleaseCatalog, tmp_path: Path) -> None:
     finding = ids(judge(catalog, host(tmp_path, driver_loaded=False)))["ND-DRV-002"]
-    assert (finding.category, finding.fix[0]) == ("driver-not-loaded", "sudo modprobe neuron")
+    assert (finding.category, finding.fix_lines[0]) == ("driver-not-loaded", "sudo modprobe neuron")
     assert "ND-DRV-002" not in ids(judge(catalog, host(tmp_path, "loaded")))
 
 
@@ -114,7 +114,7 @@ def test_module_not_built_for_the_running_kernel(catalog: ReleaseCatalog, tmp_pa
                 make_log="make -C /lib/modules/6.8.0-1015-aws/build\nerror: implicit declaration\nmake: *** Error 2\n")
     finding = ids(judge(catalog, root))["ND-DKMS-001"]
     assert finding.category == "dkms-build"
-    assert finding.fix[0] == "sudo dkms install aws-neuronx/2.29.0.0 -k 6.8.0-1015-aws"
+    assert finding.fix_lines[0] == "sudo dkms install aws-neuronx/2.29.0.0 -k 6.8.0-1015-aws"
     assert finding.evidence["make_log_tail"][-1] == "make: *** Error 2"
     assert "ND-DRV-002" not in ids(judge(catalog, root))
 
@@ -122,7 +122,7 @@ def test_module_not_built_for_the_running_kernel(catalog: ReleaseCatalog, tmp_pa
 def test_headers_missing(catalog: ReleaseCatalog, tmp_path: Path) -> None:
     root = host(tmp_path, driver_loaded=False, module_built=False, headers=False)
     finding = ids(judge(catalog, root))["ND-DKMS-002"]
-    assert finding.fix[:2] == ["sudo apt-get install -y linux-headers-6.8.0-1015-aws",
+    assert finding.fix_lines[:2] == ["sudo apt-get install -y linux-headers-6.8.0-1015-aws",
                                "sudo dkms autoinstall -k 6.8.0-1015-aws"]
 
 
@@ -130,7 +130,7 @@ def test_kernel_618_needs_dkms_2_26_10(catalog: ReleaseCatalog, tmp_path: Path) 
     root = host(tmp_path, release="2.28.0", kernel="6.18.0-1001-aws", driver_loaded=False, module_built=False)
     finding = ids(judge(catalog, root))["ND-DKMS-003"]
     assert "needs ≥ 2.26.10.0" in finding.title
-    assert finding.fix[0] == "sudo apt-get install -y --allow-change-held-packages 'aws-neuronx-dkms=2.26.10.0*'"
+    assert finding.fix_lines[0] == "sudo apt-get install -y --allow-change-held-packages 'aws-neuronx-dkms=2.26.10.0*'"
     near_miss = host(tmp_path, "fixed", release="2.28.1", kernel="6.18.0-1001-aws")
     assert not {"ND-DKMS-001", "ND-DKMS-002", "ND-DKMS-003"} & set(ids(judge(catalog, near_miss)))
 
@@ -138,7 +138,7 @@ def test_kernel_618_needs_dkms_2_26_10(catalog: ReleaseCatalog, tmp_path: Path) 
 def test_legacy_driver_package(catalog: ReleaseCatalog, tmp_path: Path) -> None:
     root = host(tmp_path, extra_packages={"aws-neuron-dkms": "1.19.3.0"}, legacy_dkms=True)
     finding = ids(judge(catalog, root))["ND-DKMS-004"]
-    assert finding.fix[0] == "sudo apt-get remove -y aws-neuron-dkms"
+    assert finding.fix_lines[0] == "sudo apt-get remove -y aws-neuron-dkms"
 
 
 def test_driver_stale_names_the_holders(catalog: ReleaseCatalog, tmp_path: Path) -> None:
@@ -146,7 +146,7 @@ def test_driver_stale_names_the_holders(catalog: ReleaseCatalog, tmp_path: Path)
     root = host(tmp_path, loaded_version="2.28.0.0", holders=[jupyter])
     finding = ids(judge(catalog, root))["ND-DRV-003"]
     assert (finding.category, finding.severity) == ("driver-stale", "error")
-    assert finding.fix == ["sudo kill 4121  # python", "sudo rmmod neuron", "sudo modprobe neuron"]
+    assert finding.fix_lines == ["sudo kill 4121", "sudo rmmod neuron", "sudo modprobe neuron"]
     near_miss = host(tmp_path, "same", loaded_version="2.29.0.0-d8a9b6f0e")
     assert "ND-DRV-003" not in ids(judge(catalog, near_miss))
 
@@ -158,7 +158,7 @@ def test_runtime_newer_than_driver_is_a_documented_break(catalog: ReleaseCatalog
     finding = ids(judge(catalog, root))["ND-RT-001"]
     assert (finding.category, finding.severity) == ("driver-runtime-mismatch", "error")
     assert "not backward compatible with driver 2.26" in finding.detail
-    assert finding.fix[0] == "sudo apt-get install -y --allow-change-held-packages 'aws-neuronx-dkms=2.28.0.0*'"
+    assert finding.fix_lines[0] == "sudo apt-get install -y --allow-change-held-packages 'aws-neuronx-dkms=2.28.0.0*'"
 
 
 def test_driver_229_with_an_old_runtime(catalog: ReleaseCatalog, tmp_path: Path) -> None:
@@ -173,7 +173,7 @@ def test_compiler_newer_than_host_runtime(catalog: ReleaseCatalog, venvs: VenvFa
     root = host(tmp_path, release="2.29.1")
     finding = ids(judge(catalog, root, (release_venv(venvs, "2.31.1"),)))["ND-RT-002"]
     assert (finding.category, finding.severity) == ("runtime-compiler-mismatch", "error")
-    assert "'aws-neuronx-runtime-lib=2.33.10.0*'" in finding.fix[0]
+    assert "'aws-neuronx-runtime-lib=2.33.10.0*'" in finding.fix_lines[0]
     near_miss = judge(catalog, host(tmp_path, "newer-host", release="2.31.1"), (release_venv(venvs, "2.29.1"),))
     assert "ND-RT-002" not in ids(near_miss) and "ND-REL-004" in ids(near_miss)
 
@@ -182,7 +182,7 @@ def test_runtime_library_missing(catalog: ReleaseCatalog, tmp_path: Path) -> Non
     root = host(tmp_path, runtime_library=False, package_versions={"aws-neuronx-runtime-lib": None})
     finding = ids(judge(catalog, root))["ND-RT-003"]
     assert (finding.category, finding.severity) == ("tools-missing", "error")
-    assert "'aws-neuronx-runtime-lib=2.33.10.0*'" in finding.fix[0]
+    assert "'aws-neuronx-runtime-lib=2.33.10.0*'" in finding.fix_lines[0]
     tools_only = ids(judge(catalog, host(tmp_path, "no-tools", tools=False)))["ND-RT-003"]
     assert tools_only.severity == "warning"
 
@@ -193,7 +193,7 @@ def test_container_without_devices(catalog: ReleaseCatalog, tmp_path: Path) -> N
     root = host(tmp_path, instance_type="trn1.32xlarge", container=True, device_nodes=0)
     finding = ids(judge(catalog, root))["ND-DEV-001"]
     assert finding.category == "device-missing" and "in this container" in finding.title
-    assert finding.fix[0].startswith("docker run --device=/dev/neuron0 --device=/dev/neuron1")
+    assert finding.fix_lines[0].startswith("docker run --device=/dev/neuron0 --device=/dev/neuron1")
     near_miss = host(tmp_path, "with-devices", instance_type="trn1.32xlarge", container=True)
     assert "ND-DEV-001" not in ids(judge(catalog, near_miss))
 
@@ -202,8 +202,8 @@ def test_device_permission(catalog: ReleaseCatalog, tmp_path: Path) -> None:
     finding = ids(judge(catalog, host(tmp_path, node_mode=0o600)))["ND-DEV-002"]
     assert (finding.category, finding.severity) == ("device-permission", "error")
     assert "not usable by users other than root" in finding.title and "/dev/neuron0 (0600 " in finding.title
-    assert finding.fix[0] == "sudo chmod 0666 /dev/neuron0  # now"
-    assert finding.fix[1] == ("echo 'KERNEL==\"neuron*\", MODE=\"0666\"' | sudo tee "
+    assert finding.fix_lines[0] == "sudo chmod 0666 /dev/neuron0  # now"
+    assert finding.fix_lines[1] == ("echo 'KERNEL==\"neuron*\", MODE=\"0666\"' | sudo tee "
                               "/lib/udev/rules.d/neuron-udev.rules  # and at every boot")
     assert "ND-DEV-002" not in ids(judge(catalog, host(tmp_path, "open", node_mode=0o666)))
 
@@ -225,7 +225,7 @@ def test_cores_busy_names_pid_command_and_age(catalog: ReleaseCatalog, tmp_path:
     finding = ids(judge(catalog, root))["ND-DEV-003"]
     assert finding.category == "cores-busy"
     assert "PID 4121 (python, 24 h old)" in finding.title and "30 of 32 NeuronCores" in finding.title
-    assert finding.fix == ["kill 4121  # python -m ipykernel_launcher -f kernel-1.json"]
+    assert finding.fix_lines == ["kill 4121"]  # the command line is data: the title names it, no comment carries it
     idle = Holder(77, "bash", "bash", ())
     assert "ND-DEV-003" not in ids(judge(catalog, host(tmp_path, "idle", holders=[idle])))
 
@@ -280,7 +280,7 @@ def test_host_packages_from_different_releases(catalog: ReleaseCatalog, tmp_path
     root = host(tmp_path, release="2.31.1", package_versions={"aws-neuronx-tools": "2.29.22.0"})
     finding = ids(judge(catalog, root))["ND-REL-003"]
     assert finding.category == "mixed-sdk-release"
-    assert finding.fix == ["sudo apt-get install -y --allow-change-held-packages 'aws-neuronx-tools=2.31.15.0*'"]
+    assert finding.fix_lines == ["sudo apt-get install -y --allow-change-held-packages 'aws-neuronx-tools=2.31.15.0*'"]
 
 
 # --- live commands ------------------------------------------------------------------------------------
@@ -329,7 +329,7 @@ def test_collectives_core_count_on_trn1_32xlarge(catalog: ReleaseCatalog, tmp_pa
     root = host(tmp_path, instance_type="trn1.32xlarge")
     finding = ids(judge(catalog, root, environ={"NEURON_RT_VISIBLE_CORES": "0-5"}))["ND-ENV-004"]
     assert (finding.category, finding.severity) == ("env-var-misconfig", "warning")
-    assert finding.fix == ["export NEURON_RT_VISIBLE_CORES=0-1"]
+    assert finding.fix_lines == ["export NEURON_RT_VISIBLE_CORES=0-1"]
     assert "ND-ENV-004" not in ids(judge(catalog, root, environ={"NEURON_RT_VISIBLE_CORES": "0-7"}))
     small = host(tmp_path, "small", instance_type="trn1.2xlarge")
     assert "ND-ENV-004" not in ids(judge(catalog, small, environ={"NEURON_RT_NUM_CORES": "1"}))
@@ -384,5 +384,5 @@ def test_runtime_newer_than_driver_without_a_documented_break_is_a_warning(catal
     root = host(tmp_path, release="2.29.1", package_versions={"aws-neuronx-runtime-lib": "2.33.10.0",
                                                                "aws-neuronx-collectives": "2.33.10.0"})
     finding = ids(judge(catalog, root))["ND-RT-001"]
-    assert (finding.severity, finding.fix[0]) == (
+    assert (finding.severity, finding.fix_lines[0]) == (
         "warning", "sudo apt-get install -y --allow-change-held-packages 'aws-neuronx-dkms=2.29.0.0*'")

@@ -97,7 +97,7 @@ def test_debian_12_before_and_from_the_release_that_tests_it(tmp_path: Path, ven
     assert (finding["severity"], finding["title"]) == (
         "warning", "Debian GNU/Linux 12 (bookworm) is not an OS Neuron 2.29.1 is tested on")
     assert finding["fix"][0] == ("# Neuron 2.30.0 is the first release whose runtime is tested on "
-                                 "Debian GNU/Linux 12 (bookworm): upgrade to it")
+                                 "this OS: upgrade to it")
     from_230 = build_host(tmp_path / "d12-230", HostSpec(os="debian12", kernel="6.1.0-28-cloud-amd64",
                                                          release="2.30.0"))
     assert _os_findings(from_230, *outside_venv(venvs, "2.30.0"))[1] == {}

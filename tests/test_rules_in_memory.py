@@ -56,7 +56,7 @@ def test_native_stack_is_judged_by_its_own_pin(catalog: ReleaseCatalog) -> None:
     stray = environment(lite, dist("neuronx-cc", "2.27.5334.0"), dist("torch", "2.9.0"), torch_version="2.9.0+cpu")
     found = findings(catalog, stray, instance="trn2.48xlarge")
     assert list(found) == ["ND-TORCH-001"]
-    assert found["ND-TORCH-001"][0].fix == [  # the CPU build: the native stack needs no CUDA either
+    assert found["ND-TORCH-001"][0].fix_lines == [  # the CPU build: the native stack needs no CUDA either
         "/v/bin/python -m pip install --force-reinstall --no-deps 'torch==2.11.0+cpu' --index-url "
         "https://download.pytorch.org/whl/cpu"]
 
@@ -79,7 +79,7 @@ def test_neuron_repository_as_the_only_index(catalog: ReleaseCatalog) -> None:
     env = environment(dist("neuronx-cc", "2.26.6360.0"), index_url=REPO_URL + "/")
     found = findings(catalog, env)
     assert list(found) == ["ND-PIP-003"]
-    assert found["ND-PIP-003"][0].fix == [
+    assert found["ND-PIP-003"][0].fix_lines == [
         f"sed -i 's#^index-url *= *{REPO_URL}.*#extra-index-url = {REPO_URL}#' /v/pip.conf"]
 
 
@@ -91,7 +91,7 @@ def test_target_release_flags_every_package_outside_it(catalog: ReleaseCatalog) 
     found = findings(catalog, env, target="2.31.1")
     assert {f.evidence["package"] for f in found["ND-PIN-001"]} == {"torch-neuronx", "neuronx-cc"}
     assert [f.evidence["package"] for f in found["ND-REL-001"]] == ["nki"]
-    assert found["ND-REL-001"][0].fix == [
+    assert found["ND-REL-001"][0].fix_lines == [
         f"/v/bin/python -m pip install 'nki==0.5.0' --extra-index-url {REPO_URL}"]
 
 
@@ -110,7 +110,7 @@ def test_two_torch_records_in_one_directory(catalog: ReleaseCatalog) -> None:
                       torch_version="2.9.0+cpu")
     found = findings(catalog, env)
     assert list(found) == ["ND-TORCH-004"]
-    assert found["ND-TORCH-004"][0].fix[0] == "rm -rf /v/site/torch-2.10.0.dist-info"
+    assert found["ND-TORCH-004"][0].fix_lines[0] == "rm -rf /v/site/torch-2.10.0.dist-info"
 
 
 def test_compile_cache_space_and_memlock(catalog: ReleaseCatalog) -> None:

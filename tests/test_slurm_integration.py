@@ -289,5 +289,5 @@ def test_run_by_hand_the_node_is_found_by_its_hostname(cluster: Cluster) -> None
                            str(broken), "--status-file", str(cluster.directory / "by-hand.json")],
                           capture_output=True, text=True, timeout=60, env=env)
     assert done.returncode == 1, done.stderr
-    assert f"would run: scontrol update nodename={NODE} state=drain" in done.stderr, done.stderr
+    assert f"would run: scontrol update 'nodename={NODE}' 'state=drain'" in done.stderr, done.stderr
     assert not _drained(cluster.node())

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import io
 import json
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -25,6 +26,7 @@ from neurondoctor.report.text_layout import wrap_command
 from neurondoctor.rules import registry
 from neurondoctor.rules.check import Check, FindingSpec, RuleSet
 from neurondoctor.rules.finding import CATEGORIES, Finding
+from neurondoctor.rules.fix import command
 from tests.conftest import REPO, check_json, cli_env, run_cli, validated_report, without_read_privileges
 from tests.host_fixture import HostSpec, build_host
 from tests.neuron_envs import HEALTHY_STACKS, cuda_torch_wheels, stack_wheels
@@ -211,7 +213,7 @@ def test_load_report_tolerates_unknown_fields_and_names_missing_ones(trn1_host: 
 
 
 LAYERS = {"facts": 0, "redaction": 0, "neuron_version": 0, "command_runner": 0, "exit_codes": 0, "regular_files": 0,
-          "pep508": 0, "": 0,
+          "pep508": 0, "output_text": 0, "": 0,
           "release_data": 1, "host": 2, "pyenv": 2, "rules": 3, "report": 4, "actions": 5, "cli": 6, "__main__": 6}
 
 
@@ -254,7 +256,7 @@ def test_terminal_text_wraps_to_the_width_and_keeps_fixes_whole(trn1_host: Path,
     stream = io.StringIO()
     render_terminal(report, stream, color=False, width=width)
     lines = stream.getvalue().splitlines()
-    fix = next(finding.fix[0] for finding in report.findings if finding.id == "ND-TORCH-001")
+    fix = next(finding.fix_lines[0] for finding in report.findings if finding.id == "ND-TORCH-001")
     start = next(index for index, line in enumerate(lines) if line.lstrip().startswith("Fix: "))
     pasted = [lines[start].split("Fix: ", 1)[1]]
     while pasted[-1].endswith(" \\"):
@@ -269,10 +271,13 @@ def test_terminal_text_wraps_to_the_width_and_keeps_fixes_whole(trn1_host: Path,
 
 
 def test_a_command_keeps_quoted_words_and_comments_whole() -> None:
-    command = "sudo kill 4121  # python -m ipykernel_launcher -f '/root/a b.json' --HistoryManager.enabled=False"
-    lines = wrap_command(command, 60, "Fix: ", "     ")
-    assert lines[-1].endswith("--HistoryManager.enabled=False") and "'/root/a b.json'" in lines[-1]
-    assert all(" \\" not in line.split("#")[-1] for line in lines)
+    step = command("python", "-m", "ipykernel_launcher", "-f", "/root/a b.json", "--HistoryManager.enabled=False",
+                   note="a note ends the line")
+    lines = wrap_command(step, 60, "Fix: ", "     ")
+    assert "'/root/a b.json'" in "".join(lines) and lines[-1].endswith("  # a note ends the line")
+    assert all("#" not in line for line in lines[:-1]) and len(lines) >= 2  # continued between words, note last
+    assert shlex.split(" ".join(line.removesuffix(" \\") for line in lines).removeprefix("Fix: "),
+                       comments=True) == step.argv
 
 
 def test_help_texts_list_every_value() -> None:

@@ -315,7 +315,7 @@ def test_a_compiler_newer_than_the_host_runtime_without_touching_the_host(index_
     venv = stack_venv(venvs, "newer-than-runtime", RELEASE)
     finding = findings_by_id(check_json(["--root", str(root), "--venv", str(venv)])[1])["ND-RT-002"][0]
     ways = split_alternatives(finding["fix"])
-    assert ways[1] == ["# or, without touching the host: an environment of its release (Neuron 2.29.1)",
+    assert ways[1] == ["# or without touching the host: an environment of its release (Neuron 2.29.1)",
                        f"neurondoctor venv create {venv}-2.29.1 --release 2.29.1"]
     run_printed_venv_create(ways[1][1], index_url, tmp_path, root, Path(f"{venv}-2.29.1"),
                             "--python", sys.executable)

@@ -20,8 +20,10 @@ from neurondoctor.facts import Facts, HostFacts
 from neurondoctor.facts.host import HostSnapshot
 from neurondoctor.neuron_version import normalize_neuron_version
 from neurondoctor.release_data.catalog import ReleaseCatalog
-from neurondoctor.rules.context import RuleContext, quoted
+from neurondoctor.rules.context import RuleContext
+from neurondoctor.rules.fix import Command, command, quote_word
 from neurondoctor.rules.host_fixes import (
+    RELOAD_DRIVER,
     headers_command,
     install_command,
     package_manager,
@@ -39,7 +41,7 @@ class Step:
     name: str
     needed: bool
     why: str
-    commands: list[str] = field(default_factory=list)
+    commands: list[Command] = field(default_factory=list)
     deferred: bool = False  # left to another time or place (a held device, the instance's first boot)
 
 
@@ -83,10 +85,10 @@ def os_steps(snapshot: HostSnapshot, catalog: ReleaseCatalog, release: str, imag
     unheld = [name for name in OS_PACKAGES if name not in snapshot.packages or not snapshot.packages[name].held
               or any(name == item for item, _ in install)]
     if manager == "apt":
-        hold = [f"sudo apt-mark hold {' '.join(unheld)}"] if unheld else []
+        hold = [command("sudo", "apt-mark", "hold", *unheld)] if unheld else []
     else:
-        hold = ["sudo dnf install -y python3-dnf-plugin-versionlock",
-                "sudo dnf versionlock add " + " ".join(quoted(f"{name}-{wanted[name]}*") for name in unheld)
+        hold = [command("sudo", "dnf", "install", "-y", "python3-dnf-plugin-versionlock"),
+                command("sudo", "dnf", "versionlock", "add", *(f"{name}-{wanted[name]}*" for name in unheld))
                 ] if unheld else []
     steps.append(Step("hold", bool(unheld), f"hold {', '.join(unheld)} at the release's versions (as DLAMIs do)"
                       if unheld else "held", hold))
@@ -103,14 +105,14 @@ def reload_step(snapshot: HostSnapshot, driver: str, installing: bool) -> Step:
     if loaded is not None and _version_matches(loaded, driver):
         return Step("driver-reload", False, f"driver {loaded} is loaded")
     if loaded is None and "neuron" not in snapshot.modules:
-        return Step("driver-reload", True, "load the driver", ["sudo modprobe neuron"])
+        return Step("driver-reload", True, "load the driver", [RELOAD_DRIVER[1]])
     if snapshot.holders:
         pids = ", ".join(str(holder.pid) for holder in snapshot.holders)
         return Step("driver-reload", False, f"driver {loaded or 'of another version'} stays loaded until the "
                     f"processes holding the devices ({pids}) stop; then: sudo rmmod neuron && sudo modprobe neuron",
                     deferred=True)
     why = f"driver {loaded} is loaded, the release's is {driver}" + (" (after the install)" if installing else "")
-    return Step("driver-reload", True, why, ["sudo rmmod neuron", "sudo modprobe neuron"])
+    return Step("driver-reload", True, why, list(RELOAD_DRIVER))
 
 
 def venv_step(venv: str, guarded_release: Optional[str], exists: bool, release: str, python: str,
@@ -124,7 +126,7 @@ def venv_step(venv: str, guarded_release: Optional[str], exists: bool, release: 
     if exists:
         return Step("venv", False, deferred=True, why=f"{venv} exists and is not a guarded {release} environment"
                     + (f" (it is {guarded_release}'s)" if guarded_release else "")
-                    + f"; build another path, or replace it with: neurondoctor venv create {quoted(venv)} "
+                    + f"; build another path, or replace it with: neurondoctor venv create {quote_word(venv)} "
                       f"--release {release} --force")
     return Step("venv", True, f"build the guarded {release} environment",
-                [f"{quoted(python)} -m neurondoctor venv create {quoted(venv)} --release {release}"])
+                [command(python, "-m", "neurondoctor", "venv", "create", venv, "--release", release)])

@@ -28,9 +28,11 @@ from neurondoctor.actions.health.owned_files import write_status_file
 from neurondoctor.command_runner import run_command
 from neurondoctor.facts.guard_files import MARKER_FILE, read_marker
 from neurondoctor.host.rootfs import RootFS
+from neurondoctor.output_text import write_text
 from neurondoctor.release_data.catalog import ReleaseCatalog
 from neurondoctor.report.health import STATE_UNHEALTHY, Health
 from neurondoctor.report.model import Report
+from neurondoctor.rules.fix import Command
 
 DEFAULT_STATUS_FILE = "/var/lib/neurondoctor/bootstrap.json"
 COMMAND_TIMEOUT_S = 1800.0  # a DKMS build on a large instance takes minutes
@@ -78,21 +80,27 @@ def plan_steps(options: BootstrapOptions, catalog: ReleaseCatalog) -> list[Step]
     return steps
 
 
-def _argv(line: str, root: str) -> list[str]:
-    """The shell line as this process runs it: without sudo (it is root already), in `chroot ROOT` under a root.
-    The lines are the plan's own: versions from the validated release data, names quoted."""
-    bare = _SUDO.sub(lambda match: match.group(1), line)
-    return ["sh", "-c", bare] if root == "/" else ["chroot", root, "sh", "-c", bare]
+def _argv(step: Command, root: str) -> list[str]:
+    """The command as this process runs it: without sudo (it is root already), in `chroot ROOT` under a root. A
+    command of plain words runs as argv; one the rule joined with operators (a key piped into gpg) runs in `sh -c`,
+    its data words quoted by the one quoting function."""
+    words = step.argv
+    if words is not None:
+        argv = words[1:] if words[0] == "sudo" else words
+    else:
+        argv = ["sh", "-c", _SUDO.sub(lambda match: match.group(1), step.render())]
+    return argv if root == "/" else ["chroot", root, *argv]
 
 
 def _log(stream: TextIO, text: str) -> None:
-    stream.write(text + "\n")
+    write_text(text + "\n", stream)  # command output is data: its controls shown escaped
     stream.flush()
 
 
 def _run_step(step: Step, options: BootstrapOptions, outcome: BootstrapOutcome, log: TextIO) -> bool:
-    for line in step.commands:
-        argv = _argv(line, options.root)
+    for command in step.commands:
+        line = command.render()
+        argv = _argv(command, options.root)
         _log(log, f"bootstrap: {step.name}: running {line}")
         result = run_command(argv, timeout=COMMAND_TIMEOUT_S, env=dict(options.environ))
         output = (result.stdout + result.stderr).strip()

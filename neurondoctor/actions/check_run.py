@@ -40,8 +40,9 @@ from neurondoctor.report.model import (
     Report,
 )
 from neurondoctor.rules.check import Check
-from neurondoctor.rules.context import RuleContext, neuron_host, quoted
+from neurondoctor.rules.context import RuleContext, neuron_host
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
+from neurondoctor.rules.fix import quote_word
 from neurondoctor.rules.fix_plan import environment_plan
 from neurondoctor.rules.registry import finding_selected, known_selector, select_checks
 from neurondoctor.rules.torch_build import torch_version_shown
@@ -219,7 +220,7 @@ def next_steps(ctx: RuleContext) -> list[str]:
     for env in ctx.facts.environments:
         stack = ctx.torch_stack(env)
         if stack.torch is not None and stack.framework is None:
-            target = quoted(f"{env.path.rstrip('/')}-neuron")
+            target = quote_word(f"{env.path.rstrip('/')}-neuron")
             return [f"neurondoctor probe ops mymodel.py:build (which ops would fall back to CPU on Trainium) · "
                     f"neurondoctor venv create {target} --release {ctx.catalog.latest} (the environment for it)"]
     return []

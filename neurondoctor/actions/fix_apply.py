@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,7 +21,8 @@ from typing import Callable, Optional
 from neurondoctor.command_runner import CommandResult, run_command
 from neurondoctor.facts.python_env import PythonEnvironment
 from neurondoctor.report.model import Report
-from neurondoctor.rules.fix_plan import parse_pip_line
+from neurondoctor.rules.fix import Note, Step
+from neurondoctor.rules.fix_plan import parse_pip_words
 
 PIP_TIMEOUT = 1800.0  # a torch download on a slow link; the deadline still holds
 BACKUP_SUFFIX = ".neurondoctor-"
@@ -34,7 +34,8 @@ SKIP = "skip"
 
 @dataclass
 class FixStep:
-    """One plan line and what `--fix` does with it: run it, move the files it removes, or leave it to the user."""
+    """One plan step (as printed) and what `--fix` does with it: run its words, move the files it removes, or leave
+    it to the user."""
 
     line: str
     action: str
@@ -72,16 +73,21 @@ def _pip_config_file(options: Sequence[str], env: PythonEnvironment,
     return None
 
 
-def classify(line: str, env: PythonEnvironment, environ: Mapping[str, str]) -> FixStep:
-    """What `--fix` may do with one line of this environment's plan."""
-    stripped = line.strip()
-    if not stripped or stripped.startswith("#"):
+def classify(step: Step, env: PythonEnvironment, environ: Mapping[str, str]) -> FixStep:
+    """What `--fix` may do with one step of this environment's plan. It runs a command's own words as argv, with no
+    shell: a step that needs one (operators, shell syntax) is left to the user."""
+    line = step.render()
+    if isinstance(step, Note):
         return FixStep(line, SKIP, "a note")
-    pip = parse_pip_line(line, env.interpreter)
-    try:
-        words = shlex.split(line, comments=True)
-    except ValueError:
-        return FixStep(line, SKIP, "not a command neurondoctor runs")
+    first = step.segments[0][0]
+    if first == "sudo":
+        return FixStep(line, SKIP, "a host-level fix: run it yourself, or `neurondoctor bootstrap --apply`")
+    if first in ("export", "unset"):
+        return FixStep(line, SKIP, "an environment variable: set it in your shell or job script")
+    words = step.argv
+    if words is None:
+        return FixStep(line, SKIP, "it needs a shell (operators or shell syntax): run it yourself")
+    pip = parse_pip_words(words, env.interpreter)
     if pip is not None and pip.verb in ("install", "uninstall"):  # `-m pip` or `uv pip` for this interpreter
         return FixStep(line, RUN, argv=words)
     if pip is not None and pip.verb == "config" and pip.prefix[0] != "uv":
@@ -101,10 +107,6 @@ def classify(line: str, env: PythonEnvironment, environ: Mapping[str, str]) -> F
     if (len(words) == 5 and _VENV_PYTHON.match(words[0]) and words[1:4] == ["-m", "venv", "--upgrade"]
             and os.path.realpath(words[4]) == os.path.realpath(env.path)):
         return FixStep(line, RUN, argv=words)
-    if words[:1] == ["sudo"]:
-        return FixStep(line, SKIP, "a host-level fix: run it yourself, or `neurondoctor bootstrap --apply`")
-    if words[:1] in (["export"], ["unset"]):
-        return FixStep(line, SKIP, "an environment variable: set it in your shell or job script")
     return FixStep(line, SKIP, "not a step neurondoctor applies: run it yourself")
 
 
@@ -116,7 +118,7 @@ def plan_fixes(report: Report, environ: Mapping[str, str]) -> list[EnvironmentFi
         env = by_path.get(summary.path)
         if env is not None and summary.fix_plan:
             fixes.append(EnvironmentFix(summary.path, summary.fix_plan_findings,
-                                        [classify(line, env, environ) for line in summary.fix_plan]))
+                                        [classify(step, env, environ) for step in summary.fix_plan]))
     return fixes
 
 

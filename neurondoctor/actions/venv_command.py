@@ -7,7 +7,6 @@ silence).
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +26,7 @@ from neurondoctor.actions.venv_plan import PlanError, VenvPlan, plan_venv
 from neurondoctor.command_runner import run_command
 from neurondoctor.release_data.catalog import load_catalog
 from neurondoctor.report.model import Report
+from neurondoctor.rules.fix import command
 
 PYTHON_PROBE = "import sys; print('%d.%d' % sys.version_info[:2])"
 INSTALLERS = ("uv", "pip")
@@ -99,9 +99,9 @@ def describe_plan(prepared: PreparedVenv) -> str:
     lines += [f"  extra-index-url  {url}" for url in plan.extra_index_urls]
     lines += [f"  find-links       {directory}" for directory in plan.find_links]
     lines += ["", "commands (in a temporary sibling, renamed into place when they succeed):",
-              "  " + shlex.join(commands.create),
-              *(["  " + shlex.join(commands.seed)] if commands.seed else []),
-              "  " + shlex.join(commands.install),
+              "  " + command(*commands.create).render(),
+              *(["  " + command(*commands.seed).render()] if commands.seed else []),
+              "  " + command(*commands.install).render(),
               "", "guard: neurondoctor-constraints.txt, pip.conf (constraint + indexes), UV_CONSTRAINT in bin/activate"]
     return "\n".join(lines) + "\n"
 

@@ -13,12 +13,13 @@ import sys
 from typing import NoReturn
 
 from neurondoctor import exit_codes
+from neurondoctor.output_text import tolerant_streams, write_text
 
 
 def print_user_error(message: str, label: str = "error") -> None:
     """The one way an error reaches the user: `error: message` (or `skipped: …`) on stderr."""
     if sys.stderr is not None:
-        sys.stderr.write(f"{label}: {message}\n")
+        write_text(f"{label}: {message}\n", sys.stderr)
 
 
 def _stdout_lost(error: BaseException) -> NoReturn:
@@ -56,6 +57,7 @@ def main() -> None:
     if sys.stdout is None:  # started with fd 1 closed: nothing can be reported, so nothing is done
         print_user_error("standard output is closed; nothing was checked")
         raise SystemExit(exit_codes.UNKNOWN)
+    tolerant_streams()
     try:
         code = _dispatch(sys.argv[1:])
         sys.stdout.flush()

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Callable, Optional
 import typer
 
 from neurondoctor import __version__, exit_codes
+from neurondoctor.output_text import write_text
 
 if TYPE_CHECKING:
     from neurondoctor.release_data.catalog import ReleaseCatalog
@@ -85,7 +86,7 @@ def venv_create(
         path=path, release=release, framework=framework, torch=torch, python=python, installer=installer,
         index_url=index_url, extra_index_urls=extra_index_url, find_links=find_links, force=force))
     if dry_run:
-        sys.stdout.write(describe_plan(prepared))
+        write_text(describe_plan(prepared))
         raise typer.Exit(exit_codes.OK)
     progress = progress_for_stderr()
     try:
@@ -121,9 +122,12 @@ def _emit_probe(kind: str, python: Optional[str], as_json: bool, run: Callable[[
         if not as_json:
             raise
         sys.stdout.write(render_json(failed_probe_report(kind, python or "", error.label, error.message)) + "\n")
-        sys.stderr.write(f"{error.label}: {error.message}\n")
+        write_text(f"{error.label}: {error.message}\n", sys.stderr)
         raise typer.Exit(error.exit_code) from None
-    sys.stdout.write(render_json(report) + "\n" if as_json else render_text(report))
+    if as_json:
+        sys.stdout.write(render_json(report) + "\n")
+    else:
+        write_text(render_text(report))
     raise typer.Exit(report.exit_code())
 
 
@@ -222,7 +226,7 @@ def bundle(
                                         max_size_mb=max_size, time_budget=max_time, command_timeout=command_timeout,
                                         force=force),
                           progress.step)
-    sys.stdout.write(describe_result(result))
+    write_text(describe_result(result))
 
 
 @manifests_app.command("list")
@@ -232,7 +236,7 @@ def manifests_list() -> None:
     from neurondoctor.release_data.release_table import render_release_list
 
     catalog = load_catalog()
-    sys.stdout.write(render_release_list(catalog))
+    write_text(render_release_list(catalog))
     _report_load_problems(catalog)
 
 
@@ -245,7 +249,7 @@ def manifests_show(release: str = typer.Argument(..., help="A release such as 2.
     catalog = load_catalog()
     if release not in catalog.releases:
         raise exit_codes.UserError(f"{release}: not a known Neuron release (newest known: {catalog.latest})")
-    sys.stdout.write(render_release(catalog, release))
+    write_text(render_release(catalog, release))
     _report_load_problems(catalog)
 
 
@@ -259,7 +263,10 @@ def manifests_status(as_json: bool = typer.Option(False, "--json", help="One JSO
     from neurondoctor.release_data.manifest_status import data_status, render_status, status_document
 
     status = data_status(os.environ)
-    sys.stdout.write(json.dumps(status_document(status)) + "\n" if as_json else render_status(status))
+    if as_json:
+        sys.stdout.write(json.dumps(status_document(status)) + "\n")
+    else:
+        write_text(render_status(status))
 
 
 @manifests_app.command("update")
@@ -327,7 +334,7 @@ def fleet_summarize(
     if as_json:
         sys.stdout.write(json.dumps(summary.to_json()) + "\n")
     else:
-        sys.stdout.write(render_fleet_markdown(summary) if output_format == "markdown" else render_fleet_text(summary))
+        write_text(render_fleet_markdown(summary) if output_format == "markdown" else render_fleet_text(summary))
     raise typer.Exit(summary.exit_code())
 
 
@@ -361,5 +368,5 @@ def bootstrap(
     if as_json:
         sys.stdout.write(json.dumps(bootstrap_document(options, outcome, written)) + "\n")
     else:
-        sys.stdout.write(render_bootstrap_text(options, outcome, written))
+        write_text(render_bootstrap_text(options, outcome, written))
     raise typer.Exit(health_exit_code(outcome.health))

@@ -18,7 +18,8 @@ def _record(outcome: BootstrapOutcome, name: str) -> Optional[dict[str, Any]]:
 def bootstrap_document(options: BootstrapOptions, outcome: BootstrapOutcome, status: Optional[Path]) -> dict[str, Any]:
     return {"schema": "neurondoctor.bootstrap/1", "release": options.release, "root": options.root,
             "image": options.image, "applied": options.apply, "failed_step": outcome.failed,
-            "steps": [{"name": step.name, "needed": step.needed, "why": step.why, "commands": step.commands,
+            "steps": [{"name": step.name, "needed": step.needed, "why": step.why,
+                       "commands": [command.render() for command in step.commands],
                        "result": _record(outcome, step.name)} for step in outcome.steps],
             "health": outcome.health.to_json(), "status_file": str(status) if status else None}
 
@@ -32,7 +33,7 @@ def render_bootstrap_text(options: BootstrapOptions, outcome: BootstrapOutcome, 
         record = _record(outcome, step.name)
         mark = "✗" if record and record["status"] == "failed" else "·" if step.deferred else _MARKS[step.needed]
         lines.append(f"  [{mark}] {step.name:<{width}}  {step.why}")
-        lines += [f"        {command}" for command in step.commands]
+        lines += [f"        {command.render()}" for command in step.commands]
     needed = [step.name for step in outcome.steps if step.needed]
     lines.append("")
     if outcome.failed:

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Optional, TextIO
 
 from neurondoctor import exit_codes
+from neurondoctor.output_text import write_text
 
 FORMATS = ("text", "json", "markdown", "nhc", "npd")
 
@@ -111,11 +112,11 @@ def run(argv: Sequence[str], environ: Optional[Mapping[str, str]] = None) -> int
     elif output_format == "markdown":
         from neurondoctor.report.markdown import render_markdown
 
-        sys.stdout.write(render_markdown(report))
+        write_text(render_markdown(report))
     elif output_format in ("nhc", "npd"):
         from neurondoctor.report.node_health import render_nhc, render_npd
 
-        sys.stdout.write(render_nhc(report) if output_format == "nhc" else render_npd(report))
+        write_text(render_nhc(report) if output_format == "nhc" else render_npd(report))
     else:
         from neurondoctor.report.terminal import render_terminal
 

@@ -13,6 +13,7 @@ import sys
 from typing import Any, Optional
 
 from neurondoctor import exit_codes
+from neurondoctor.output_text import write_text
 from neurondoctor.regular_files import read_regular_file
 
 INPUT_LIMIT = 8 << 20  # a compiler log keeps its error at the end; 8 MiB from the end is plenty
@@ -72,7 +73,10 @@ def run_explain(source: str, as_json: bool) -> int:
         if finding is None:
             raise exit_codes.UserError(f"{source}: no such finding id (`neurondoctor check --list` lists them)",
                                        exit_codes.UNKNOWN)
-        sys.stdout.write(json.dumps(finding) + "\n" if as_json else _finding_text(finding))
+        if as_json:
+            sys.stdout.write(json.dumps(finding) + "\n")
+        else:
+            write_text(_finding_text(finding))
         return exit_codes.OK
     from neurondoctor.release_data.probe_data import load_compiler_fixes, load_error_signatures, load_op_support
     from neurondoctor.rules.error_explanation import explain_text
@@ -92,5 +96,8 @@ def run_explain(source: str, as_json: bool) -> int:
                              "`neurondoctor bundle` collects the logs for a support case.\n")
         return exit_codes.UNKNOWN
     document = explanation.to_json()
-    sys.stdout.write(json.dumps(document) + "\n" if as_json else _explanation_text(document))
+    if as_json:
+        sys.stdout.write(json.dumps(document) + "\n")
+    else:
+        write_text(_explanation_text(document))
     return exit_codes.OK

@@ -15,6 +15,7 @@ from typing import Callable, Optional, TextIO
 from neurondoctor import exit_codes
 from neurondoctor.actions.check_run import CheckOptions, run_check
 from neurondoctor.actions.fix_apply import MOVE, RUN, SKIP, EnvironmentFix, apply_step, plan_fixes, utc_stamp
+from neurondoctor.output_text import write_text
 from neurondoctor.release_data.catalog import ReleaseCatalog
 from neurondoctor.report.model import Report
 
@@ -66,7 +67,7 @@ def fix_then_recheck(options: CheckOptions, catalog: ReleaseCatalog, yes: bool,
     fixes = plan_fixes(report, environ)
     applicable = [step for fix in fixes for step in fix.steps if step.action != SKIP]
     for line in [*_plan_lines(fixes), *_not_covered(report, fixes)]:
-        err.write(line + "\n")
+        write_text(line + "\n", err)
     if not applicable:
         err.write("--fix: nothing it can apply in the environments it inspected\n")
         return report
@@ -79,9 +80,9 @@ def fix_then_recheck(options: CheckOptions, catalog: ReleaseCatalog, yes: bool,
             if step.action == SKIP:
                 continue
             result = apply_step(step, stamp, environ)
-            err.write(f"  {'ok' if result.ok else 'FAILED'} {fix.path} step {number}: {result.message}\n")
+            write_text(f"  {'ok' if result.ok else 'FAILED'} {fix.path} step {number}: {result.message}\n", err)
             if not result.ok:  # the later steps build on this one
-                err.write(f"--fix: stopped {fix.path} at step {number}; its other steps were not run\n")
+                write_text(f"--fix: stopped {fix.path} at step {number}; its other steps were not run\n", err)
                 break
     err.write("--fix: checking again\n")
     return run_check(options, catalog=catalog)

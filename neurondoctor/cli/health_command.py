@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Optional
 from neurondoctor import exit_codes
 from neurondoctor.actions.health.config import CONFIG_ENV, HealthConfig, config_path, parse_health_config
 from neurondoctor.cli.check_command import add_target_arguments
+from neurondoctor.output_text import needs_ascii, printable, write_text
 from neurondoctor.regular_files import read_regular_text
 
 if TYPE_CHECKING:
@@ -70,6 +71,7 @@ def _config(environ: Mapping[str, str]) -> HealthConfig:
 
 def _log(line: str) -> None:
     """One line per run: syslog (daemon facility, where slurmd's own lines go) and stderr."""
+    line = printable(line, needs_ascii(sys.stderr))
     sys.stderr.write(line + "\n")
     try:
         import syslog
@@ -97,7 +99,8 @@ def _render(report: Report, output_format: str) -> str:
     if output_format == "nhc":
         return render_nhc(report)
     health = report.health
-    return f"health: {health.state}" + (f" · {'; '.join(health.reasons)}" if health.reasons else "") + "\n"
+    line = f"health: {health.state}" + (f" · {'; '.join(health.reasons)}" if health.reasons else "")
+    return printable(line, needs_ascii(sys.stdout)) + "\n"
 
 
 def run(argv: Sequence[str], environ: Optional[Mapping[str, str]] = None) -> int:
@@ -152,7 +155,7 @@ def run(argv: Sequence[str], environ: Optional[Mapping[str, str]] = None) -> int
         ours = is_prometheus_textfile if output_format == "prometheus" else is_report_document
         replace_owned_file(Path(args.output), rendered.encode(), ours)
     else:
-        sys.stdout.write(rendered)
+        write_text(rendered)
     if status_file is not None:
         write_status(outcome, status_file, create_directory=status_file == DEFAULT_STATUS_FILE)
     health = outcome.report.health

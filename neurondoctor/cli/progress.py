@@ -7,6 +7,8 @@ import sys
 import time
 from typing import Union
 
+from neurondoctor.output_text import needs_ascii, printable, write_text
+
 
 class PlainProgress:
     """`[12:01:07] step` lines, for logs."""
@@ -15,7 +17,7 @@ class PlainProgress:
         self.started = time.monotonic()
 
     def step(self, message: str) -> None:
-        sys.stderr.write(f"[{time.strftime('%H:%M:%S')}] {message}\n")
+        write_text(f"[{time.strftime('%H:%M:%S')}] {message}\n", sys.stderr)
         sys.stderr.flush()
 
     def close(self) -> None:
@@ -34,8 +36,11 @@ class TerminalProgress:
         self.status.start()
 
     def step(self, message: str) -> None:
-        self.console.print(f"[dim]{time.monotonic() - self.started:5.1f} s[/dim] {message}")
-        self.status.update(message)
+        from rich.markup import escape
+
+        shown = escape(printable(message, needs_ascii(sys.stderr)))
+        self.console.print(f"[dim]{time.monotonic() - self.started:5.1f} s[/dim] {shown}")
+        self.status.update(shown)
 
     def close(self) -> None:
         self.status.stop()

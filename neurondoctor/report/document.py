@@ -13,6 +13,7 @@ from typing import Any, Union
 
 from neurondoctor.report.model import CheckResult, ProbeReport, Report
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_INFO, SEVERITY_WARNING, Finding
+from neurondoctor.rules.fix import Fix
 
 SCHEMA = "neurondoctor.report/1"
 PROBE_SCHEMA = "neurondoctor.probe-report/1"
@@ -85,6 +86,8 @@ def probe_document(report: ProbeReport) -> dict[str, Any]:
 
 def _encode(value: object) -> Any:
     """Dataclass facts and findings serialise as their fields (no deep copy, unlike `dataclasses.asdict`)."""
+    if isinstance(value, Fix):
+        return value.lines()
     if hasattr(value, "__dataclass_fields__"):
         return vars(value)
     return str(value)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from neurondoctor import exit_codes
+from neurondoctor.output_text import markdown_data, neutralize
 from neurondoctor.report.health import STATE_UNHEALTHY, STATE_UNKNOWN
 from neurondoctor.report.reader import ReportDocument
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING
@@ -143,12 +144,11 @@ def verdict_line(summary: FleetSummary) -> str:
 def render_fleet_text(summary: FleetSummary) -> str:
     rows = _table(summary)
     width = max((len(label) for label, _ in rows), default=0)
-    return "\n".join([*(f"{label:<{width}}  {text}" for label, text in rows), "", verdict_line(summary)]) + "\n"
+    return "\n".join([*(neutralize(f"{label:<{width}}  {text}") for label, text in rows), "",
+                      verdict_line(summary)]) + "\n"
 
 
 def render_fleet_markdown(summary: FleetSummary) -> str:
-    def cell(text: str) -> str:
-        return text.replace("|", "\\|")
-
-    lines = ["| | |", "|---|---|", *(f"| {cell(label)} | {cell(text)} |" for label, text in _table(summary))]
+    lines = ["| | |", "|---|---|", *(f"| {markdown_data(label)} | {markdown_data(text)} |"
+                                     for label, text in _table(summary))]  # hostnames and versions are data
     return "\n".join(["## Neuron fleet summary", "", *lines, "", verdict_line(summary)]) + "\n"

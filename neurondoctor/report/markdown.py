@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+
+from neurondoctor.output_text import markdown_data, markdown_prose, neutralize
 from neurondoctor.report.model import Report
 from neurondoctor.report.status_lines import (
     SEVERITY_ORDER,
@@ -19,16 +22,27 @@ _STATUS_WORD = {"ok": "OK", "info": "OK", "warning": "WARNING", "error": "ERROR"
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return markdown_prose(text)
+
+
+def _code_block(lines: list[str]) -> list[str]:
+    """A fenced `sh` block whose fence is longer than any backtick run inside, each line neutralised."""
+    shown = [neutralize(line) for line in lines]
+    longest = max((len(run) for line in shown for run in re.findall("`+", line)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [fence + "sh", *shown, fence]
 
 
 def render_markdown(report: Report) -> str:
+    """The report for a ticket. Every field from the host is escaped (`markdown_data`, `markdown_prose`): a path, an
+    OS name or a title can forge no heading, link, table cell or HTML."""
+    snapshot = report.facts.host.snapshot
     lines = [
         f"## neurondoctor {report.tool_version} report",
         "",
         f"- generated: {report.generated_at}",
-        f"- root: `{report.root}`",
-        f"- instance type: {report.facts.host.instance_type or 'unknown'}",
+        f"- root: {markdown_data(report.root)}",
+        f"- instance type: {markdown_data(report.facts.host.instance_type or 'unknown')}",
         f"- newest known Neuron release: {report.latest_release or 'unknown'}",
         f"- verdict: **{report.health.state}**",
     ]
@@ -36,16 +50,16 @@ def render_markdown(report: Report) -> str:
         lines.append(f"- target release: {report.target_release}")
     host = host_line(report)
     if host:
-        lines.append(f"- Host: {host}")
-    lines.append(f"- OS: {report.facts.host.snapshot.os.pretty_name or 'unknown'}, kernel "
-                 f"{report.facts.host.snapshot.kernel or 'unknown'}")
+        lines.append(f"- Host: {markdown_prose(host)}")
+    lines.append(f"- OS: {markdown_data(snapshot.os.pretty_name or 'unknown')}, kernel "
+                 f"{markdown_data(snapshot.kernel or 'unknown')}")
     for env in report.environments:
-        lines.append(f"- Python: `{environment_line(env, report.latest_release)}`")
+        lines.append(f"- Python: {markdown_prose(environment_line(env, report.latest_release))}")
     releases = release_line(report)
     if releases:
-        lines.append(f"- Release: {releases}")
+        lines.append(f"- Release: {markdown_prose(releases)}")
     for problem in report.input_problems:
-        lines.append(f"- **input error**: `{problem.source}`: {problem.message}")
+        lines.append(f"- **input error**: {markdown_data(problem.source)}: {markdown_prose(problem.message)}")
     lines += ["", "| area | status | summary |", "|---|---|---|"]
     for check in report.checks:
         lines.append(f"| {check.title} | {_STATUS_WORD[check.status]} | {_cell(area_line(check))} |")
@@ -53,18 +67,19 @@ def render_markdown(report: Report) -> str:
     if findings:
         lines += ["", "### Findings"]
     for finding in findings:
-        lines += ["", f"**{finding.severity.upper()} {finding.id}** ({finding.category}): {finding.title}"]
+        lines += ["", f"**{finding.severity.upper()} {finding.id}** ({finding.category}): "
+                      f"{markdown_prose(finding.title)}"]
         if finding.detail:
-            lines += ["", finding.detail]
+            lines += ["", markdown_prose(finding.detail)]
         if finding.fix:
-            lines += ["", "```sh", *finding.fix, "```"]
+            lines += ["", *_code_block(finding.fix_lines)]
     for heading, plan in combined_plans(report):
-        lines += ["", f"**{heading}**", "", "```sh", *plan, "```"]
+        lines += ["", f"**{markdown_prose(heading)}**", "", *_code_block(plan.lines())]
     lines += ["", "### Neuron and torch packages", ""]
     for env in report.environments:
         packages = ", ".join(f"{name} {version}" for name, version in env.neuron_packages.items())
         placeholders = f"{'; ' if packages else ''}{placeholder_words(env.placeholders)}" if env.placeholders else ""
-        lines.append(f"- `{env.path}`: " + ((packages + placeholders) or "none")
-                     + (f"; torch {env.torch}" if env.torch else ""))
+        lines.append(f"- {markdown_data(env.path)}: " + markdown_data((packages + placeholders) or "none")
+                     + (f"; torch {markdown_data(env.torch)}" if env.torch else ""))
     lines += ["", verdict_line(report), ""]
     return "\n".join(lines)

@@ -14,6 +14,7 @@ from neurondoctor import __version__, exit_codes
 from neurondoctor.facts import Facts
 from neurondoctor.report.health import STATE_UNKNOWN, Health, health_exit_code
 from neurondoctor.rules.finding import Finding
+from neurondoctor.rules.fix import Fix
 
 STATUS_OK = "ok"
 STATUS_WARNING = "warning"
@@ -64,7 +65,7 @@ class EnvironmentSummary:
     discovered_by: str
     guarded_release: Optional[str] = None
     placeholders: dict[str, str] = field(default_factory=dict)  # PyPI placeholders on the import path
-    fix_plan: list[str] = field(default_factory=list)  # the findings' fixes for it as one ordered plan
+    fix_plan: Fix = field(default_factory=Fix)  # the findings' fixes for it as one ordered plan
     fix_plan_findings: list[str] = field(default_factory=list)  # the ids it combines, in report order
 
 

@@ -11,6 +11,7 @@ same as for every other format (ARCHITECTURE.md §7).
 
 from __future__ import annotations
 
+from neurondoctor.output_text import neutralize
 from neurondoctor.report.health import STATE_UNHEALTHY, STATE_UNKNOWN
 from neurondoctor.report.model import STATUS_SKIPPED, Report
 from neurondoctor.report.status_lines import SEVERITY_ORDER
@@ -43,7 +44,7 @@ def render_npd(report: Report, limit: int = NPD_MESSAGE_LIMIT) -> str:
         line = f"neurondoctor could not check: {health.reasons[0] if health.reasons else 'unknown'}"
     else:
         line = f"Neuron stack OK ({len(ranked)} warning{'s' if len(ranked) != 1 else ''})"
-    return fit_bytes(line, limit) + "\n"
+    return fit_bytes(neutralize(line), limit) + "\n"
 
 
 def render_nhc(report: Report) -> str:
@@ -56,4 +57,4 @@ def render_nhc(report: Report) -> str:
     if not lines:
         ran = [check for check in report.checks if check.status != STATUS_SKIPPED]
         lines = [f"OK: neurondoctor: {len(ran)} checks passed"]
-    return "\n".join(lines) + "\n"
+    return "\n".join(neutralize(line) for line in lines) + "\n"  # one line per result, whatever a title holds

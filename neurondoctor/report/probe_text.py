@@ -56,7 +56,7 @@ def render_canary_text(report: ProbeReport) -> str:
     for finding in report.findings:
         lines.append(f"[✗] {finding.id} ({finding.category}) {finding.title}")
         lines += _detail(finding)
-        lines += [f"    Fix: {command}" for command in finding.fix]
+        lines += [f"    Fix: {command}" for command in finding.fix_lines]
     return "\n".join(lines) + "\n"
 
 

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 from collections import Counter
 
+from neurondoctor.output_text import neutralize
 from neurondoctor.report.health import STATES
 from neurondoctor.report.model import Report
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_INFO, SEVERITY_WARNING
 
 
 def _label(value: str) -> str:
-    """A label value escaped as the format requires: backslash, double quote and newline."""
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    """A label value escaped as the format requires (backslash, double quote, newline), after the output boundary
+    has shown controls and undecodable bytes escaped."""
+    return neutralize(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
 def render_prometheus(report: Report) -> str:

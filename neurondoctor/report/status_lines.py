@@ -20,6 +20,7 @@ from neurondoctor.report.model import (
     Report,
 )
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_INFO, SEVERITY_WARNING
+from neurondoctor.rules.fix import Fix
 from neurondoctor.rules.pip_index_rules import placeholder_words
 
 SEVERITY_ORDER = {SEVERITY_ERROR: 0, SEVERITY_WARNING: 1, SEVERITY_INFO: 2}
@@ -114,7 +115,7 @@ def verdict_line(report: Report) -> str:
     return text + "."
 
 
-def combined_plans(report: Report) -> list[tuple[str, list[str]]]:
+def combined_plans(report: Report) -> list[tuple[str, Fix]]:
     """(heading, lines) for each environment that several findings concern: their fixes as one plan
     (issue 13 §3). One finding's own lines already are its plan."""
     plans = []

@@ -14,6 +14,7 @@ from typing import Optional, TextIO
 from rich.console import Console
 from rich.markup import escape
 
+from neurondoctor.output_text import ascii_forms, needs_ascii, printable
 from neurondoctor.report.model import (
     STATUS_CRASHED,
     STATUS_ERROR,
@@ -56,8 +57,9 @@ def _styled(style: str, text: str) -> str:
     return f"[{style}]{escape(text)}[/{style}]"
 
 
-def _area_lines(check: CheckResult, width: Optional[int], verbose: bool) -> list[str]:
+def _area_lines(check: CheckResult, width: Optional[int], verbose: bool, ascii_only: bool) -> list[str]:
     box, style = BOXES[check.status]
+    box = ascii_forms(box) if ascii_only else box  # before markup: `[ok]` would otherwise read as a style tag
     first = f"{box} {check.title:<{AREA_WIDTH}} "
     timing = f" [{check.duration_ms:.0f} ms]" if verbose else ""
     lines = wrap_words(area_line(check) + timing, width, first, " " * len(first))
@@ -119,9 +121,10 @@ def render_terminal(report: Report, stream: TextIO, verbose: bool = False, color
     width = width if width is not None else terminal_width(stream)
     console = Console(file=stream, highlight=False, soft_wrap=True, no_color=color is False,
                       force_terminal=color if color else None)
+    ascii_only = needs_ascii(stream)
 
     def say(line: str = "") -> None:
-        console.print(line)
+        console.print(printable(line, ascii_only))  # the output boundary: data's controls shown escaped
 
     instance = report.facts.host.instance_type or "instance type unknown"
     root = "" if report.root == "/" else f" · root {report.root}"
@@ -147,7 +150,7 @@ def render_terminal(report: Report, stream: TextIO, verbose: bool = False, color
     for check in report.checks:
         if check.status == STATUS_SKIPPED and not check.shown_when_skipped and not verbose:
             continue  # a machine without Neuron gets one hardware line, not a wall of n/a
-        for line in _area_lines(check, width, verbose):
+        for line in _area_lines(check, width, verbose, ascii_only):
             say(line)
         for finding in sorted(check.findings, key=lambda item: SEVERITY_ORDER[item.severity]):
             for line in _finding_lines(finding, width, verbose):

@@ -10,6 +10,8 @@ from __future__ import annotations
 import textwrap
 from typing import Optional
 
+from neurondoctor.rules.fix import Command, Step
+
 # A command narrower than this after its indent is left on one line however narrow the terminal: a broken
 # command on a 40-column screen helps nobody.
 _MIN_COMMAND_WIDTH = 30
@@ -23,51 +25,23 @@ def wrap_words(text: str, width: Optional[int], first: str, rest: str) -> list[s
                          break_long_words=False, break_on_hyphens=False) or [first]
 
 
-def shell_words(command: str) -> tuple[list[str], str]:
-    """(the words of a command, keeping quoted words whole; a trailing `# comment`, or "")."""
-    words: list[str] = []
-    current = ""
-    quote: Optional[str] = None
-    index = 0
-    while index < len(command):
-        char = command[index]
-        if quote:
-            current += char
-            if char == quote:
-                quote = None
-        elif char in "'\"":
-            quote = char
-            current += char
-        elif char == "#" and not current:
-            return words, command[index:].strip()
-        elif char == " ":
-            if current:
-                words.append(current)
-            current = ""
-        else:
-            current += char
-        index += 1
-    if current:
-        words.append(current)
-    return words, ""
-
-
-def wrap_command(command: str, width: Optional[int], first: str, rest: str) -> list[str]:
-    """The command on one line when it fits, else continued with ` \\` at word boundaries under `rest`."""
-    if width is None or len(first) + len(command) <= width or width - len(rest) < _MIN_COMMAND_WIDTH:
-        return [first + command]
-    words, comment = shell_words(command)
-    if not words:
-        return [first + command]
+def wrap_command(step: Step, width: Optional[int], first: str, rest: str) -> list[str]:
+    """The step on one line when it fits, else continued with ` \\` between its rendered words under `rest` (a
+    quoted word is never split; a note is never broken)."""
+    line = step.render()
+    if (not isinstance(step, Command) or width is None or len(first) + len(line) <= width
+            or width - len(rest) < _MIN_COMMAND_WIDTH):
+        return [first + line]
+    tokens = step.tokens()
     lines: list[str] = []
-    current = first + words[0]
-    for word in words[1:]:
-        if len(current) + 1 + len(word) + len(" \\") > width:
+    current = first + tokens[0]
+    for token in tokens[1:]:
+        if len(current) + 1 + len(token) + len(" \\") > width:
             lines.append(current + " \\")
-            current = rest + word
+            current = rest + token
         else:
-            current += " " + word
-    if comment:
-        current += f"  {comment}"  # a comment ends the command: it may overflow, never precede a continuation
+            current += " " + token
+    if step.note:
+        current += f"  # {step.note}"  # a comment ends the command: it may overflow, never precede a continuation
     lines.append(current)
     return lines

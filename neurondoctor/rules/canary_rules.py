@@ -12,8 +12,9 @@ from typing import Any
 
 from neurondoctor.release_data.probe_data import ErrorSignatures
 from neurondoctor.rules.check import Check, FindingSpec, RuleSet
-from neurondoctor.rules.context import RuleContext, quoted
+from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_ERROR, Finding
+from neurondoctor.rules.fix import Fix, command
 
 _NCC_CODE = re.compile(r"NCC_[A-Z]{4}\d{3}")
 
@@ -44,7 +45,7 @@ def failure_findings(document: dict[str, Any], python: str, signatures: ErrorSig
                     detail=message.splitlines()[0][:500] if message else "",
                     evidence={"stage": stage, "error_type": document.get("error_type"), "message": message[:2000],
                               "python": python},
-                    fix=[f"neurondoctor check --python {quoted(python)}"] if stage == "import" else [])]
+                    fix=Fix([command("neurondoctor", "check", "--python", python)] if stage == "import" else []))]
 
 
 def result_findings(document: dict[str, Any]) -> list[Finding]:

@@ -6,7 +6,6 @@ and shared, so rules stay small and agree with each other.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Optional
@@ -14,6 +13,7 @@ from typing import Optional
 from neurondoctor.facts import Facts
 from neurondoctor.facts.python_env import Distribution, PythonEnvironment
 from neurondoctor.release_data.catalog import ReleaseCatalog
+from neurondoctor.rules.fix import Command, command
 from neurondoctor.rules.host_release import HostRelease, detect_host_release
 from neurondoctor.rules.release_detection import EnvironmentRelease, detect_release
 
@@ -139,28 +139,18 @@ def made_by_uv_without_pip(env: PythonEnvironment) -> bool:
     return "uv" in env.pyvenv_cfg and "pip" not in env.effective_distributions()
 
 
-def pip_command(env: PythonEnvironment, *args: str) -> str:
+def pip_command(env: PythonEnvironment, *args: str, note: str = "") -> Command:
     """`<this env's interpreter> -m pip …`, or `uv pip <verb> --python <interpreter> …` in a uv venv without pip
     (uv's uninstall does not ask, so it takes no `-y`; its `--index-url` loses to a UV_DEFAULT_INDEX the user set,
-    `--default-index` does not); quoted for a POSIX shell."""
-    interpreter = quoted(env.interpreter or "python3")
+    `--default-index` does not)."""
+    interpreter = env.interpreter or "python3"
     if args and made_by_uv_without_pip(env):
         rest = ["--default-index" if arg == "--index-url" else arg for arg in args[1:]
                 if not (args[0] == "uninstall" and arg == "-y")]
-        return " ".join(["uv", "pip", args[0], "--python", interpreter, *rest])
-    return " ".join([interpreter, "-m", "pip", *args])
-
-
-_SHELL_SAFE = re.compile(r"^[\w@%+=:,./-]+$")
-
-
-def quoted(text: str) -> str:
-    """POSIX shell quoting as `shlex.quote` does it (shlex is not imported on the check path)."""
-    if text and _SHELL_SAFE.match(text):
-        return text
-    return "'" + text.replace("'", "'\"'\"'") + "'"
+        return command("uv", "pip", args[0], "--python", interpreter, *rest, note=note)
+    return command(interpreter, "-m", "pip", *args, note=note)
 
 
 def pin(name: str, version: str) -> str:
-    """`'torch==2.9.0'`: always quoted, as the docs write requirement specifiers for a shell."""
-    return "'" + f"{name}=={version}".replace("'", "") + "'"
+    """`torch==2.9.0`: a requirement word (rendered quoted, as the docs write specifiers for a shell)."""
+    return f"{name}=={version}"

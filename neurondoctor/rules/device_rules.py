@@ -13,6 +13,9 @@ from neurondoctor.facts.host import DeviceHolder, DeviceNode, HostSnapshot
 from neurondoctor.rules.check import Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, neuron_host
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
+from neurondoctor.rules.fix import Fix, Shell, command, note, pipeline
+from neurondoctor.rules.hardware_rules import stop_start
+from neurondoctor.rules.host_fixes import RELOAD_DRIVER
 
 NEURON_FAMILIES = ("trn", "inf")
 
@@ -39,20 +42,22 @@ def devices_missing(ctx: RuleContext) -> list[Finding]:
         detail = ("This pod did not get the Neuron devices: request them as a resource (the Neuron device plugin "
                   "must run on the node), or the runtime fails with `TDRV:tdrv_get_dev_info No neuron device "
                   "available`.")
-        fix = [f"# in the pod spec: resources: {{limits: {{aws.amazon.com/neuron: {expected}}}}}",
-               "helm upgrade --install neuron-helm-chart oci://public.ecr.aws/neuron/neuron-helm-chart "
-               "--set npd.enabled=false  # the device plugin, once per cluster",
-               "kubectl get ds neuron-device-plugin -n kube-system"]
+        fix = Fix([note(f"in the pod spec: resources: {{limits: {{aws.amazon.com/neuron: {expected}}}}}"),
+                   command("helm", "upgrade", "--install", "neuron-helm-chart",
+                           "oci://public.ecr.aws/neuron/neuron-helm-chart", "--set", "npd.enabled=false",
+                           note="the device plugin, once per cluster"),
+                   command("kubectl", "get", "ds", "neuron-device-plugin", "-n", "kube-system")])
     elif in_container:
-        devices = " ".join(f"--device=/dev/neuron{index}" for index in range(expected))
+        devices = [f"--device=/dev/neuron{index}" for index in range(expected)]
         detail = ("This container was started without the Neuron devices: the runtime fails with "
                   "`TDRV:tdrv_get_dev_info No neuron device available`.")
-        fix = [f"docker run {devices} …  # or AWS_NEURON_VISIBLE_DEVICES=ALL with the Neuron OCI hook"]
+        fix = Fix([command("docker", "run", *devices, Shell("IMAGE"),
+                           note="or AWS_NEURON_VISIBLE_DEVICES=ALL with the Neuron OCI hook")])
     elif "neuron" not in snapshot.modules:
         return []  # the driver findings explain it
     else:
         detail = "The driver is loaded but some device nodes are missing (`Could not open the nd1`)."
-        fix = ["sudo rmmod neuron", "sudo modprobe neuron", "ls -l /dev/neuron*"]
+        fix = Fix([*RELOAD_DRIVER, command("ls", "-l", ("/dev/neuron", Shell("*")))])
     return [Finding(
         id="ND-DEV-001",
         category="device-missing",
@@ -112,9 +117,10 @@ def device_permission(ctx: RuleContext) -> list[Finding]:
                 "container runtime that copies nodes with tighter modes, leaves them like this."),
         evidence={"nodes": [{"path": node.path, "mode": oct(node.mode), "uid": node.uid, "gid": node.gid}
                             for node in blocked], "uid": snapshot.uid, "groups": snapshot.groups},
-        fix=[f"sudo chmod 0666 {' '.join(node.path for node in blocked)}  # now",
-             f"echo '{UDEV_LINE}' | sudo tee {UDEV_RULE}  # and at every boot",
-             "sudo udevadm control --reload-rules && sudo udevadm trigger --subsystem-match=neuron_device"],
+        fix=Fix([command("sudo", "chmod", "0666", *(node.path for node in blocked), note="now"),
+                 pipeline(["echo", UDEV_LINE], ["sudo", "tee", UDEV_RULE], note="and at every boot"),
+                 pipeline(["sudo", "udevadm", "control", "--reload-rules"],
+                          ["sudo", "udevadm", "trigger", "--subsystem-match=neuron_device"], operator="&&")]),
     )]
 
 
@@ -134,8 +140,8 @@ def not_character_devices(ctx: RuleContext) -> list[Finding]:
         detail=("The driver creates /dev/neuronN as character devices when it loads; a regular file or "
                 "directory there (written by a script, or a container volume) hides the device."),
         evidence={"nodes": [node.path for node in wrong]},
-        fix=[f"ls -l {' '.join(node.path for node in wrong[:4])}  # check what it is before removing it",
-             f"sudo rm {' '.join(node.path for node in wrong)}", "sudo rmmod neuron", "sudo modprobe neuron"],
+        fix=Fix([command("ls", "-l", *(node.path for node in wrong[:4]), note="check what it is before removing it"),
+                 command("sudo", "rm", *(node.path for node in wrong)), *RELOAD_DRIVER]),
     )]
 
 
@@ -176,7 +182,7 @@ def cores_busy(ctx: RuleContext) -> list[Finding]:
                 "holders."),
         evidence={"holders": [{"pid": h.pid, "command": h.command, "cmdline": h.cmdline, "devices": h.devices,
                                "age_seconds": h.age_seconds} for h in holders]},
-        fix=[f"kill {holder.pid}  # {holder.cmdline[:80] or holder.command}" for holder in holders],
+        fix=Fix([command("kill", str(holder.pid)) for holder in holders]),  # which program: title and evidence
     )]
 
 
@@ -218,9 +224,8 @@ def inventory_short(ctx: RuleContext) -> list[Finding]:
         evidence={"instance_type": ctx.facts.host.instance_type, "expected_devices": devices,
                   "pci_devices": len(snapshot.pci), "driver_devices": len(snapshot.sysfs_devices),
                   "cores": counted},
-        fix=["sudo reboot  # then check again; if devices are still missing:",
-             "aws ec2 stop-instances --instance-ids <this instance> && aws ec2 start-instances --instance-ids "
-             "<this instance>"],
+        fix=Fix([command("sudo", "reboot", note="then check again; if devices are still missing:"),
+                 *stop_start(ctx)]),
     )]
 
 

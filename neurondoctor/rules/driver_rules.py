@@ -14,7 +14,9 @@ from neurondoctor.neuron_version import normalize_neuron_version, release_tuple
 from neurondoctor.rules.check import Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, neuron_host
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
+from neurondoctor.rules.fix import Command, Fix, command, note, pipeline
 from neurondoctor.rules.host_fixes import (
+    RELOAD_DRIVER,
     headers_command,
     host_target_release,
     install_command,
@@ -25,10 +27,12 @@ from neurondoctor.rules.host_fixes import (
 
 DKMS_PACKAGE = "aws-neuronx-dkms"
 LEGACY_DKMS_PACKAGE = "aws-neuron-dkms"
+MODPROBE = RELOAD_DRIVER[1]
 
 
-def _stop_holders(snapshot: HostSnapshot) -> list[str]:
-    return [f"sudo kill {holder.pid}  # {holder.command}" for holder in snapshot.holders]
+def _stop_holders(snapshot: HostSnapshot) -> list[Command]:
+    """One `sudo kill PID` per holder; which program each is stays in the evidence (a comment carries no data)."""
+    return [command("sudo", "kill", str(holder.pid)) for holder in snapshot.holders]
 
 
 def _host_driver_loaded(snapshot: HostSnapshot) -> bool:
@@ -49,8 +53,9 @@ def _container_driver_missing(ctx: RuleContext) -> list[Finding]:
         detail=("A container uses the host's `neuron` module: install aws-neuronx-dkms on the host (not in the "
                 "image) and start the container with the Neuron devices."),
         evidence={"container": True, "pci_functions": [function.address for function in snapshot.pci]},
-        fix=["# on the host, not in this container:", f"sudo apt-get install -y {DKMS_PACKAGE}={version}*",
-             "sudo modprobe neuron"],
+        fix=Fix([note("on the host, not in this container:"),
+                 command("sudo", "apt-get", "install", "-y", f"{DKMS_PACKAGE}={version}*" if version else DKMS_PACKAGE),
+                 MODPROBE]),
     )]
 
 
@@ -75,8 +80,8 @@ def driver_missing(ctx: RuleContext) -> list[Finding]:
                 "Driver version. Please check aws-neuron-dkms package is installed.`"),
         evidence={"pci_functions": [function.address for function in snapshot.pci],
                   "packages": sorted(snapshot.packages), "release": release},
-        fix=[*repository_commands(ctx, snapshot), headers_command(snapshot),
-             install_command(snapshot, [(DKMS_PACKAGE, version)])],
+        fix=Fix([*repository_commands(ctx, snapshot), headers_command(snapshot),
+                 install_command(snapshot, [(DKMS_PACKAGE, version)])]),
     )]
 
 
@@ -95,8 +100,8 @@ def legacy_driver_package(ctx: RuleContext) -> list[Finding]:
         detail="It builds the same `neuron` module as aws-neuronx-dkms and conflicts with it (gh#661).",
         evidence={"package": legacy.version if legacy else None,
                   "dkms_registered": snapshot.dkms.legacy_registered},
-        fix=[remove_command(snapshot, [LEGACY_DKMS_PACKAGE]),
-             install_command(snapshot, [(DKMS_PACKAGE, release_version(ctx, release, DKMS_PACKAGE))])],
+        fix=Fix([remove_command(snapshot, [LEGACY_DKMS_PACKAGE]),
+                 install_command(snapshot, [(DKMS_PACKAGE, release_version(ctx, release, DKMS_PACKAGE))])]),
     )]
 
 
@@ -137,7 +142,8 @@ def module_not_built(ctx: RuleContext) -> list[Finding]:
     # dpkg leaves the package half-configured when its postinst's DKMS build fails: say so, and why (make.log).
     state = (f" (dpkg: {package.state}, its post-install DKMS build failed)" if package.broken else "")
     cause = f" The build log says: `{snapshot.dkms.make_log_error}`." if snapshot.dkms.make_log_error else ""
-    configure = ["sudo dpkg --configure -a"] if package.broken and snapshot.package_source == "dpkg" else []
+    configure = ([command("sudo", "dpkg", "--configure", "-a")] if package.broken and snapshot.package_source == "dpkg"
+                 else [])
     minimum = _kernel_minimum(ctx, kernel)
     if minimum and release_tuple(version) < release_tuple(minimum[0]):
         enough = _lowest_dkms_at_least(ctx, minimum[0])
@@ -149,7 +155,7 @@ def module_not_built(ctx: RuleContext) -> list[Finding]:
                     f"not loaded after the kernel upgrade ({minimum[1]}). Upgrade the driver, or boot the "
                     "previous kernel." + cause),
             evidence=evidence,
-            fix=[install_command(snapshot, [(DKMS_PACKAGE, enough)]), "sudo modprobe neuron"],
+            fix=Fix([install_command(snapshot, [(DKMS_PACKAGE, enough)]), MODPROBE]),
         )]
     if not snapshot.dkms.headers_present:
         return [Finding(
@@ -159,7 +165,8 @@ def module_not_built(ctx: RuleContext) -> list[Finding]:
                     "to be installed.` A kernel upgrade without its headers leaves the host without a driver."
                     + cause),
             evidence=evidence,
-            fix=[headers_command(snapshot), f"sudo dkms autoinstall -k {kernel}", *configure, "sudo modprobe neuron"],
+            fix=Fix([headers_command(snapshot), command("sudo", "dkms", "autoinstall", "-k", kernel), *configure,
+                     MODPROBE]),
         )]
     return [Finding(
         id="ND-DKMS-001", category="dkms-build", severity=SEVERITY_ERROR,
@@ -167,7 +174,7 @@ def module_not_built(ctx: RuleContext) -> list[Finding]:
         detail=("DKMS did not build (or the build failed for) this kernel; see the build log in the evidence."
                 + cause),
         evidence=evidence,
-        fix=[f"sudo dkms install aws-neuronx/{version} -k {kernel}", *configure, "sudo modprobe neuron"],
+        fix=Fix([command("sudo", "dkms", "install", f"aws-neuronx/{version}", "-k", kernel), *configure, MODPROBE]),
     )]
 
 
@@ -186,7 +193,7 @@ def driver_not_loaded(ctx: RuleContext) -> list[Finding]:
         detail="No process can open a NeuronCore until it is loaded; it loads at boot from "
                "/etc/modules-load.d/neuron.conf.",
         evidence={"module": snapshot.dkms.installed_module, "kernel": snapshot.kernel},
-        fix=["sudo modprobe neuron", "echo neuron | sudo tee /etc/modules-load.d/neuron.conf"],
+        fix=Fix([MODPROBE, pipeline(["echo", "neuron"], ["sudo", "tee", "/etc/modules-load.d/neuron.conf"])]),
     )]
 
 
@@ -208,10 +215,11 @@ def driver_stale(ctx: RuleContext) -> list[Finding]:
         title=f"loaded Neuron driver {normalize_neuron_version(loaded)} is not the installed {installed}",
         detail=("The package was upgraded but the old module is still in the kernel (`modinfo neuron` shows the "
                 "new version, misleadingly). A newer runtime fails with `compatibility id … is not compatible`. "
-                f"Stop the {module.used_by} process(es) using it, then reload, or reboot."),
+                f"Stop the {module.used_by} process(es) using it, then reload, or reboot."
+                + "".join(f" PID {holder.pid} is {holder.command}." for holder in snapshot.holders)),
         evidence={"loaded": loaded, "installed": package.version, "used_by": module.used_by,
                   "holders": [holder.pid for holder in snapshot.holders]},
-        fix=[*_stop_holders(snapshot), "sudo rmmod neuron", "sudo modprobe neuron"],
+        fix=Fix([*_stop_holders(snapshot), *RELOAD_DRIVER]),
     )]
 
 
@@ -233,8 +241,8 @@ def dkms_in_image(ctx: RuleContext) -> list[Finding]:
                 + (f" (the host runs {normalize_neuron_version(loaded)})." if loaded else
                    "; no host driver is loaded either.")),
         evidence={"package": package.version, "state": package.state, "host_driver": loaded},
-        fix=[remove_command(snapshot, [DKMS_PACKAGE]) + "  # in the image's build (Dockerfile)",
-             "# install aws-neuronx-dkms on the host instead"],
+        fix=Fix([remove_command(snapshot, [DKMS_PACKAGE], note="in the image's build (Dockerfile)"),
+                 note("install aws-neuronx-dkms on the host instead")]),
     )]
 
 

@@ -15,6 +15,7 @@ from neurondoctor.rules import os_rules, resource_rules
 from neurondoctor.rules.check import Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_INFO, SEVERITY_WARNING, Finding
+from neurondoctor.rules.fix import Command, Fix, assignment, command
 from neurondoctor.rules.resource_rules import GIB
 
 _RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
@@ -67,9 +68,17 @@ def _shown(value: str) -> str:
 
 
 def _finding(finding_id: str, severity: str, title: str, detail: str, variable: str, value: str,
-             fix: list[str]) -> Finding:
+             fix: Command) -> Finding:
     return Finding(id=finding_id, category="env-var-misconfig", severity=severity, title=title, detail=detail,
-                   evidence={"variable": variable, "value": value}, fix=fix)
+                   evidence={"variable": variable, "value": value}, fix=Fix([fix]))
+
+
+def export(variable: str, value: str) -> Command:
+    return command("export", assignment(variable, value))
+
+
+def unset(variable: str) -> Command:
+    return command("unset", variable)
 
 
 def _core_kind(ctx: RuleContext) -> str:
@@ -89,7 +98,7 @@ def visible_cores(ctx: RuleContext) -> list[Finding]:
     if cores is None:
         return [_finding("ND-ENV-001", SEVERITY_ERROR, f"NEURON_RT_VISIBLE_CORES={shown!r} is not a core index or "
                          "range", "Use an index (`3`) or an inclusive range (`0-3`).", "NEURON_RT_VISIBLE_CORES",
-                         value, [f"export NEURON_RT_VISIBLE_CORES=0-{(total or 1) - 1}"])]
+                         value, export("NEURON_RT_VISIBLE_CORES", f"0-{(total or 1) - 1}"))]
     if total is None or cores.highest < total:
         return []
     first_outside = next(max(first, total) for first, last in cores.ranges if last >= total)
@@ -97,7 +106,7 @@ def visible_cores(ctx: RuleContext) -> list[Finding]:
                      f"NEURON_RT_VISIBLE_CORES={shown} names core(s) {first_outside}… but this host has {total} "
                      f"{_core_kind(ctx)}NeuronCores (0-{total - 1})",
                      "The runtime fails to initialise when asked for cores that do not exist.",
-                     "NEURON_RT_VISIBLE_CORES", value, [f"export NEURON_RT_VISIBLE_CORES=0-{total - 1}"])]
+                     "NEURON_RT_VISIBLE_CORES", value, export("NEURON_RT_VISIBLE_CORES", f"0-{total - 1}"))]
 
 
 def num_cores(ctx: RuleContext) -> list[Finding]:
@@ -109,15 +118,15 @@ def num_cores(ctx: RuleContext) -> list[Finding]:
     if not value.strip().isdigit() or len(value.strip()) > _MAX_DIGITS:
         return [_finding("ND-ENV-002", SEVERITY_ERROR, f"NEURON_RT_NUM_CORES={_shown(value)!r} is not a core count",
                          "It is a count of cores to claim (0 = all).", "NEURON_RT_NUM_CORES", value,
-                         ["unset NEURON_RT_NUM_CORES"])]
+                         unset("NEURON_RT_NUM_CORES"))]
     if total is not None and int(value) > total:
         return [_finding("ND-ENV-002", SEVERITY_ERROR, f"NEURON_RT_NUM_CORES={value} but this host has {total} "
                          "NeuronCores", "The runtime cannot claim more cores than exist.", "NEURON_RT_NUM_CORES",
-                         value, [f"export NEURON_RT_NUM_CORES={total}"])]
+                         value, export("NEURON_RT_NUM_CORES", str(total)))]
     if "NEURON_RT_VISIBLE_CORES" in ctx.facts.environ:
         return [_finding("ND-ENV-002", SEVERITY_INFO, "NEURON_RT_NUM_CORES is ignored: NEURON_RT_VISIBLE_CORES is "
                          "also set and takes precedence", "Set one of them.", "NEURON_RT_NUM_CORES", value,
-                         ["unset NEURON_RT_NUM_CORES"])]
+                         unset("NEURON_RT_NUM_CORES"))]
     return []
 
 
@@ -129,7 +138,7 @@ def logical_core_config(ctx: RuleContext) -> list[Finding]:
     if value.strip() not in ("1", "2"):
         return [_finding("ND-ENV-003", SEVERITY_ERROR, f"NEURON_LOGICAL_NC_CONFIG={value!r}: it must be 1 or 2",
                          "It must also match the compiler's `-lnc` setting.", "NEURON_LOGICAL_NC_CONFIG", value,
-                         ["unset NEURON_LOGICAL_NC_CONFIG"])]
+                         unset("NEURON_LOGICAL_NC_CONFIG"))]
     family = ctx.facts.host.instance_family
     supported = ctx.catalog.compat.get("logical_nc_config_families", [])
     if family is None or family in supported:
@@ -138,7 +147,7 @@ def logical_core_config(ctx: RuleContext) -> list[Finding]:
                      f"NEURON_LOGICAL_NC_CONFIG={value} is set on {ctx.facts.host.instance_type}, which has no "
                      "logical NeuronCores", f"Logical NeuronCore configuration applies to {', '.join(supported)} "
                      "only; a leftover setting from a Trn2 job.", "NEURON_LOGICAL_NC_CONFIG", value,
-                     ["unset NEURON_LOGICAL_NC_CONFIG"])]
+                     unset("NEURON_LOGICAL_NC_CONFIG"))]
 
 
 def _requested_core_count(ctx: RuleContext) -> tuple[str, int] | None:
@@ -167,7 +176,7 @@ def collective_core_count(ctx: RuleContext) -> list[Finding]:
                      f"{ctx.facts.host.instance_type} run in sets of {', '.join(map(str, allowed[1:]))}",
                      f"The single-instance topology supports collective operators across 2, 8 or 32 ranks; a job "
                      f"that runs collectives over {count} ranks is outside it ({sets.get('source', '')}).", variable,
-                     ctx.facts.environ[variable], [f"export NEURON_RT_VISIBLE_CORES=0-{usable - 1}"])]
+                     ctx.facts.environ[variable], export("NEURON_RT_VISIBLE_CORES", f"0-{usable - 1}"))]
 
 
 def host_env_summary(ctx: RuleContext) -> str:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from neurondoctor.rules.fix import Fix
+
 SEVERITY_ERROR = "error"
 SEVERITY_WARNING = "warning"
 SEVERITY_INFO = "info"
@@ -31,7 +33,7 @@ class Finding:
     title: str
     detail: str = ""
     evidence: dict[str, Any] = field(default_factory=dict)
-    fix: list[str] = field(default_factory=list)
+    fix: Fix = field(default_factory=Fix)
     docs: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -39,3 +41,10 @@ class Finding:
             raise ValueError(f"{self.id}: unknown category {self.category!r}")
         if self.severity not in SEVERITIES:
             raise ValueError(f"{self.id}: unknown severity {self.severity!r}")
+        if not isinstance(self.fix, Fix):
+            raise TypeError(f"{self.id}: a fix is a Fix value, not {type(self.fix).__name__}")
+
+    @property
+    def fix_lines(self) -> list[str]:
+        """The fix as the JSON report and a user's shell see it."""
+        return self.fix.lines()

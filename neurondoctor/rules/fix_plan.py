@@ -7,28 +7,30 @@ uninstall` of every name), then runs the replacements that must stay alone (`--f
 then *one* `pip install` of every other requirement with every extra index they named, so the resolver sees them
 together; whatever it cannot merge (environment variables, comments, other tools) follows as printed.
 
-Pure: it reads only the findings' own lines, which the rules wrote for this environment's interpreter; a line it
-does not recognise is kept verbatim, never dropped.
+Pure: it merges the findings' fix values (words, never text), which the rules wrote for this environment's
+interpreter; a step it does not recognise is kept as it is, never dropped.
 """
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Optional
 
 from neurondoctor.neuron_version import normalize_package_name
-from neurondoctor.rules.context import quoted
 from neurondoctor.rules.finding import Finding
+from neurondoctor.rules.fix import Command, Fix, Note, Step, command
 
 # pip install options that make a line a replacement of its own: merged with other requirements they would
 # apply to all of them (--no-deps, --force-reinstall) or hide the default index from them (--index-url).
 ALONE_OPTIONS = frozenset({"--force-reinstall", "--no-deps", "--index-url", "--default-index", "-i", "-r",
                            "--requirement", "-c", "--constraint", "-e", "--editable", "--target", "-t", "--user"})
+# The flags the rules write; any other word is an argument, even one that starts with `-` (data never becomes an
+# option of the merged line by the way it is sorted).
+FLAG_OPTIONS = frozenset({"-y", "--yes", "--force-reinstall", "--no-deps", "--site", "--user", "--global", "-U",
+                          "--upgrade", "--no-cache-dir", "--pre"}) | ALONE_OPTIONS
 VALUE_OPTIONS = frozenset({"--extra-index-url", "--index-url", "--default-index", "-i", "--python", "-r", "-c",
                            "--target", "-t", "--find-links", "-f"})
-SHELL_SYNTAX = ("|", ">", "<", "&&", "||", ";", "$(", "`")
 
 
 @dataclass
@@ -46,20 +48,9 @@ class PipLine:
         return any(option.split("=")[0] in ALONE_OPTIONS for option in self.options)
 
 
-def _split(line: str) -> Optional[list[str]]:
-    if line.lstrip().startswith("#") or any(token in line for token in SHELL_SYNTAX):
-        return None
-    try:
-        return shlex.split(line, comments=True)
-    except ValueError:
-        return None
-
-
-def parse_pip_line(line: str, interpreter: str) -> Optional[PipLine]:
-    """The line as a pip/uv call for this interpreter, or None for anything else."""
-    words = _split(line)
-    if not words:
-        return None
+def parse_pip_words(words: Sequence[str], interpreter: str) -> Optional[PipLine]:
+    """The words as a pip/uv call for this interpreter, or None for anything else."""
+    words = list(words)
     if words[:3] == [interpreter, "-m", "pip"] and len(words) > 3:
         prefix, rest = words[:3], words[3:]
     elif words[:2] == ["uv", "pip"] and len(words) > 2 and interpreter in words:
@@ -80,48 +71,52 @@ def parse_pip_line(line: str, interpreter: str) -> Optional[PipLine]:
                 options += [word, rest[index + 1]]
             index += 2
             continue
-        (options if word.startswith("-") else arguments).append(word)
+        (options if word in FLAG_OPTIONS or word.split("=")[0] in VALUE_OPTIONS else arguments).append(word)
         index += 1
     return PipLine(prefix, verb, options, arguments, extras)
 
 
-def _requirement_name(requirement: str) -> str:
+def parse_pip_step(step: Step, interpreter: str) -> Optional[PipLine]:
+    """A fix step as a pip/uv call for this interpreter: a command of plain words only (no shell syntax)."""
+    argv = step.argv if isinstance(step, Command) else None
+    return parse_pip_words(argv, interpreter) if argv else None
+
+
+def requirement_name(requirement: str) -> str:
     for separator in ("==", ">=", "<=", "~=", "!=", "<", ">", "[", ";", " "):
         requirement = requirement.split(separator)[0]
     return normalize_package_name(requirement)
 
 
-def _render(prefix: list[str], verb: str, options: Sequence[str], arguments: Sequence[str]) -> str:
-    words = [*prefix, verb, *options]
-    return " ".join([*(quoted(word) for word in words),
-                     *("'" + argument + "'" if any(ch in argument for ch in "<>=!~;[ ") else quoted(argument)
-                       for argument in arguments)])
+def _pip_command(prefix: list[str], verb: str, options: Sequence[str], arguments: Sequence[str],
+                 extra_indexes: Sequence[str] = ()) -> Command:
+    return command(*prefix, verb, *options, *arguments,
+                   *(word for url in extra_indexes for word in ("--extra-index-url", url)))
 
 
 @dataclass
 class _Plan:
-    configure: list[str] = field(default_factory=list)
-    remove_files: list[str] = field(default_factory=list)
+    configure: list[Step] = field(default_factory=list)
+    remove_files: list[Step] = field(default_factory=list)
     uninstall: dict[str, str] = field(default_factory=dict)  # normalised name -> as printed
-    replace: list[str] = field(default_factory=list)
+    replace: list[Step] = field(default_factory=list)
     install: dict[str, str] = field(default_factory=dict)  # normalised name -> requirement
     extra_indexes: list[str] = field(default_factory=list)
-    rest: list[str] = field(default_factory=list)
+    rest: list[Step] = field(default_factory=list)
     uninstall_prefix: Optional[tuple[list[str], list[str]]] = None
     install_prefix: Optional[tuple[list[str], list[str]]] = None
 
 
-def _add(plan: _Plan, line: str, interpreter: str) -> None:
-    pip = parse_pip_line(line, interpreter)
+def _add(plan: _Plan, step: Step, interpreter: str) -> None:
+    pip = parse_pip_step(step, interpreter)
     if pip is None:
-        words = _split(line)
-        if words and words[0] == "rm":
-            plan.remove_files.append(line)
+        if isinstance(step, Command) and step.segments[0][0] == "rm" and len(step.segments) == 1:
+            plan.remove_files.append(step)
         else:
-            plan.rest.append(line)
+            plan.rest.append(step)
         return
     if pip.verb == "config":
-        plan.configure.append(line)
+        plan.configure.append(step)
     elif pip.verb == "uninstall":
         plan.uninstall_prefix = plan.uninstall_prefix or (pip.prefix, [o for o in pip.options if o != "-y"])
         for name in pip.arguments:
@@ -129,51 +124,39 @@ def _add(plan: _Plan, line: str, interpreter: str) -> None:
     elif pip.verb == "install" and not pip.alone:
         plan.install_prefix = plan.install_prefix or (pip.prefix, pip.options)
         for requirement in pip.arguments:
-            plan.install[_requirement_name(requirement)] = requirement
+            plan.install[requirement_name(requirement)] = requirement
         plan.extra_indexes += [url for url in pip.extra_indexes if url not in plan.extra_indexes]
     else:
-        plan.replace.append(line)
+        plan.replace.append(step)
 
 
-ALTERNATIVE_MARK = "# or"
-
-
-def split_alternatives(lines: Sequence[str]) -> list[list[str]]:
-    """A fix that offers ways out (upgrade the host runtime, or pin the compiler to it) separates them with a
-    `# or …` line; each way is run alone, never one after the other."""
-    ways: list[list[str]] = [[]]
-    for line in lines:
-        if line.lstrip().startswith(ALTERNATIVE_MARK):
-            ways.append([])
-        ways[-1].append(line)
-    return [way for way in ways if way]
-
-
-def user_space_way(lines: Sequence[str]) -> list[str]:
-    """The first way out that needs no root (the one an environment's plan can run), else the first."""
-    ways = split_alternatives(lines)
-    return next((way for way in ways if not any(line.lstrip().startswith("sudo ") for line in way)), ways[0]
-                if ways else [])
-
-
-def environment_plan(findings: Sequence[Finding], interpreter: str) -> list[str]:
+def environment_plan(findings: Sequence[Finding], interpreter: str) -> Fix:
     """The combined, ordered fix of these findings (all about the environment of `interpreter`)."""
     plan = _Plan()
     for finding in findings:
-        for line in user_space_way(finding.fix):
-            _add(plan, line, interpreter)
+        for step in finding.fix.user_space_way():
+            _add(plan, step, interpreter)
     # what an install brings back must not be removed first and what is removed must not be installed
     for name in plan.install:
         plan.uninstall.pop(name, None)
-    lines = [*plan.configure, *plan.remove_files]
+    steps = [*plan.configure, *plan.remove_files]
     if plan.uninstall and plan.uninstall_prefix:
         prefix, options = plan.uninstall_prefix
-        lines.append(_render(prefix, "uninstall", options if prefix[0] == "uv" else [*options, "-y"],
-                             list(plan.uninstall.values())))  # uv's uninstall does not ask
-    lines += plan.replace
+        steps.append(_pip_command(prefix, "uninstall", options if prefix[0] == "uv" else [*options, "-y"],
+                                  list(plan.uninstall.values())))  # uv's uninstall does not ask
+    steps += plan.replace
     if plan.install and plan.install_prefix:
         prefix, options = plan.install_prefix
-        extras = [word for url in plan.extra_indexes for word in ("--extra-index-url", url)]
-        lines.append(_render(prefix, "install", options, list(plan.install.values())) +
-                     "".join(f" {quoted(word)}" for word in extras))
-    return lines + [line for index, line in enumerate(plan.rest) if line not in plan.rest[:index]]
+        steps.append(_pip_command(prefix, "install", options, list(plan.install.values()), plan.extra_indexes))
+    return Fix(steps + [step for index, step in enumerate(plan.rest) if step not in plan.rest[:index]])
+
+
+def split_alternatives(lines: Sequence[str]) -> list[list[str]]:
+    """A rendered fix (a report's JSON `fix` list) split into its ways out at the `# or …` lines, for tools that
+    read reports: each way is run alone, never one after the other."""
+    ways: list[list[str]] = [[]]
+    for line in lines:
+        if line.lstrip().startswith(Note("", alternative=True).render().rstrip()):
+            ways.append([])
+        ways[-1].append(line)
+    return [way for way in ways if way]

@@ -14,8 +14,9 @@ from neurondoctor.facts.python_env import Distribution, PythonEnvironment
 from neurondoctor.neuron_version import major_minor, normalize_neuron_version, release_tuple
 from neurondoctor.pep508 import marker_extras, parse_requirement
 from neurondoctor.rules.check import FindingSpec, RuleSet
-from neurondoctor.rules.context import RuleContext, neuron_host, pip_command, quoted
+from neurondoctor.rules.context import RuleContext, neuron_host, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
+from neurondoctor.rules.fix import Fix, command
 from neurondoctor.rules.torch_build import is_cuda_build, nvidia_distributions, torch_version_shown
 
 CATEGORY = "framework-missing"
@@ -93,7 +94,7 @@ def torch_without_framework(ctx: RuleContext) -> list[Finding]:
             continue
         needs, options = _what_the_release_needs(ctx, release, env.python_major_minor)
         target = f"{env.path.rstrip('/')}-neuron"
-        command = " ".join(["neurondoctor", "venv", "create", quoted(target), "--release", release, *options])
+        create = command("neurondoctor", "venv", "create", target, "--release", release, *options)
         findings.append(Finding(
             id="ND-FW-001", category=CATEGORY,
             severity=SEVERITY_ERROR if ctx.target_release else SEVERITY_WARNING,
@@ -102,7 +103,7 @@ def torch_without_framework(ctx: RuleContext) -> list[Finding]:
                     f"{_native_note(ctx, release)} A new environment is quicker and safer than converting this one "
                     "(its torch would be replaced)."),
             evidence={"venv": env.path, "torch": stack.torch.version, "release": release, "needs": needs},
-            fix=[command]))
+            fix=Fix([create])))
     return findings
 
 
@@ -153,8 +154,8 @@ def addon_without_neuron_extra(ctx: RuleContext) -> list[Finding]:
                         f"compiler and framework; models then run on the CPU or fail to compile.{apart}"),
                 evidence={"venv": env.path, "package": dist.display_name, "version": dist.version, "extra": extra,
                           "missing": missing, "extra_release": pinned},
-                fix=[pip_command(env, "install", f"'{dist.display_name}[{extra}]=={dist.version}'",
-                                 "--extra-index-url", ctx.catalog.pip_repository)]))
+                fix=Fix([pip_command(env, "install", f"{dist.display_name}[{extra}]=={dist.version}",
+                                     "--extra-index-url", ctx.catalog.pip_repository)])))
     return findings
 
 

@@ -13,6 +13,7 @@ from neurondoctor.neuron_version import normalize_package_name
 from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, pin, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, Finding
+from neurondoctor.rules.fix import Fix
 from neurondoctor.rules.release_detection import EnvironmentRelease, PackageReleases
 from neurondoctor.rules.torch_build import cpu_torch_command
 
@@ -32,16 +33,16 @@ def version_in_release(ctx: RuleContext, release: str, name: str, installed: str
 
 
 def realign_command(ctx: RuleContext, env: PythonEnvironment, verdict: EnvironmentRelease,
-                    package: PackageReleases) -> list[str]:
+                    package: PackageReleases) -> Fix:
     """`pip install 'name==version-of-the-agreed-release'`, or nothing when that release has no such package."""
     release = verdict.release
     if release is None:
-        return []
+        return Fix()
     wanted = version_in_release(ctx, release, package.dist.name, package.dist.version)
     if wanted is None:
-        return [pip_command(env, "uninstall", "-y", package.dist.display_name)]
-    return [pip_command(env, "install", pin(package.dist.display_name, wanted),
-                        "--extra-index-url", ctx.catalog.pip_repository)]
+        return Fix([pip_command(env, "uninstall", "-y", package.dist.display_name)])
+    return Fix([pip_command(env, "install", pin(package.dist.display_name, wanted),
+                            "--extra-index-url", ctx.catalog.pip_repository)])
 
 
 def describe_releases(releases: tuple[str, ...] | list[str]) -> str:
@@ -103,7 +104,7 @@ def known_conflicts(ctx: RuleContext) -> list[Finding]:
                 detail=f"{conflict['why']} ({conflict.get('source', '')}). Keep them in separate environments.",
                 evidence={"venv": env.path, "installed": [dist.display_name for dist in present],
                           "beside": [dist.display_name for dist in beside]},
-                fix=[pip_command(env, "uninstall", "-y", *to_remove)] if to_remove else [],
+                fix=Fix([pip_command(env, "uninstall", "-y", *to_remove)] if to_remove else []),
             ))
     return findings
 
@@ -135,7 +136,7 @@ def missing_framework_partners(ctx: RuleContext) -> list[Finding]:
                    + (" and the matching torch-xla" if stack.stack == "xla" else "")
                    + "; `import torch_neuronx` fails without them.",
             evidence={"venv": env.path, "missing": missing},
-            fix=fix,
+            fix=Fix(fix),
         ))
     return findings
 
@@ -160,7 +161,7 @@ def guard_pins_moved(ctx: RuleContext) -> list[Finding]:
             detail="Something installed around the guard (`--no-deps`, `PIP_CONSTRAINT=`, or uv outside the "
                    "activated environment).",
             evidence={"venv": env.path, "moved": {name: list(pair) for name, pair in moved.items()}},
-            fix=[pip_command(env, "install", *[pin(name, pinned) for name, (pinned, _) in sorted(moved.items())])],
+            fix=Fix([pip_command(env, "install", *[pin(name, pinned) for name, (pinned, _) in sorted(moved.items())])]),
         ))
     return findings
 

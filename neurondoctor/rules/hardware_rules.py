@@ -13,9 +13,18 @@ from neurondoctor.facts.names import DEVICE_NAMES
 from neurondoctor.rules.check import Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, neuron_host
 from neurondoctor.rules.finding import SEVERITY_ERROR, Finding
+from neurondoctor.rules.fix import Fix, Shell, Word, pipeline
 
-STOP_START = ("aws ec2 stop-instances --instance-ids <this instance> && aws ec2 start-instances --instance-ids "
-              "<this instance>")
+# On Nitro instances the DMI board asset tag is the instance id, for when the doctor could not read it.
+_INSTANCE_ID_ON_HOST = Shell('"$(cat /sys/devices/virtual/dmi/id/board_asset_tag)"')
+
+
+def stop_start(ctx: RuleContext) -> Fix:
+    """Stop and start (not reboot) the instance, so it moves to other hardware."""
+    instance: Word = ctx.facts.host.instance_id or _INSTANCE_ID_ON_HOST
+    return Fix([pipeline(["aws", "ec2", "stop-instances", "--instance-ids", instance],
+                         ["aws", "ec2", "wait", "instance-stopped", "--instance-ids", instance],
+                         ["aws", "ec2", "start-instances", "--instance-ids", instance], operator="&&")])
 
 
 def uncorrectable_ecc(ctx: RuleContext) -> list[Finding]:
@@ -35,7 +44,7 @@ def uncorrectable_ecc(ctx: RuleContext) -> list[Finding]:
                 "`NEURON_HW_ERR=…_UNCORRECTABLE_ERROR … action=TERMINATE_INSTANCE`: the hardware is faulty. "
                 "Stop and start the instance to move to other hardware (a reboot keeps it)."),
         evidence={"counters": failing},
-        fix=[STOP_START],
+        fix=stop_start(ctx),
     )]
 
 
@@ -59,7 +68,7 @@ def kernel_hardware_errors(ctx: RuleContext) -> list[Finding]:
                 "to move to other hardware (a reboot keeps it); the finding clears with the next boot's log."),
         evidence={"lines": [error.line for error in snapshot.kernel_hw_errors[:10]],
                   "count": len(snapshot.kernel_hw_errors), "source": snapshot.kernel_log_source},
-        fix=[STOP_START],
+        fix=stop_start(ctx),
     )]
 
 

@@ -10,9 +10,13 @@ from collections.abc import Sequence
 from typing import Optional
 
 from neurondoctor.facts.host import HostSnapshot
-from neurondoctor.rules.context import RuleContext, quoted
+from neurondoctor.rules.context import RuleContext
+from neurondoctor.rules.fix import Command, Part, Shell, command, pipeline
 
 APT_KEYRING = "/etc/apt/keyrings/neuron.gpg"
+UNAME_R = Shell("$(uname -r)")
+# Unload the old module and load the one just installed (nrt-ts: rmmod/modprobe after the holders stop).
+RELOAD_DRIVER = (command("sudo", "rmmod", "neuron"), command("sudo", "modprobe", "neuron"))
 
 
 def package_manager(snapshot: HostSnapshot) -> str:
@@ -21,49 +25,51 @@ def package_manager(snapshot: HostSnapshot) -> str:
     return snapshot.os.package_manager
 
 
-def install_command(snapshot: HostSnapshot, packages: Sequence[tuple[str, Optional[str]]]) -> str:
+def install_command(snapshot: HostSnapshot, packages: Sequence[tuple[str, Optional[str]]]) -> Command:
     manager = package_manager(snapshot)
     if manager == "apt":
         specs = [f"{name}={version}*" if version else name for name, version in packages]
-        return "sudo apt-get install -y --allow-change-held-packages " + " ".join(quoted(spec) for spec in specs)
+        return command("sudo", "apt-get", "install", "-y", "--allow-change-held-packages", *specs)
     specs = [f"{name}-{version}*" if version else name for name, version in packages]
-    return f"sudo {manager} install -y " + " ".join(quoted(spec) for spec in specs)
+    return command("sudo", manager, "install", "-y", *specs)
 
 
-def remove_command(snapshot: HostSnapshot, names: list[str]) -> str:
+def remove_command(snapshot: HostSnapshot, names: Sequence[str], note: str = "") -> Command:
     manager = package_manager(snapshot)
     if manager == "apt":
-        return "sudo apt-get remove -y " + " ".join(names)
-    return f"sudo {manager} remove -y " + " ".join(names)
+        return command("sudo", "apt-get", "remove", "-y", *names, note=note)
+    return command("sudo", manager, "remove", "-y", *names, note=note)
 
 
-def headers_command(snapshot: HostSnapshot) -> str:
-    kernel = snapshot.kernel or "$(uname -r)"
-    if package_manager(snapshot) == "apt":
-        return f"sudo apt-get install -y linux-headers-{kernel}"
-    return f"sudo {package_manager(snapshot)} install -y \"kernel-devel-uname-r = {kernel}\""
+def headers_command(snapshot: HostSnapshot) -> Command:
+    manager = package_manager(snapshot)
+    if manager == "apt":
+        return command("sudo", "apt-get", "install", "-y",
+                       f"linux-headers-{snapshot.kernel}" if snapshot.kernel else ("linux-headers-", UNAME_R))
+    return command("sudo", manager, "install", "-y", f"kernel-devel-uname-r = {snapshot.kernel}" if snapshot.kernel
+                   else Shell('"kernel-devel-uname-r = $(uname -r)"'))
 
 
-def repository_commands(ctx: RuleContext, snapshot: HostSnapshot) -> list[str]:
+def repository_commands(ctx: RuleContext, snapshot: HostSnapshot) -> list[Command]:
     """Configure the Neuron OS package repository when no apt/yum file names it (setup/pytorch/manual.rst)."""
     if snapshot.neuron_repo_files:
         return []
     repositories = ctx.catalog.sdk.get("repositories", {})
     if package_manager(snapshot) == "apt":
         apt = repositories.get("apt", "https://apt.repos.neuron.amazonaws.com")
-        codename = snapshot.os.codename or "$(. /etc/os-release; echo $VERSION_CODENAME)"
+        codename: Part = snapshot.os.codename or Shell('"$(. /etc/os-release; echo $VERSION_CODENAME)"')
         # The key in a keyring the list names (v2.33.0 setup-troubleshooting.rst): apt-key is deprecated and gone
         # from apt 3 (Ubuntu 25.04 and later).
-        return ["sudo install -m 0755 -d /etc/apt/keyrings",
-                f"wget -qO - {apt}/GPG-PUB-KEY-AMAZON-AWS-NEURON.PUB | sudo gpg --batch --yes --dearmor -o "
-                f"{APT_KEYRING}",
-                f"echo 'deb [signed-by={APT_KEYRING}] {apt} {codename} main' | sudo tee "
-                "/etc/apt/sources.list.d/neuron.list",
-                "sudo apt-get update -y"]
+        return [command("sudo", "install", "-m", "0755", "-d", "/etc/apt/keyrings"),
+                pipeline(["wget", "-qO", "-", f"{apt}/GPG-PUB-KEY-AMAZON-AWS-NEURON.PUB"],
+                         ["sudo", "gpg", "--batch", "--yes", "--dearmor", "-o", APT_KEYRING]),
+                pipeline(["echo", (f"deb [signed-by={APT_KEYRING}] {apt} ", codename, " main")],
+                         ["sudo", "tee", "/etc/apt/sources.list.d/neuron.list"]),
+                command("sudo", "apt-get", "update", "-y")]
     yum = repositories.get("yum", "https://yum.repos.neuron.amazonaws.com")
-    return [f"printf '[neuron]\\nname=Neuron YUM Repository\\nbaseurl={yum}\\nenabled=1\\nmetadata_expire=0\\n' "
-            "| sudo tee /etc/yum.repos.d/neuron.repo",
-            f"sudo rpm --import {yum}/GPG-PUB-KEY-AMAZON-AWS-NEURON.PUB"]
+    return [pipeline(["printf", f"[neuron]\\nname=Neuron YUM Repository\\nbaseurl={yum}\\nenabled=1\\n"
+                      "metadata_expire=0\\n"], ["sudo", "tee", "/etc/yum.repos.d/neuron.repo"]),
+            command("sudo", "rpm", "--import", f"{yum}/GPG-PUB-KEY-AMAZON-AWS-NEURON.PUB")]
 
 
 def host_target_release(ctx: RuleContext) -> Optional[str]:

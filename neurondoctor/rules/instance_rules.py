@@ -11,7 +11,8 @@ from neurondoctor.pep508 import parse_requirement
 from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, inf1_host, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, Finding
-from neurondoctor.rules.host_fixes import install_command, remove_command
+from neurondoctor.rules.fix import Fix
+from neurondoctor.rules.host_fixes import RELOAD_DRIVER, install_command, remove_command
 from neurondoctor.rules.release_detection import PackageReleases
 
 
@@ -46,7 +47,7 @@ def wrong_instance_packages(ctx: RuleContext) -> list[Finding]:
                 detail="It cannot use this instance's NeuronCores; remove it or use the package for this family.",
                 evidence={"venv": env.path, "package": package.dist.display_name, "instances": instances,
                           "instance_type": ctx.facts.host.instance_type},
-                fix=[pip_command(env, "uninstall", "-y", package.dist.display_name)],
+                fix=Fix([pip_command(env, "uninstall", "-y", package.dist.display_name)]),
             ))
     return findings
 
@@ -88,8 +89,7 @@ def inf1_driver_too_new(ctx: RuleContext) -> list[Finding]:
         detail=f"Drivers above {last} support Trn and Inf2 instances only ({_SOURCE}).",
         evidence={"aws-neuronx-dkms": version, "last_inf1_driver": last, "instance_type":
                   ctx.facts.host.instance_type},
-        fix=[install_command(snapshot, [(DKMS, f"{last}.")]), "sudo rmmod neuron",
-             "sudo modprobe neuron"],
+        fix=Fix([install_command(snapshot, [(DKMS, f"{last}.")]), *RELOAD_DRIVER]),
     )]
 
 
@@ -126,7 +126,7 @@ def wrong_instance_os_packages(ctx: RuleContext) -> list[Finding]:
                                                        f"no {name} for {family}") + f" ({_SOURCE})."),
             evidence={"package": name, "version": version, "instances": instances,
                       "instance_type": ctx.facts.host.instance_type},
-            fix=[install_command(snapshot, [(name, right)]) if right else remove_command(snapshot, [name])],
+            fix=Fix([install_command(snapshot, [(name, right)]) if right else remove_command(snapshot, [name])]),
         ))
     return findings
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_WARNING, Finding
+from neurondoctor.rules.fix import Fix, command
 from neurondoctor.rules.host_fixes import host_target_release, install_command, release_version, remove_command
 
 RUNTIME_1X = ("aws-neuron-runtime", "aws-neuron-runtime-base")
@@ -34,7 +35,7 @@ def runtime_1x_installed(ctx: RuleContext) -> list[Finding]:
                 "no longer support Runtime 1.x; a running neuron-rtd holds NeuronCores the frameworks then cannot "
                 "get (neuron-rtd-eol.rst)."),
         evidence={"packages": versions},
-        fix=["sudo systemctl disable --now neuron-rtd", remove_command(snapshot, present)],
+        fix=Fix([command("sudo", "systemctl", "disable", "--now", "neuron-rtd"), remove_command(snapshot, present)]),
     )]
 
 
@@ -53,7 +54,7 @@ def legacy_tools_installed(ctx: RuleContext) -> list[Finding]:
         detail=("From Neuron 2.5 the tools are aws-neuronx-tools on every instance, Inf1 included; the old "
                 "package's neuron-ls and neuron-top predate the current driver."),
         evidence={"package": LEGACY_TOOLS, "version": legacy.version},
-        fix=fix,
+        fix=Fix(fix),
     )]
 
 

@@ -101,7 +101,6 @@ def classify(ops: list[dict[str, Any]], support: dict[str, dict[str, Any]], mode
                                                                  else [])),
             evidence={"model": model, "op": name, "count": verdict.count, "phases": verdict.phases,
                       "sites": entry.get("sites", []), "source": known.get("source", "")},
-            fix=[],
         ))
     return inventory
 

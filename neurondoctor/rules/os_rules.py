@@ -15,6 +15,7 @@ from neurondoctor.release_data.os_support import OsSupport, TestedOs, os_matches
 from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
+from neurondoctor.rules.fix import Fix, alternative, command, note
 from neurondoctor.rules.host_fixes import host_target_release, install_command
 
 
@@ -32,20 +33,21 @@ def _names(rows: list[TestedOs]) -> str:
     return ", ".join(dict.fromkeys(row.name for row in rows))
 
 
-def _untested_fix(support: OsSupport, ctx: RuleContext, release: str, name: str) -> list[str]:
-    """The release that is tested on this OS (nearest newer, else nearest older), and the OSes this one is."""
+def _untested_fix(support: OsSupport, ctx: RuleContext, release: str) -> Fix:
+    """The release that is tested on this OS (nearest newer, else nearest older), and the OSes this one is.
+    The notes say "this OS": its name comes from os-release, data that no comment carries."""
     os, family = ctx.facts.host.snapshot.os, ctx.facts.host.instance_family
     testing = support.releases_testing(os.id or "", os.version_id or "", "runtime", family)
     newer = [candidate for candidate in testing if release_tuple(candidate) > release_tuple(release)]
     fix = []
     if newer:
-        fix.append(f"# Neuron {newer[0]} is the first release whose runtime is tested on {name}: upgrade to it")
+        fix.append(note(f"Neuron {newer[0]} is the first release whose runtime is tested on this OS: upgrade to it"))
     elif testing:
-        fix.append(f"# Neuron {testing[-1]} is the last release whose runtime was tested on {name}")
+        fix.append(note(f"Neuron {testing[-1]} is the last release whose runtime was tested on this OS"))
     tested = _names(support.tested(release, "runtime", family))
     if tested:
-        fix.append(f"# Neuron {release} is tested on {tested}: move this host to one of them")
-    return fix
+        fix.append(note(f"Neuron {release} is tested on {tested}: move this host to one of them"))
+    return Fix(fix)
 
 
 def os_support(ctx: RuleContext) -> list[Finding]:
@@ -64,8 +66,8 @@ def os_support(ctx: RuleContext) -> list[Finding]:
             id="ND-OS-001", category="os-unsupported", severity=end.severity,
             title=f"{name} is not supported by Neuron {release}: its {end.part} ends with Neuron {end.last_line}",
             detail=end.source, evidence={**evidence, "last_release": end.last_line},
-            fix=[f"# move this host to {end.replacement} (Neuron DLAMIs are Ubuntu 24.04 from 2.30)",
-                 f"# or stay on Neuron {end.last_line}, the last release that supports {name}"])]
+            fix=Fix([note(f"move this host to {end.replacement} (Neuron DLAMIs are Ubuntu 24.04 from 2.30)"),
+                     alternative(f"stay on Neuron {end.last_line}, the last release that supports this OS")]))]
     family = ctx.facts.host.instance_family
     runtime = support.tested(release, "runtime", family)
     if not runtime:
@@ -82,7 +84,7 @@ def os_support(ctx: RuleContext) -> list[Finding]:
         title=f"{name} is not an OS Neuron {release} is tested on",
         detail=f"{what}; a configuration outside the tables can work but was not tested "
                f"({table.get('source', 'os-support.json')}).",
-        evidence=evidence, fix=_untested_fix(support, ctx, release, name))]
+        evidence=evidence, fix=_untested_fix(support, ctx, release))]
 
 
 def old_kernel(ctx: RuleContext) -> list[Finding]:
@@ -97,13 +99,13 @@ def old_kernel(ctx: RuleContext) -> list[Finding]:
                     evidence={"kernel": snapshot.kernel}, fix=_kernel_fix(ctx, minimum))]
 
 
-def _kernel_fix(ctx: RuleContext, minimum: str) -> list[str]:
+def _kernel_fix(ctx: RuleContext, minimum: str) -> Fix:
     """Amazon Linux 2 ships 4.14 and offers 5.10 as an extra (the AL2 kernel-5.10 AMIs); elsewhere, a comment."""
     os = ctx.facts.host.snapshot.os
     if os.id == "amzn" and os.version_id == "2":
-        return ["sudo amazon-linux-extras install -y kernel-5.10", "sudo reboot",
-                "# then reinstall aws-neuronx-dkms so DKMS builds the driver for 5.10"]
-    return [f"# boot a kernel {minimum} or newer, then reinstall aws-neuronx-dkms so DKMS builds for it"]
+        return Fix([command("sudo", "amazon-linux-extras", "install", "-y", "kernel-5.10"), command("sudo", "reboot"),
+                    note("then reinstall aws-neuronx-dkms so DKMS builds the driver for 5.10")])
+    return Fix([note(f"boot a kernel {minimum} or newer, then reinstall aws-neuronx-dkms so DKMS builds for it")])
 
 
 def _host_glibc(ctx: RuleContext, support: OsSupport) -> tuple[Optional[str], str]:
@@ -135,9 +137,11 @@ def old_glibc(ctx: RuleContext) -> list[Finding]:
                     f"is {source}. {need.source}."),
             evidence={"package": need.package, "version": package.version, "glibc": glibc,
                       "needs": need.glibc},
-            fix=[f"# move this host to an OS with GLIBC {need.glibc} or newer (Ubuntu 24.04, Amazon Linux 2023)",
-                 f"# or, until then, the last {need.package} without that need (Neuron {need.release_without}):",
-                 install_command(snapshot, [(need.package, need.last_version_without)])]))
+            fix=Fix([note(f"move this host to an OS with GLIBC {need.glibc} or newer (Ubuntu 24.04, Amazon Linux "
+                          "2023)"),
+                     alternative(f"until then, the last {need.package} without that need (Neuron "
+                                 f"{need.release_without}):"),
+                     install_command(snapshot, [(need.package, need.last_version_without)])])))
     return findings
 
 

@@ -22,8 +22,9 @@ from neurondoctor.facts.python_env import (
 from neurondoctor.neuron_version import normalize_package_name
 from neurondoctor.release_data.catalog import PackageEntry
 from neurondoctor.rules.check import NO_ENVIRONMENT, Check, FindingSpec, RuleSet
-from neurondoctor.rules.context import RuleContext, made_by_uv_without_pip, pin, pip_command, quoted
+from neurondoctor.rules.context import RuleContext, made_by_uv_without_pip, pin, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_INFO, SEVERITY_WARNING, Finding
+from neurondoctor.rules.fix import Command, Fix, Step, assignment, command, note
 from neurondoctor.rules.torch_build import is_cuda_build
 
 CATEGORY = "wrong-pip-index"
@@ -96,8 +97,8 @@ def placeholder_packages(ctx: RuleContext) -> list[Finding]:
             entry = ctx.catalog.framework_entry(release, dist.name) if release else None
             site = _site_of(env, dist)
             outside = site is not None and site.role in (SITE_ROLE_USER, SITE_ROLE_PYTHONPATH)
-            removal = (f"rm -rf {' '.join(quoted(path) for path in placeholder_paths(site, dist))}" if outside
-                       and site is not None else pip_command(env, "uninstall", "-y", dist.display_name))
+            removal = (command("rm", "-rf", *placeholder_paths(site, dist)) if outside and site is not None
+                       else pip_command(env, "uninstall", "-y", dist.display_name))
             where = f" It lies in the {'user site' if site and site.role == SITE_ROLE_USER else 'PYTHONPATH'} " \
                     f"{site.path}, which is imported before the environment." if outside and site else ""
             findings.append(Finding(
@@ -110,22 +111,22 @@ def placeholder_packages(ctx: RuleContext) -> list[Finding]:
                         f"not configured.{where}"),
                 evidence={"venv": env.path, "package": dist.display_name, "version": dist.version,
                           "metadata": dist.metadata_dir, "site": site.path if site else None},
-                fix=[removal, *_placeholder_install(ctx, env, dist, release, entry)],
+                fix=Fix([removal, _placeholder_install(ctx, env, dist, release, entry)]),
             ))
     return findings
 
 
 def _placeholder_install(ctx: RuleContext, env: PythonEnvironment, dist: Distribution, release: Optional[str],
-                         entry: Optional[PackageEntry]) -> list[str]:
+                         entry: Optional[PackageEntry]) -> Step:
     if entry is None:
         last = next((name for name in ctx.catalog.release_names if ctx.catalog.entries(name, dist.name)), None)
-        return [f"# {dist.display_name} is not part of Neuron {release}"
-                + (f" (its last release is {last})" if last else "") + ": nothing to install instead"]
+        return note("{} is not part of Neuron " + f"{release}" + (f" (its last release is {last})" if last else "")
+                    + ": nothing to install instead", dist.display_name)
     torch = _torch_for(ctx, env, entry.version) if dist.name in ctx.catalog.compat.get("torch_frameworks", {}) else []
     indexes = ["--extra-index-url", ctx.catalog.pip_repository]
     if torch:
         indexes += ["--extra-index-url", str(ctx.catalog.compat.get("torch_cpu_index"))]
-    return [pip_command(env, "install", pin(dist.display_name, entry.version), *torch, *indexes)]
+    return pip_command(env, "install", pin(dist.display_name, entry.version), *torch, *indexes)
 
 
 def placeholder_paths(site: SiteDir, dist: Distribution) -> list[str]:
@@ -140,11 +141,11 @@ def _neuron_sources(sources: list[PipConfigSource], repository: str) -> tuple[li
     return as_extra, as_index
 
 
-def _replace_index_command(origin: str, repository: str) -> str:
+def _replace_index_commands(origin: str, repository: str) -> list[Command]:
     if origin == "environment":
-        return f"unset PIP_INDEX_URL; export PIP_EXTRA_INDEX_URL={repository}"
+        return [command("unset", "PIP_INDEX_URL"), command("export", assignment("PIP_EXTRA_INDEX_URL", repository))]
     pattern = f"s#^index-url *= *{repository}.*#extra-index-url = {repository}#"
-    return f"sed -i {quoted(pattern)} {quoted(origin)}"
+    return [command("sed", "-i", pattern, origin)]
 
 
 def repository_not_configured(ctx: RuleContext) -> list[Finding]:
@@ -165,7 +166,7 @@ def repository_not_configured(ctx: RuleContext) -> list[Finding]:
                 detail=("torch-xla, transformers and most dependencies are not on the Neuron repository; installs "
                         "fail to resolve or pick stale copies. The docs add it with extra-index-url."),
                 evidence={"venv": env.path, "configured_in": as_index},
-                fix=[_replace_index_command(origin, repository) for origin in as_index],
+                fix=Fix([step for origin in as_index for step in _replace_index_commands(origin, repository)]),
             ))
         elif not as_extra and mirrors:
             findings.append(Finding(
@@ -176,7 +177,6 @@ def repository_not_configured(ctx: RuleContext) -> list[Finding]:
                 detail=("Artifactory, CodeArtifact and similar mirrors can serve the Neuron packages; if this one "
                         "does not, upgrades of torch-neuronx/neuronx-cc get PyPI's `WRONG PACKAGE` placeholders."),
                 evidence={"venv": env.path, "mirrors": mirrors},
-                fix=[],
             ))
         elif not as_extra:
             findings.append(Finding(
@@ -204,14 +204,14 @@ def _configured_extra_indexes(env: PythonEnvironment) -> list[str]:
     return kept
 
 
-def _repository_config_commands(env: PythonEnvironment, repository: str) -> list[str]:
+def _repository_config_commands(env: PythonEnvironment, repository: str) -> Fix:
     """Add the Neuron repository to the environment's own pip configuration, keeping the extra indexes already
     there. A uv venv has no pip and uv reads no pip configuration: there the way is uv's own index option."""
     if made_by_uv_without_pip(env):
-        return [f"# uv reads no pip configuration: give `uv pip install` --extra-index-url {repository}, or set "
-                f"UV_INDEX={repository} where this environment is used"]
-    return [pip_command(env, "config", "--site", "set", "global.extra-index-url",
-                        quoted(" ".join([*_configured_extra_indexes(env), repository])))]
+        return Fix([note("uv reads no pip configuration: give `uv pip install` --extra-index-url {}, or set "
+                         "UV_INDEX={} where this environment is used", repository, repository)])
+    return Fix([pip_command(env, "config", "--site", "set", "global.extra-index-url",
+                            " ".join([*_configured_extra_indexes(env), repository]))])
 
 
 def _mirrors(sources: list[PipConfigSource], repository: str, pypi: str) -> list[str]:
@@ -244,7 +244,8 @@ def incomplete_guard(ctx: RuleContext) -> list[Finding]:
             title=f"the guard of this neurondoctor environment (Neuron {marker.get('release')}) is incomplete",
             detail="Without it a later `pip install` can replace the pinned torch and Neuron packages.",
             evidence={"venv": env.path, "missing": missing},
-            fix=[f"neurondoctor venv create {quoted(env.path)} --release {marker.get('release')} --force"],
+            fix=Fix([command("neurondoctor", "venv", "create", env.path, "--release", str(marker.get("release")),
+                             "--force")]),
         ))
     return findings
 

@@ -11,8 +11,9 @@ from typing import Optional
 from neurondoctor.facts.python_env import PythonEnvironment
 from neurondoctor.neuron_version import normalize_neuron_version, release_tuple
 from neurondoctor.rules.check import FindingSpec, RuleSet
-from neurondoctor.rules.context import RuleContext, quoted
+from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_ERROR, Finding
+from neurondoctor.rules.fix import Command, Fix, command
 
 
 def supported_pythons(ctx: RuleContext, release: str, name: str, version: Optional[str]) -> tuple[str, ...]:
@@ -24,12 +25,12 @@ def supported_pythons(ctx: RuleContext, release: str, name: str, version: Option
     return ()
 
 
-def rebuild_command(env: PythonEnvironment, release: str, python: str) -> str:
+def rebuild_command(env: PythonEnvironment, release: str, python: str) -> Command:
     """A fresh, guarded venv of the release on a supported Python, beside this one. `pip install neuronx-cc
     torch-neuronx` into a bare venv would bring PyPI's CUDA torch (ND-TORCH-002); venv create installs the CPU
     torch and the release's exact pins."""
-    return (f"neurondoctor venv create {quoted(env.path.rstrip('/') + '-py' + python)} --release {release} "
-            f"--python python{python}")
+    return command("neurondoctor", "venv", "create", env.path.rstrip("/") + "-py" + python, "--release", release,
+                   "--python", f"python{python}")
 
 
 def closest_supported(python: str, supported: list[str]) -> str:
@@ -70,7 +71,7 @@ def unsupported_python(ctx: RuleContext) -> list[Finding]:
                     "or pull an older release, and native extensions fail to import."),
             evidence={"venv": env.path, "python": env.python_version, "release": release,
                       "supported": {name: list(versions) for name, versions in refused.items()}},
-            fix=[rebuild_command(env, release, choice)],
+            fix=Fix([rebuild_command(env, release, choice)]),
         ))
     return findings
 
@@ -107,7 +108,7 @@ def python_for_the_release(ctx: RuleContext) -> list[Finding]:
             detail=("pip finds no neuronx-cc or torch-neuronx wheel for this interpreter (`Could not find a version "
                     "that satisfies the requirement`); build the environment on a supported Python."),
             evidence={"venv": env.path, "python": env.python_version, "release": release, "supported": supported},
-            fix=[rebuild_command(env, release, choice)],
+            fix=Fix([rebuild_command(env, release, choice)]),
         ))
     return findings
 

@@ -12,8 +12,11 @@ from neurondoctor.rules import instance_rules, runtime_rules
 from neurondoctor.rules.check import NO_ENVIRONMENT, Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_INFO, SEVERITY_WARNING, Finding
+from neurondoctor.rules.fix import Fix, command
 from neurondoctor.rules.framework_pin_rules import describe_releases, realign_command
 from neurondoctor.rules.pip_index_rules import placeholder_words
+
+MANIFESTS_UPDATE = Fix([command("neurondoctor", "manifests", "update")])
 
 
 def mixed_release_packages(ctx: RuleContext) -> list[Finding]:
@@ -68,7 +71,7 @@ def unknown_versions(ctx: RuleContext) -> list[Finding]:
                 evidence={"venv": env.path, "package": package.dist.display_name, "version": package.dist.version,
                           "nearest_lower": neighbours.lower[0] if neighbours.lower else None,
                           "nearest_higher": neighbours.higher[0] if neighbours.higher else None},
-                fix=["neurondoctor manifests update"],
+                fix=MANIFESTS_UPDATE,
             ))
     return findings
 
@@ -93,7 +96,7 @@ def newer_than_the_data(ctx: RuleContext) -> list[Finding]:
         detail=("They are most likely from a release after the data; which release they belong to, and the "
                 "pairings only the release data knows, are not judged until the data has it."),
         evidence={"components": newer, "data_release": ctx.catalog.latest},
-        fix=["neurondoctor manifests update"],
+        fix=MANIFESTS_UPDATE,
     )]
 
 

@@ -30,6 +30,7 @@ from neurondoctor.pep508 import (
 from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_INFO, SEVERITY_WARNING, Finding
+from neurondoctor.rules.fix import Fix
 
 FRAMEWORK_IMPORTS = frozenset({"torch", "torch-xla", "torch-neuronx", "libneuronxla", "neuronx-cc",
                                "libtorch-neuronx-lite"})
@@ -120,10 +121,11 @@ def _severity(ctx: RuleContext, item: Unmet) -> str:
     return SEVERITY_ERROR if item.requirement.name in FRAMEWORK_IMPORTS | imports else SEVERITY_WARNING
 
 
-def _install(ctx: RuleContext, env: PythonEnvironment, items: list[Unmet]) -> str:
-    specs = ["'" + item.requirement.shown().replace("'", "") + "'" for item in items]  # quoted as the docs quote pins
+def _install(ctx: RuleContext, env: PythonEnvironment, items: list[Unmet]) -> Fix:
+    specs = [item.requirement.shown() for item in items]
     index = any(item.requirement.name in ctx.catalog.neuron_pip_packages() for item in items)
-    return pip_command(env, "install", *specs, *(["--extra-index-url", ctx.catalog.pip_repository] if index else []))
+    return Fix([pip_command(env, "install", *specs,
+                            *(["--extra-index-url", ctx.catalog.pip_repository] if index else []))])
 
 
 def requirement_mismatches(ctx: RuleContext) -> list[Finding]:
@@ -144,7 +146,7 @@ def requirement_mismatches(ctx: RuleContext) -> list[Finding]:
                         f"{item.dist.display_name} was built and tested against {item.requirement.shown()}."),
                 evidence={"venv": env.path, "package": item.dist.display_name, "version": item.dist.version,
                           "requirement": item.requirement.text, "installed": item.installed},
-                fix=[_install(ctx, env, [item])]))
+                fix=_install(ctx, env, [item])))
         if rest:
             listed = [item.described() for item in rest[:INFO_LISTED]]
             more = f" (and {len(rest) - INFO_LISTED} more)" if len(rest) > INFO_LISTED else ""
@@ -153,7 +155,7 @@ def requirement_mismatches(ctx: RuleContext) -> list[Finding]:
                 title=f"{len(rest)} other unmet requirement(s) in {env.path}",
                 detail="; ".join(listed) + more + ". They do not touch the Neuron stack; `pip check` lists the same.",
                 evidence={"venv": env.path, "unmet": [item.described() for item in rest]},
-                fix=[_install(ctx, env, rest)]))
+                fix=_install(ctx, env, rest)))
     return findings
 
 

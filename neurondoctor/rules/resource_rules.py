@@ -8,8 +8,9 @@ trn1.32xlarge/trn1n; ignore it on a single node).
 from __future__ import annotations
 
 from neurondoctor.rules.check import FindingSpec, RuleSet
-from neurondoctor.rules.context import RuleContext, quoted
+from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
+from neurondoctor.rules.fix import Fix, Shell, assignment, command, pipeline
 
 GIB = 1 << 30
 
@@ -32,8 +33,9 @@ def compile_cache_space(ctx: RuleContext) -> list[Finding]:
                 "(`Got a cached failed neff … --retry_failed_compilation`)."),
         evidence={"path": cache.path, "source": cache.source, "free_bytes": cache.free_bytes,
                   "total_bytes": cache.total_bytes},
-        fix=[f"du -sh {quoted(cache.path)}/* | sort -h | tail", f"rm -rf {quoted(cache.path)}/neuronxcc-*  "
-             "# old compiler versions' caches", "export NEURON_COMPILE_CACHE_URL=/path/on/a/larger/disk"],
+        fix=Fix([pipeline(["du", "-sh", (cache.path, Shell("/*"))], ["sort", "-h"], ["tail"]),
+                 command("rm", "-rf", (cache.path, Shell("/neuronxcc-*")), note="old compiler versions' caches"),
+                 command("export", assignment("NEURON_COMPILE_CACHE_URL", "/path/on/a/larger/disk"))]),
     )]
 
 
@@ -48,8 +50,9 @@ def efa_absent(ctx: RuleContext) -> list[Finding]:
         detail=("Multi-node collectives fail with `OFI plugin initNet() failed is EFA enabled?`; single-node jobs "
                 "are unaffected. Launch with EFA interfaces and install the EFA driver."),
         evidence={"instance_type": ctx.facts.host.instance_type},
-        fix=["curl -O https://efa-installer.amazonaws.com/aws-efa-installer-latest.tar.gz",
-             "tar -xf aws-efa-installer-latest.tar.gz && cd aws-efa-installer && sudo ./efa_installer.sh --yes"],
+        fix=Fix([command("curl", "-O", "https://efa-installer.amazonaws.com/aws-efa-installer-latest.tar.gz"),
+                 pipeline(["tar", "-xf", "aws-efa-installer-latest.tar.gz"], ["cd", "aws-efa-installer"],
+                          ["sudo", "./efa_installer.sh", "--yes"], operator="&&")]),
     )]
 
 
@@ -67,7 +70,6 @@ def efa_short(ctx: RuleContext) -> list[Finding]:
                 "card each); an interface that is attached but missing here is a hardware or driver problem."),
         evidence={"instance_type": ctx.facts.host.instance_type, "efa_functions": snapshot.efa_functions,
                   "expected": expected},
-        fix=[],
     )]
 
 
@@ -84,9 +86,9 @@ def memlock_limit(ctx: RuleContext) -> list[Finding]:
                 "memory) once a job registers more than it. The EFA installer sets `memlock unlimited` in "
                 f"/etc/security/limits.d/01_efa.conf for this reason (read from {snapshot.memlock_source})."),
         evidence={"memlock_limit": limit, "source": snapshot.memlock_source},
-        fix=["printf '* soft memlock unlimited\\n* hard memlock unlimited\\n' | "
-             "sudo tee /etc/security/limits.d/01_efa.conf",
-             "ulimit -l unlimited  # this shell, until you log in again"],
+        fix=Fix([pipeline(["printf", "* soft memlock unlimited\\n* hard memlock unlimited\\n"],
+                          ["sudo", "tee", "/etc/security/limits.d/01_efa.conf"]),
+                 command("ulimit", "-l", "unlimited", note="this shell, until you log in again")]),
     )]
 
 

@@ -13,10 +13,11 @@ from neurondoctor.facts.python_env import PythonEnvironment
 from neurondoctor.neuron_version import normalize_neuron_version, release_tuple, release_words
 from neurondoctor.rules import legacy_stack_rules
 from neurondoctor.rules.check import Check, FindingSpec, RuleSet
-from neurondoctor.rules.context import RuleContext, inf1_host, neuron_host, quoted
+from neurondoctor.rules.context import RuleContext, inf1_host, neuron_host
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
+from neurondoctor.rules.fix import Command, Fix, alternative, command, note
 from neurondoctor.rules.framework_pin_rules import describe_releases
-from neurondoctor.rules.host_fixes import host_target_release, install_command, release_version
+from neurondoctor.rules.host_fixes import RELOAD_DRIVER, host_target_release, install_command, release_version
 from neurondoctor.rules.instance_rules import DKMS, last_inf1_driver
 from neurondoctor.rules.release_detection import narrow_releases
 
@@ -75,9 +76,8 @@ def driver_runtime_mismatch(ctx: RuleContext) -> list[Finding]:
         detail=f"{symptom} ({documented['source'] if documented else 'nrt-ts; gh#655'}).",
         evidence={DRIVER: driver, RUNTIME: runtime, "driver_release": driver_release,
                   "runtime_release": runtime_release},
-        fix=(["# on the host, not in this container:"] if snapshot.container and newer_runtime else [])
-        + [install_command(snapshot, packages)] + (["sudo rmmod neuron", "sudo modprobe neuron"]
-                                                   if newer_runtime else []),
+        fix=Fix([*([note("on the host, not in this container:")] if snapshot.container and newer_runtime else []),
+                 install_command(snapshot, packages), *(RELOAD_DRIVER if newer_runtime else ())]),
     )]
 
 
@@ -108,9 +108,10 @@ def compiler_newer_than_runtime(ctx: RuleContext) -> list[Finding]:
                     "supported`, err 10; gh#820, gh#823). Upgrade the host's runtime, or build an environment of "
                     "the host's release (the compiler alone pinned back would mix releases)."),
             evidence={"venv": env.path, "neuronx-cc": compiler.dist.version, RUNTIME: host.versions.get(RUNTIME)},
-            fix=[*host_upgrade_commands(ctx, compiler_release),
-                 f"# or, without touching the host: an environment of its release (Neuron {runtime_release})",
-                 rebuild_for_release(env, runtime_release)],
+            fix=Fix([*host_upgrade_commands(ctx, compiler_release),
+                     alternative("without touching the host: an environment of its release "
+                                 f"(Neuron {runtime_release})"),
+                     rebuild_for_release(env, runtime_release)]),
         ))
     return findings
 
@@ -146,7 +147,7 @@ def runtime_files_missing(ctx: RuleContext) -> list[Finding]:
         detail="; ".join(f"{name}: {why}" for name, why in missing) + " (nrt-ts).",
         evidence={"runtime_libraries": snapshot.runtime_libraries,
                   "collectives_libraries": snapshot.collectives_libraries, "tools": snapshot.tools},
-        fix=[install_command(snapshot, [(name, release_version(ctx, release, name)) for name, _ in missing])],
+        fix=Fix([install_command(snapshot, [(name, release_version(ctx, release, name)) for name, _ in missing])]),
     )]
 
 
@@ -182,7 +183,7 @@ def host_release_mixed(ctx: RuleContext) -> list[Finding]:
             detail="Driver, runtime, collectives and tools are released and tested together "
                    "(neuron-facts.md §3.1).",
             evidence={"versions": host.versions, "agreed": host.agreed},
-            fix=[install_command(snapshot, [(name, release_version(ctx, target, name)) for name in odd])],
+            fix=Fix([install_command(snapshot, [(name, release_version(ctx, target, name)) for name in odd])]),
         ))
     if host.release is None:
         return findings
@@ -197,12 +198,12 @@ def host_release_mixed(ctx: RuleContext) -> list[Finding]:
             detail="The OS packages and the Python packages come from different releases; only the pairs "
                    "the release notes test are known to work.",
             evidence={"host": host.release, "venv": env.path, "environment": env_release},
-            fix=_realign_commands(ctx, env, host.release, env_release),
+            fix=Fix(_realign_commands(ctx, env, host.release, env_release)),
         ))
     return findings
 
 
-def _realign_commands(ctx: RuleContext, env: PythonEnvironment, host_release: str, env_release: str) -> list[str]:
+def _realign_commands(ctx: RuleContext, env: PythonEnvironment, host_release: str, env_release: str) -> list[Command]:
     """An environment older than the host is rebuilt for the host's release beside it (the host is shared: its
     runtime is not moved back for one environment). A newer one gets the host's runtime, collectives and tools of
     its release, and the driver only when the installed one is older (drivers are backward compatible,
@@ -212,13 +213,13 @@ def _realign_commands(ctx: RuleContext, env: PythonEnvironment, host_release: st
     return host_upgrade_commands(ctx, env_release)
 
 
-def rebuild_for_release(env: PythonEnvironment, release: str) -> str:
+def rebuild_for_release(env: PythonEnvironment, release: str) -> Command:
     """A guarded environment of `release` beside this one: pinning one package back would mix releases
     (ND-PIN-001), and the host is shared."""
-    return f"neurondoctor venv create {quoted(env.path.rstrip('/') + '-' + release)} --release {release}"
+    return command("neurondoctor", "venv", "create", env.path.rstrip("/") + "-" + release, "--release", release)
 
 
-def host_upgrade_commands(ctx: RuleContext, release: str) -> list[str]:
+def host_upgrade_commands(ctx: RuleContext, release: str) -> list[Command]:
     """The host's runtime, collectives and tools of `release`, and its driver only when the installed one is older
     (drivers are backward compatible, neuron-facts.md §3.2; a runtime newer than its driver fails, ND-RT-001), then
     the new driver loaded."""
@@ -231,7 +232,7 @@ def host_upgrade_commands(ctx: RuleContext, release: str) -> list[str]:
     if driver and installed and release_tuple(normalize_neuron_version(installed.version)) < release_tuple(driver):
         packages.insert(0, (DRIVER, driver))
         reload = "neuron" in snapshot.modules
-    return [install_command(snapshot, packages), *(["sudo rmmod neuron", "sudo modprobe neuron"] if reload else [])]
+    return [install_command(snapshot, packages), *(RELOAD_DRIVER if reload else ())]
 
 
 def runtime_summary(ctx: RuleContext) -> str:

@@ -10,8 +10,9 @@ from __future__ import annotations
 from neurondoctor.facts.python_env import SITE_ROLE_PYTHONPATH, SITE_ROLE_USER, Distribution, PythonEnvironment, SiteDir
 from neurondoctor.neuron_version import release_tuple
 from neurondoctor.rules.check import FindingSpec, RuleSet
-from neurondoctor.rules.context import RuleContext, pin, pip_command, quoted
+from neurondoctor.rules.context import RuleContext, pin, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
+from neurondoctor.rules.fix import Command, Fix, command, note
 
 TORCH_FAMILY = frozenset({"torch", "torch-xla", "torchvision", "torchaudio"})
 
@@ -20,15 +21,15 @@ def _watched(ctx: RuleContext) -> frozenset[str]:
     return TORCH_FAMILY | ctx.catalog.neuron_pip_packages()
 
 
-def _removal_commands(site: SiteDir, dists: list[Distribution]) -> list[str]:
+def _removal_commands(site: SiteDir, dists: list[Distribution]) -> Fix:
     if site.role == SITE_ROLE_PYTHONPATH:
-        return [f"# remove {site.path} from PYTHONPATH (it is searched before the environment)",
-                "unset PYTHONPATH"]
+        return Fix([note("remove {} from PYTHONPATH (it is searched before the environment)", site.path),
+                    command("unset", "PYTHONPATH")])
     paths = []
     for dist in dists:
         paths.append(dist.metadata_dir)
         paths.extend(f"{site.path}/{top}" for top in dist.top_level)
-    return [f"rm -rf {' '.join(quoted(path) for path in paths)}"]
+    return Fix([command("rm", "-rf", *paths)])
 
 
 def shadowing_copies(ctx: RuleContext) -> list[Finding]:
@@ -86,15 +87,15 @@ def duplicate_records(ctx: RuleContext) -> list[Finding]:
                 detail="Which version `importlib.metadata` reports is arbitrary; pip may uninstall the wrong one.",
                 evidence={"venv": env.path, "site": site.path,
                           "records": {name: [d.metadata_dir for d in dists] for name, dists in duplicates.items()}},
-                fix=[command for dists in duplicates.values() for command in _reinstall_one(env, dists)],
+                fix=Fix([step for dists in duplicates.values() for step in _reinstall_one(env, dists)]),
             ))
     return findings
 
 
-def _reinstall_one(env: PythonEnvironment, dists: list[Distribution]) -> list[str]:
+def _reinstall_one(env: PythonEnvironment, dists: list[Distribution]) -> list[Command]:
     """Remove every record of the package, then reinstall its newest recorded version over the files."""
     newest = max(dists, key=lambda dist: release_tuple(dist.version))
-    return [f"rm -rf {' '.join(quoted(dist.metadata_dir) for dist in dists)}",
+    return [command("rm", "-rf", *(dist.metadata_dir for dist in dists)),
             pip_command(env, "install", "--force-reinstall", "--no-deps",
                         pin(newest.display_name, newest.version))]
 

@@ -59,7 +59,7 @@ def judge_shapes(document: dict[str, Any], model: str) -> list[Finding]:
                   "model that picks the bucket by length)."),
         evidence={"model": model, "graphs": graphs, "varying": axes, "bucket_plan": plan,
                   "shapes": [run.get("shapes") for run in runs]},
-        fix=[])]
+        )]
 
 
 def _summary(ctx: RuleContext) -> str:

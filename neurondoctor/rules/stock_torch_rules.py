@@ -11,8 +11,9 @@ from neurondoctor.facts.python_env import Distribution, PythonEnvironment
 from neurondoctor.neuron_version import major_minor
 from neurondoctor.rules import framework_missing_rules, framework_pin_rules, requirement_rules, torch_companion_rules
 from neurondoctor.rules.check import NO_ENVIRONMENT, Check, FindingSpec, RuleSet
-from neurondoctor.rules.context import RuleContext, TorchStack, pin, pip_command, quoted
+from neurondoctor.rules.context import RuleContext, TorchStack, pin, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
+from neurondoctor.rules.fix import Command, Fix, command
 from neurondoctor.rules.torch_build import (
     cpu_torch_command,
     is_cuda_build,
@@ -23,7 +24,7 @@ from neurondoctor.rules.torch_build import (
 CATEGORY = "stock-torch-conflict"
 
 
-def _reinstall_commands(ctx: RuleContext, env: PythonEnvironment, stack: TorchStack, torch: str) -> list[str]:
+def _reinstall_commands(ctx: RuleContext, env: PythonEnvironment, stack: TorchStack, torch: str) -> list[Command]:
     """The pinned torch's CPU build, then the torch-xla of the same release (its `torch==` is then satisfied)."""
     commands = [cpu_torch_command(ctx, env, torch)]
     if stack.stack == "xla":
@@ -31,7 +32,7 @@ def _reinstall_commands(ctx: RuleContext, env: PythonEnvironment, stack: TorchSt
     return commands
 
 
-def _uninstall_nvidia(env: PythonEnvironment, nvidia: list[Distribution]) -> list[str]:
+def _uninstall_nvidia(env: PythonEnvironment, nvidia: list[Distribution]) -> list[Command]:
     if not nvidia:
         return []
     return [pip_command(env, "uninstall", "-y", *[dist.display_name for dist in nvidia])]
@@ -65,7 +66,7 @@ def torch_version_mismatch(ctx: RuleContext) -> list[Finding]:
                     "`pip install` of a package that wants a newer torch usually does this."),
             evidence={"venv": env.path, "torch": shown, framework.name: framework.version,
                       "torch_location": torch.location, "nvidia_packages": len(nvidia)},
-            fix=_reinstall_commands(ctx, env, stack, framework_torch) + _uninstall_nvidia(env, nvidia),
+            fix=Fix(_reinstall_commands(ctx, env, stack, framework_torch) + _uninstall_nvidia(env, nvidia)),
             docs=["https://awsdocs-neuron.readthedocs-hosted.com/en/latest/archive/nxd-training/"
                   "training-troubleshooting.html"],
         ))
@@ -96,7 +97,7 @@ def cuda_torch_in_neuron_env(ctx: RuleContext) -> list[Finding]:
                     + str(ctx.catalog.compat.get("cuda_torch_source", ""))),
             evidence={"venv": env.path, "torch": shown, "cuda": build.cuda if build else None,
                       "nvidia_packages": [dist.display_name for dist in nvidia]},
-            fix=[cpu_torch_command(ctx, env, torch.version), *_uninstall_nvidia(env, nvidia)],
+            fix=Fix([cpu_torch_command(ctx, env, torch.version), *_uninstall_nvidia(env, nvidia)]),
         ))
     return findings
 
@@ -122,7 +123,7 @@ def torch_xla_mismatch(ctx: RuleContext) -> list[Finding]:
             detail=("torch-xla is compiled against one torch release; with another X.Y `import torch_xla` "
                     "fails with `undefined symbol` in _XLAC."),
             evidence={"venv": env.path, "torch": stack.torch.version, "torch-xla": stack.torch_xla.version},
-            fix=[pip_command(env, "install", *specs, "--extra-index-url", ctx.catalog.pip_repository)],
+            fix=Fix([pip_command(env, "install", *specs, "--extra-index-url", ctx.catalog.pip_repository)]),
         ))
     return findings
 
@@ -147,8 +148,8 @@ def duplicate_torch(ctx: RuleContext) -> list[Finding]:
                 detail=("Two torch dist-infos in one directory mean one install overwrote the other's files "
                         "without removing its record: `import torch` loads a mixture of both."),
                 evidence={"venv": env.path, "dist_infos": [dist.metadata_dir for dist in torches]},
-                fix=[f"rm -rf {quoted(dist.metadata_dir)}" for dist in stale]
-                + [cpu_torch_command(ctx, env, wanted)],
+                fix=Fix([*(command("rm", "-rf", dist.metadata_dir) for dist in stale),
+                         cpu_torch_command(ctx, env, wanted)]),
             ))
     return findings
 

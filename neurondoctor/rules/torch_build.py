@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from neurondoctor.facts.python_env import Distribution, PythonEnvironment, TorchBuild
 from neurondoctor.rules.context import RuleContext, pin, pip_command
+from neurondoctor.rules.fix import Command
 
 NVIDIA_PREFIX = "nvidia-"
 
@@ -30,7 +31,7 @@ def is_cuda_build(torch: Distribution, build: TorchBuild | None) -> bool:
     return any(req.lower().startswith(NVIDIA_PREFIX) for req in torch.requires)
 
 
-def cpu_torch_command(ctx: RuleContext, env: PythonEnvironment, version: str, replace: bool = True) -> str:
+def cpu_torch_command(ctx: RuleContext, env: PythonEnvironment, version: str, replace: bool = True) -> Command:
     """torch X.Y.Z's CPU build from the PyTorch CPU index (what Neuron pins and its venvs use). PyPI's x86_64
     `torch==X.Y.Z` is the CUDA build, which *requires* the nvidia-* packages: reinstalling it and then removing them
     leaves `import torch` failing on libcublas (issue 13). Replacing, `--no-deps` keeps the rest of the environment as

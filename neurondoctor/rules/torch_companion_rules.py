@@ -15,6 +15,7 @@ from neurondoctor.neuron_version import major_minor
 from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, pin, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, Finding
+from neurondoctor.rules.fix import Command, Fix
 from neurondoctor.rules.torch_build import is_cuda_build, torch_version_shown
 
 CATEGORY = "stock-torch-conflict"
@@ -42,7 +43,8 @@ def _torch_flavour(torch: Distribution, build: Optional[TorchBuild]) -> Optional
     return build_flavour(torch.version)
 
 
-def _reinstall(ctx: RuleContext, env: PythonEnvironment, name: str, spec_version: str, flavour: Optional[str]) -> str:
+def _reinstall(ctx: RuleContext, env: PythonEnvironment, name: str, spec_version: str,
+               flavour: Optional[str]) -> Command:
     """The companion for torch's build: the CPU index for a CPU torch (what Neuron venvs use), PyPI otherwise."""
     if flavour == "cpu":
         version = spec_version if spec_version.endswith(".*") else f"{spec_version}+cpu"
@@ -78,7 +80,7 @@ def companion_mismatches(ctx: RuleContext) -> list[Finding]:
                     detail=f"{name} pairs with one torch X.Y; {SYMPTOM}. Keep torch (the Neuron framework pins it) "
                            f"and install the {name} built for it.",
                     evidence={**evidence, "expected": expected},
-                    fix=[_reinstall(ctx, env, name, f"{expected}.*", flavour)]))
+                    fix=Fix([_reinstall(ctx, env, name, f"{expected}.*", flavour)])))
                 continue
             companion_flavour = build_flavour(shown)
             if flavour and companion_flavour and companion_flavour != flavour:
@@ -88,7 +90,7 @@ def companion_mismatches(ctx: RuleContext) -> list[Finding]:
                           f"a {flavour.upper()} build",
                     detail=f"The companion's operators are compiled for the other build; {SYMPTOM}.",
                     evidence={**evidence, "companion_build": companion_flavour, "torch_build": flavour},
-                    fix=[_reinstall(ctx, env, name, dist.version.partition("+")[0], flavour)]))
+                    fix=Fix([_reinstall(ctx, env, name, dist.version.partition("+")[0], flavour)])))
     return findings
 
 

@@ -5,20 +5,20 @@ from __future__ import annotations
 from neurondoctor.facts.python_env import PythonEnvironment
 from neurondoctor.rules import python_support_rules, shadowing_rules
 from neurondoctor.rules.check import NO_ENVIRONMENT, Check, FindingSpec, RuleSet
-from neurondoctor.rules.context import RuleContext, pin, pip_command, quoted
+from neurondoctor.rules.context import RuleContext, pin, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
+from neurondoctor.rules.fix import Fix, command
 
 CATEGORY = "broken-venv"
 
 
-def _recreate_commands(env: PythonEnvironment) -> list[str]:
+def _recreate_commands(env: PythonEnvironment) -> Fix:
     """Relink the venv to an installed pythonX.Y, keeping its packages. `venv --upgrade` fails on the dangling links
     themselves (`No such file or directory: …/bin/python3.11`), so they go first; `--clear` would delete the
     packages."""
     python = env.python_major_minor or "3"
-    links = " ".join(quoted(f"{env.path.rstrip('/')}/bin/{name}") for name in dict.fromkeys(
-        ("python", "python3", f"python{python}")))
-    return [f"rm -f {links}", f"python{python} -m venv --upgrade {quoted(env.path)}"]
+    links = [f"{env.path.rstrip('/')}/bin/{name}" for name in dict.fromkeys(("python", "python3", f"python{python}"))]
+    return Fix([command("rm", "-f", *links), command(f"python{python}", "-m", "venv", "--upgrade", env.path)])
 
 
 def missing_interpreter(ctx: RuleContext) -> list[Finding]:
@@ -40,7 +40,7 @@ def missing_interpreter(ctx: RuleContext) -> list[Finding]:
                     if exists else "Check the path given with --venv."),
             evidence={"venv": env.path, "interpreter": env.interpreter, "target": env.interpreter_target,
                       "home": env.pyvenv_cfg.get("home")},
-            fix=_recreate_commands(env) if exists else [],
+            fix=_recreate_commands(env) if exists else Fix(),
         ))
     return findings
 
@@ -58,7 +58,7 @@ def interpreter_failed(ctx: RuleContext) -> list[Finding]:
             title=f"{env.interpreter} did not run a standard-library script",
             detail="; ".join(env.problems),
             evidence={"interpreter": env.interpreter, "problems": env.problems},
-            fix=[f"{quoted(env.interpreter)} -I -c 'import sys; print(sys.version)'"],
+            fix=Fix([command(env.interpreter or "python3", "-I", "-c", "import sys; print(sys.version)")]),
         ))
     return findings
 
@@ -83,9 +83,9 @@ def damaged_metadata(ctx: RuleContext) -> list[Finding]:
             title=f"{len(problems)} damaged or unreadable item(s) in {env.path}",
             detail="What could not be read is left out of the other checks, so they may miss problems there.",
             evidence={"venv": env.path, "problems": problems[:20]},
-            fix=[pip_command(env, "install", "--force-reinstall", "--no-deps",
-                             *(pin(dist.display_name, dist.version) for dist in damaged))]
-            if damaged and env.interpreter_exists else [],
+            fix=Fix([pip_command(env, "install", "--force-reinstall", "--no-deps",
+                                 *(pin(dist.display_name, dist.version) for dist in damaged))]
+                    if damaged and env.interpreter_exists else []),
         ))
     return findings
 

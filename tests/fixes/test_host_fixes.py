@@ -59,7 +59,7 @@ CASES = {
                                        "sudo apt-get install -y --allow-change-held-packages")),
     "driver-missing-dnf": Case("ND-DRV-001", {"package_versions": {"aws-neuronx-dkms": None}, "repo_file": False,
                                               "os": "al2023", "kernel": AL2023_KERNEL}, rpm=True,
-                               expect=("printf '[neuron]", "sudo rpm --import", "sudo dnf install -y \"kernel-devel")),
+                               expect=("printf '[neuron]", "sudo rpm --import", "sudo dnf install -y 'kernel-devel")),
     "driver-not-loaded": Case("ND-DRV-002", {"driver_loaded": False}, expect=("sudo modprobe neuron",)),
     "driver-stale": Case("ND-DRV-003", {"loaded_version": "2.28.0.0",
                                         "holders": [Holder(4242, "jupyter-lab", "jupyter-lab --port 8888", (0,))]},

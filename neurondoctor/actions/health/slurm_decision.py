@@ -11,11 +11,12 @@ none out), with LBNL NHC's drain semantics (ARCHITECTURE.md §8; node-health.md)
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass
 from typing import Optional
 
+from neurondoctor.output_text import neutralize
 from neurondoctor.report.health import STATE_DEGRADED, STATE_OK, STATE_UNHEALTHY, Health
+from neurondoctor.rules.fix import command
 
 REASON_PREFIX = "neurondoctor:"
 REASON_LIMIT = 100
@@ -71,19 +72,19 @@ class SlurmDecision:
     argv: tuple[str, ...] = ()
 
     def shown(self) -> str:
-        return " ".join(shlex.quote(part) for part in self.argv)
+        return command(*self.argv).render() if self.argv else ""
 
 
 def drain_reason(health: Health) -> str:
     """`neurondoctor: ND-DRV-001 title (+2 more)` cut to REASON_LIMIT characters; the verdict's reasons are the
     errors, worst first."""
     errors = [reason for reason in health.reasons if not reason.startswith("could not check:")]
-    head = errors[0] if errors else "unhealthy"
+    head = neutralize(errors[0]) if errors else "unhealthy"
     more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
     room = REASON_LIMIT - len(REASON_PREFIX) - 1 - len(more)
     text = head if len(head) <= room else head[: max(0, room - 3)].rstrip() + "..."
-    # scontrol takes the reason as one argv word; a newline or quote in a title must not reach it
-    return f"{REASON_PREFIX} {text}{more}".replace("\n", " ").replace('"', "'")
+    # scontrol takes the reason as one argv word; a control (shown escaped above) or a quote must not reach it
+    return f"{REASON_PREFIX} {text}{more}".replace('"', "'")
 
 
 def decide(health: Health, node: SlurmNode) -> SlurmDecision:

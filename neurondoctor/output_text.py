@@ -1,0 +1,115 @@
+"""The one output boundary: every line a text renderer writes passes `printable` (ARCHITECTURE.md §7, Trust).
+
+The strings neurondoctor shows come from others: a package's version, os-release, a process's command line, a
+hostname, another node's report. A newline in one forges a second `OK:` line for NHC or splits node-problem-
+detector's message; an escape sequence reaches the terminal raw (OSC 52 writes the clipboard, CSI rewrites what was
+printed above); a bidi override reorders what the reader sees. So every text line is neutralised here: C0 and C1
+controls, ESC, DEL, bidi controls and the Unicode line and paragraph separators are shown escaped (`\\n`, `\\x1b`,
+`\\u202e`), and bytes that did not decode (surrogate escapes) as `\\xNN`. JSON keeps the raw values (its own escapes
+make them harmless), so readers of reports see what the host had.
+
+The same boundary makes every command work on any output encoding: where the stream cannot encode the marks
+(`PYTHONIOENCODING=ascii`, `latin-1`, `LANG=C` on an older Python), they take their ASCII forms, and any other
+character the stream cannot encode is written as a backslash escape instead of a UnicodeEncodeError.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+import sys
+from collections.abc import Iterable
+from typing import Optional, TextIO
+
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\udc80-\udcff]")
+_SHORT = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+# Marks and punctuation of the reports, and their ASCII forms (boxes first: `[✓]` is `[ok]`, a bare `✓` is `ok`).
+_ASCII_BOXES = {"[✓]": "[ok]", "[✗]": "[x]", "[–]": "[-]", "[☠]": "[crash]"}
+_ASCII_CHARACTERS = str.maketrans({"✓": "ok", "✗": "x", "☠": "crash", "–": "-", "—": "-", "·": "-", "…": "...",
+                                   "×": "x", "•": "*", "≥": ">=", "≤": "<=", "→": "->", "≠": "!=", "☐": "[ ]"})
+_MARKS_PROBE = "✓✗–☠·…×•"
+
+
+def _escaped(match: re.Match[str]) -> str:
+    char = match.group()
+    code = ord(char)
+    if char in _SHORT:
+        return _SHORT[char]
+    if 0xDC80 <= code <= 0xDCFF:  # a byte that did not decode (surrogateescape)
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def neutralize(text: str) -> str:
+    """The text on one line, with every control, bidi control and undecodable byte shown escaped."""
+    return _UNSAFE.sub(_escaped, text)
+
+
+def ascii_forms(text: str) -> str:
+    """The report's marks and punctuation in ASCII (`[✓]` → `[ok]`, `·` → `-`, `…` → `...`)."""
+    for box, plain in _ASCII_BOXES.items():
+        text = text.replace(box, plain)
+    return text.translate(_ASCII_CHARACTERS)
+
+
+def needs_ascii(stream: TextIO) -> bool:
+    """True when the stream's encoding cannot write the report's marks."""
+    encoding = getattr(stream, "encoding", None)
+    if encoding is None:  # a text buffer (StringIO) holds any character
+        return False
+    try:
+        _MARKS_PROBE.encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        return True
+    return False
+
+
+def printable(text: str, ascii_only: bool = False) -> str:
+    """One line as a text renderer may write it: neutralised, in ASCII forms when the stream needs them."""
+    line = neutralize(text)
+    return ascii_forms(line) if ascii_only else line
+
+
+def printable_lines(lines: Iterable[str], stream: Optional[TextIO] = None) -> str:
+    """Lines joined for one stream (stdout by default), each passed through `printable`."""
+    ascii_only = needs_ascii(stream or sys.stdout)
+    return "\n".join(printable(line, ascii_only) for line in lines)
+
+
+def tolerant_streams() -> None:
+    """Make stdout and stderr write what their encoding cannot hold as backslash escapes, never raise: the last
+    net under `printable`, for text that is not a mark (a non-ASCII package name on an ASCII terminal)."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is None:
+            continue
+        try:
+            codecs.lookup(stream.encoding or "ascii")
+            reconfigure(errors="backslashreplace")
+        except (LookupError, ValueError, OSError):
+            continue
+
+
+def write_text(text: str, stream: Optional[TextIO] = None) -> None:
+    """Write a text renderer's output: each line through `printable` for this stream (renderers whose lines must
+    stay one per result, nhc and npd, neutralise their fields before joining)."""
+    stream = stream or sys.stdout
+    ascii_only = needs_ascii(stream)
+    stream.write("\n".join(printable(line, ascii_only) for line in text.split("\n")))
+
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|#~])")
+_MARKDOWN_LINK_OR_HTML = re.compile(r"([\\\[\]<>|])")
+
+
+def markdown_data(text: str) -> str:
+    """A field that is all data (a path, a hostname, a version) for Markdown: neutralised, every metacharacter
+    escaped, so it can forge no table cell, link, heading, HTML or code span."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", neutralize(text))
+
+
+def markdown_prose(text: str) -> str:
+    """Our sentences with data inside (a title, a detail) for Markdown: neutralised, with the characters that
+    make links, HTML and table cells escaped; the code spans the sentences use themselves stay."""
+    return _MARKDOWN_LINK_OR_HTML.sub(r"\\\1", neutralize(text))
