@@ -21,7 +21,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from neurondoctor.actions.fleet_summary import summarize_paths  # noqa: E402
+from neurondoctor.actions.fleet.summary import summarize_paths  # noqa: E402
 from tests.fleet_reports import Plan, base_report, node_reports  # noqa: E402
 from tests.neuron_envs import HEALTHY_STACKS, stack_wheels  # noqa: E402
 from tests.wheelhouse import VenvFactory, WheelSpec, write_pip_conf  # noqa: E402

@@ -216,7 +216,7 @@ def xla_venv() -> Path:
     """torch 2.9.0 + torch-xla 2.9.0 from PyPI in a venv kept under the user's cache, so the ~4 GB download
     happens once per machine (NEURONDOCTOR_TEST_CACHE moves it). A stamp naming the stack marks a finished
     install; another stack is installed over it."""
-    from neurondoctor.actions.venv_builder import find_uv
+    from neurondoctor.actions.venv.builder import find_uv
 
     cache = Path(os.environ.get("NEURONDOCTOR_TEST_CACHE", Path.home() / ".cache" / "neurondoctor-tests"))
     venv = cache / "xla-2.9.0"

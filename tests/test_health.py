@@ -339,12 +339,12 @@ def test_a_crashing_check_drains_nothing_and_resumes_nothing(tmp_path: Path, mon
     unknown, Slurm is asked nothing beyond `show node`, and the status file says unknown — on a drained node and
     on an idle one."""
     from neurondoctor.cli import health_command
-    from neurondoctor.rules import driver_rules
+    from neurondoctor.rules.host_stack import driver
 
     def broken(*_: object, **__: object) -> None:
         raise RuntimeError("a rule bug")
 
-    monkeypatch.setattr(driver_rules, "Finding", broken)
+    monkeypatch.setattr(driver, "Finding", broken)
     broken_root = build_host(tmp_path / "broken", HostSpec(driver_loaded=False))
     for state, reason in (("IDLE", None), ("IDLE+DRAIN", "neurondoctor: ND-DRV-002 module not loaded")):
         slurm = FakeSlurm(tmp_path, state, reason)

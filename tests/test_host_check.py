@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from neurondoctor.actions.check_run import CheckOptions, run_check
+from neurondoctor.actions.check.check_run import CheckOptions, run_check
 from neurondoctor.release_data.catalog import ReleaseCatalog
 from neurondoctor.report.model import Report
 from tests.conftest import check_json, cli_env, findings_by_id, run_cli

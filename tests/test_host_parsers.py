@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neurondoctor.actions.check_run import CheckOptions, run_check
+from neurondoctor.actions.check.check_run import CheckOptions, run_check
 from neurondoctor.facts.host import OsRelease
 from neurondoctor.host.kernel_modules import parse_proc_modules
 from neurondoctor.host.neuron_devices import read_sysfs_devices
@@ -17,7 +17,7 @@ from neurondoctor.host.os_packages import parse_dpkg_status, parse_rpm_query
 from neurondoctor.host.os_release import parse_os_release
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.release_data.catalog import ReleaseCatalog
-from neurondoctor.rules.env_var_rules import parse_core_list
+from neurondoctor.rules.host_stack.env_vars import parse_core_list
 
 TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=800)
 JSONISH = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=6),

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from neurondoctor.rules.canary_rules import result_findings
+from neurondoctor.rules.probes.canary import result_findings
 from tests.conftest import cli_env, run_cli
 from tests.doubles.torch_neuronx_double import DOUBLE_SOURCE
 from tests.host_fixture import HostSpec, build_host

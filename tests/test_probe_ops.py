@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from neurondoctor.release_data.probe_data import load_op_support
-from neurondoctor.rules.op_rules import classify
+from neurondoctor.rules.probes.ops import classify
 from tests.conftest import REPO, run_cli
 
 MODELS = REPO / "tests" / "models"

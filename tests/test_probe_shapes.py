@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from neurondoctor.rules.shape_rules import bucket_edges, judge_shapes, varying_axes
+from neurondoctor.rules.probes.shapes import bucket_edges, judge_shapes, varying_axes
 from tests.conftest import REPO, cli_env, run_cli
 
 MODEL = REPO / "tests" / "models" / "call_forms.py"

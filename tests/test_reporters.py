@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from neurondoctor.actions.check_run import CheckOptions, run_check
+from neurondoctor.actions.check.check_run import CheckOptions, run_check
 from neurondoctor.release_data.catalog import ReleaseCatalog
 from neurondoctor.report.document import SCHEMA, render_json
 from neurondoctor.report.markdown import render_markdown

@@ -75,7 +75,7 @@ def test_a_transformers_downgrade_under_optimum_neuron(venvs: VenvFactory, hf_in
 
 
 def test_a_torchvision_for_another_torch(venvs: VenvFactory, hf_index_url: str, neuron_host: Path) -> None:
-    """torchvision 0.24 pins torch 2.9.0 (that pair is torch_companion_rules' ND-TORCH-005, whose fix moves
+    """torchvision 0.24 pins torch 2.9.0 (that pair is torch_companions.py's ND-TORCH-005, whose fix moves
     torchvision, not the pinned torch), and the `[neuronx]` extra pins torchvision 0.23.*."""
     venv = optimum_neuron_venv(venvs, hf_index_url, "req-torchvision")
     venvs.install(venv, [torchvision_wheel("0.24.0", "cu128", "2.9.0")])  # PyPI's, over the extra's

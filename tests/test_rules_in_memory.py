@@ -121,7 +121,7 @@ def test_compile_cache_space_and_memlock(catalog: ReleaseCatalog) -> None:
                             compile_cache=CompileCache("/var/tmp/neuron-compile-cache", "default",
                                                        free_bytes=1 << 30, total_bytes=100 << 30))
     ctx = RuleContext(Facts(HostFacts(root="/", instance_type="trn1.32xlarge", snapshot=snapshot), []), catalog)
-    from neurondoctor.rules.resource_rules import compile_cache_space, memlock_limit
+    from neurondoctor.rules.host_stack.resources import compile_cache_space, memlock_limit
 
     cache = compile_cache_space(ctx)[0]
     assert (cache.id, cache.severity) == ("ND-RES-001", "error") and "1.0 GiB free" in cache.title
@@ -145,7 +145,7 @@ def test_command_lines_in_reports_are_redacted() -> None:
 
 def test_device_permission_names_the_user_and_groups_who_run(catalog: ReleaseCatalog) -> None:
     from neurondoctor.facts.host import DeviceNode, HostSnapshot
-    from neurondoctor.rules.device_rules import device_permission
+    from neurondoctor.rules.host_stack.devices import device_permission
 
     node = DeviceNode("/dev/neuron0", True, 0o020660, 0, 990)
     snapshot = HostSnapshot(device_nodes=[node], uid=1000, groups=[1000, 27], user_name="ubuntu",

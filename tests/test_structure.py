@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from neurondoctor.actions.check_run import CheckOptions, run_check
+from neurondoctor.actions.check.check_run import CheckOptions, run_check
 from neurondoctor.cli import check_command
 from neurondoctor.release_data.catalog import ReleaseCatalog
 from neurondoctor.report.document import render_json

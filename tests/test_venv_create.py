@@ -152,7 +152,7 @@ def test_check_reports_a_broken_guard(index_url: str, tmp_path: Path) -> None:
     env = isolated_env(tmp_path)
     target = tmp_path / "bypassed"
     assert create(target, index_url, "uv", env).returncode == 0
-    from neurondoctor.actions.venv_builder import find_uv
+    from neurondoctor.actions.venv.builder import find_uv
 
     uv = find_uv()
     assert uv is not None

@@ -1,1 +1,2 @@
-"""Actions that change something because the user asked: `venv create` (and later bootstrap, bundle)."""
+"""The commands' libraries, one package per command family: check (run, --fix), venv, probe, bundle, health,
+bootstrap, fleet. Each reuses the collectors, rules and reporters and never duplicates them."""

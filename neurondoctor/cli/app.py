@@ -78,7 +78,7 @@ def venv_create(
     force: bool = typer.Option(False, "--force", help="Replace an existing environment once the new one is built."),
 ) -> None:
     """Build a fresh, pinned, guarded environment for a Neuron release, then check it."""
-    from neurondoctor.actions.venv_command import VenvCreateOptions, create_venv, describe_plan, prepare_venv
+    from neurondoctor.actions.venv.create import VenvCreateOptions, create_venv, describe_plan, prepare_venv
     from neurondoctor.cli.progress import progress_for_stderr
     from neurondoctor.report.terminal import render_terminal
 
@@ -325,7 +325,7 @@ def fleet_summarize(
     node is unhealthy, else 3 when a node is unknown or a report unreadable, else 0."""
     import json
 
-    from neurondoctor.actions.fleet_summary import summarize_paths
+    from neurondoctor.actions.fleet.summary import summarize_paths
     from neurondoctor.report.fleet import render_fleet_markdown, render_fleet_text
 
     if output_format not in ("text", "markdown"):
@@ -356,7 +356,7 @@ def bootstrap(
     check and the canary. Plans by default; --apply runs it. Idempotent. Exit code = health."""
     import json
 
-    from neurondoctor.actions.bootstrap_run import BootstrapOptions, run_bootstrap, write_status
+    from neurondoctor.actions.bootstrap.bootstrap_run import BootstrapOptions, run_bootstrap, write_status
     from neurondoctor.cli.bootstrap_output import bootstrap_document, render_bootstrap_text
     from neurondoctor.release_data.catalog import load_catalog
     from neurondoctor.report.health import health_exit_code

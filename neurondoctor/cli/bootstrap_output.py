@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Optional
 
-from neurondoctor.actions.bootstrap_run import BootstrapOptions, BootstrapOutcome
+from neurondoctor.actions.bootstrap.bootstrap_run import BootstrapOptions, BootstrapOutcome
 
 _MARKS = {True: "→", False: "✓"}
 

@@ -84,7 +84,7 @@ def run(argv: Sequence[str], environ: Optional[Mapping[str, str]] = None) -> int
     if args.list_ids:
         write_id_list(sys.stdout, args.as_json or args.output_format == "json")
         return exit_codes.OK
-    from neurondoctor.actions.check_run import CheckOptions, run_check, validate_options
+    from neurondoctor.actions.check.check_run import CheckOptions, run_check, validate_options
     from neurondoctor.release_data.catalog import load_catalog
 
     catalog = load_catalog()

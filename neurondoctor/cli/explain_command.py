@@ -79,7 +79,7 @@ def run_explain(source: str, as_json: bool) -> int:
             write_text(_finding_text(finding))
         return exit_codes.OK
     from neurondoctor.release_data.probe_data import load_compiler_fixes, load_error_signatures, load_op_support
-    from neurondoctor.rules.error_explanation import explain_text
+    from neurondoctor.rules.probes.error_explanation import explain_text
 
     text = _read_input(source)
     try:

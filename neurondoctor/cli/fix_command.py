@@ -1,6 +1,6 @@
 """`check --fix [--yes]`: show the plans, ask, apply, check again (issue 13 §4).
 
-What may be applied and how is `actions/fix_apply.py`; this is the conversation: the plan goes to stderr (stdout
+What may be applied and how is `actions/check/fix_apply.py`; this is the conversation: the plan goes to stderr (stdout
 keeps exactly the one report of the check after the fixes, `--json` included), a terminal is asked, a pipe or a
 CI job needs `--yes`, and the exit code is the re-check's.
 """
@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from typing import Callable, Optional, TextIO
 
 from neurondoctor import exit_codes
-from neurondoctor.actions.check_run import CheckOptions, run_check
-from neurondoctor.actions.fix_apply import MOVE, RUN, SKIP, EnvironmentFix, apply_step, plan_fixes, utc_stamp
+from neurondoctor.actions.check.check_run import CheckOptions, run_check
+from neurondoctor.actions.check.fix_apply import MOVE, RUN, SKIP, EnvironmentFix, apply_step, plan_fixes, utc_stamp
 from neurondoctor.output_text import write_text
 from neurondoctor.release_data.catalog import ReleaseCatalog
 from neurondoctor.report.model import Report

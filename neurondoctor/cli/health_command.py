@@ -104,7 +104,7 @@ def _render(report: Report, output_format: str) -> str:
 
 
 def run(argv: Sequence[str], environ: Optional[Mapping[str, str]] = None) -> int:
-    from neurondoctor.actions.check_run import CheckOptions, validate_options
+    from neurondoctor.actions.check.check_run import CheckOptions, validate_options
     from neurondoctor.actions.health.health_run import (
         DEFAULT_STATUS_FILE,
         SAFE_PATH,

@@ -15,7 +15,7 @@ from neurondoctor.report.status_lines import (
     release_line,
     verdict_line,
 )
-from neurondoctor.rules.pip_index_rules import placeholder_words
+from neurondoctor.rules.python_stack.package_index import placeholder_words
 
 _STATUS_WORD = {"ok": "OK", "info": "OK", "warning": "WARNING", "error": "ERROR", "crashed": "CRASHED",
                 "unknown": "UNKNOWN", "skipped": "n/a"}

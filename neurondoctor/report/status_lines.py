@@ -21,7 +21,7 @@ from neurondoctor.report.model import (
 )
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_INFO, SEVERITY_WARNING
 from neurondoctor.rules.fix import Fix
-from neurondoctor.rules.pip_index_rules import placeholder_words
+from neurondoctor.rules.python_stack.package_index import placeholder_words
 
 SEVERITY_ORDER = {SEVERITY_ERROR: 0, SEVERITY_WARNING: 1, SEVERITY_INFO: 2}
 VERDICT_WORDS = {STATE_OK: "Healthy", STATE_DEGRADED: "Degraded", STATE_UNHEALTHY: "Unhealthy",

@@ -14,8 +14,8 @@ from neurondoctor.facts import Facts
 from neurondoctor.facts.python_env import Distribution, PythonEnvironment
 from neurondoctor.release_data.catalog import ReleaseCatalog
 from neurondoctor.rules.fix import Command, command
-from neurondoctor.rules.host_release import HostRelease, detect_host_release
-from neurondoctor.rules.release_detection import EnvironmentRelease, detect_release
+from neurondoctor.rules.host_stack.host_release import HostRelease, detect_host_release
+from neurondoctor.rules.python_stack.release_detection import EnvironmentRelease, detect_release
 
 
 @dataclass(frozen=True)

@@ -8,36 +8,25 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from neurondoctor.rules import (
-    canary_rules,
-    device_rules,
-    driver_rules,
-    env_var_rules,
-    hardware_rules,
-    op_rules,
-    pip_index_rules,
-    release_rules,
-    runtime_rules,
-    shape_rules,
-    stock_torch_rules,
-    venv_health_rules,
-)
 from neurondoctor.rules.check import Check, FindingSpec
 from neurondoctor.rules.finding import CATEGORIES, Finding
+from neurondoctor.rules.host_stack import devices, driver, env_vars, hardware, runtime
+from neurondoctor.rules.probes import canary, ops, shapes
+from neurondoctor.rules.python_stack import package_index, release, stock_torch, venv_health
 
 CHECKS: tuple[Check, ...] = (
-    hardware_rules.CHECK,
-    driver_rules.CHECK,
-    runtime_rules.CHECK,
-    device_rules.CHECK,
-    env_var_rules.CHECK,
-    venv_health_rules.CHECK,
-    release_rules.CHECK,
-    stock_torch_rules.CHECK,
-    pip_index_rules.CHECK,
+    hardware.CHECK,
+    driver.CHECK,
+    runtime.CHECK,
+    devices.CHECK,
+    env_vars.CHECK,
+    venv_health.CHECK,
+    release.CHECK,
+    stock_torch.CHECK,
+    package_index.CHECK,
 )
 # The probes' areas: their findings are listed and explained like the others, but `check` does not run them.
-PROBE_CHECKS: tuple[Check, ...] = (op_rules.CHECK, canary_rules.CHECK, shape_rules.CHECK)
+PROBE_CHECKS: tuple[Check, ...] = (ops.CHECK, canary.CHECK, shapes.CHECK)
 CHECK_IDS = frozenset(check.id for check in CHECKS)
 
 

@@ -75,8 +75,8 @@ def test_a_directory_that_appears_during_the_build_is_not_clobbered(index_url: s
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """Another program creates the user's directory at PATH in the window between the finished build and the
     rename: the re-check just before the rename must notice it and leave it alone."""
-    from neurondoctor.actions import venv_builder
-    from neurondoctor.actions.venv_command import VenvCreateOptions, prepare_venv
+    from neurondoctor.actions.venv import builder as venv_builder
+    from neurondoctor.actions.venv.create import VenvCreateOptions, prepare_venv
 
     target = tmp_path / "racy"
     real_write_guard = venv_builder.write_guard

@@ -6,7 +6,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from neurondoctor.actions.fix_apply import MOVE, RUN, SKIP, apply_step, classify
+from neurondoctor.actions.check.fix_apply import MOVE, RUN, SKIP, apply_step, classify
 from neurondoctor.facts.python_env import PythonEnvironment, SiteDir
 from neurondoctor.rules.fix import Command, command
 

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from neurondoctor.actions.fix_apply import RUN, SKIP, apply_step, classify
+from neurondoctor.actions.check.fix_apply import RUN, SKIP, apply_step, classify
 from neurondoctor.command_runner import CommandResult
 from neurondoctor.facts.host import HostSnapshot, OsRelease
 from neurondoctor.facts.python_env import PythonEnvironment
@@ -24,7 +24,7 @@ from neurondoctor.rules.context import pin, pip_command
 from neurondoctor.rules.finding import Finding
 from neurondoctor.rules.fix import Command, Fix, Shell, command, note, pipeline
 from neurondoctor.rules.fix_plan import environment_plan, requirement_name
-from neurondoctor.rules.host_fixes import install_command
+from neurondoctor.rules.host_stack.os_commands import install_command
 
 HOSTILE = [*"$`'\"\\ \n\t;|&<>(){}[]*?!#~=%^,:@+-./\x1b\x07\x7f\u0085\u202e\u2028", "é", "€", "文", "$(id)", "`id`",
            "'; rm -rf /;'", "--index-url=x"]

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from neurondoctor.actions.fix_apply import back_up
+from neurondoctor.actions.check.fix_apply import back_up
 from tests.conftest import check_json, findings_by_id, run_cli
 from tests.fixes.conftest import FixIndexes, broken_venv, fix_setting, placeholder_venv
 from tests.fixes.harness import bad_findings, pip_config

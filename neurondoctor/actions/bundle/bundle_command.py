@@ -171,7 +171,7 @@ class BundleOptions:
 
 def build_bundle(options: BundleOptions, progress: Callable[[str], None]) -> BundleResult:
     """Collect everything and write the archive; raises UserError for a root that is not a directory."""
-    from neurondoctor.actions.check_run import CheckOptions, run_check
+    from neurondoctor.actions.check.check_run import CheckOptions, run_check
     from neurondoctor.report.document import render_json
     from neurondoctor.report.markdown import render_markdown
 

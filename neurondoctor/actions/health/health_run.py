@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from neurondoctor import __version__
-from neurondoctor.actions.check_run import CheckOptions, run_check
+from neurondoctor.actions.check.check_run import CheckOptions, run_check
 from neurondoctor.actions.health.owned_files import read_status_file, write_status_file
 from neurondoctor.actions.health.slurm_decision import (
     SlurmDecision,

@@ -1,6 +1,6 @@
 """`neurondoctor probe canary`: does this environment's torch-neuronx compile and run on a NeuronCore?
 
-The run is judged by rules/canary_rules.py; an import failure is explained further by `check` on the same
+The run is judged by rules/probes/canary.py; an import failure is explained further by `check` on the same
 interpreter (its errors join the report). No device (unless `--cpu-backend`) or no torch-neuronx is Skipped
 (exit 4); a canary that gave no document raises UserError with exit 3.
 """
@@ -15,14 +15,14 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from neurondoctor import exit_codes
-from neurondoctor.actions.check_run import CheckOptions, run_check
+from neurondoctor.actions.check.check_run import CheckOptions, run_check
 from neurondoctor.actions.probe.probe_runner import default_python, probe_document, probe_health, run_probe
 from neurondoctor.host.neuron_devices import read_device_nodes
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.release_data.probe_data import load_error_signatures
 from neurondoctor.report.model import ProbeReport, new_probe_report
-from neurondoctor.rules.canary_rules import failure_findings, result_findings
 from neurondoctor.rules.finding import SEVERITY_ERROR
+from neurondoctor.rules.probes.canary import failure_findings, result_findings
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """`neurondoctor probe ops MODEL_SPEC`: which of a model's ops run on CPU on Neuron, as a library call.
 
-`--mode inventory` records every aten op of one training step on CPU and classifies it (rules/op_rules.py);
+`--mode inventory` records every aten op of one training step on CPU and classifies it (rules/probes/ops.py);
 `--mode xla` runs the step on an XLA device and reads the ops that really fell back. Bad model specs (syntax
 error, missing factory, the factory or the step raised, a hang past the timeout) raise UserError (exit 2); a
 probe that gave no document raises UserError with exit 3; no torch is Skipped (exit 4).
@@ -23,7 +23,7 @@ from neurondoctor.actions.probe.probe_runner import (
 )
 from neurondoctor.release_data.probe_data import load_op_support
 from neurondoctor.report.model import ProbeReport, new_probe_report
-from neurondoctor.rules.op_rules import Inventory, classify
+from neurondoctor.rules.probes.ops import Inventory, classify
 
 MODES = ("inventory", "xla")
 SCRIPTS_BY_MODE = {"inventory": "op_inventory.py", "xla": "xla_fallbacks.py"}

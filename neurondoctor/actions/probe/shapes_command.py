@@ -1,7 +1,7 @@
 """`neurondoctor probe shapes MODEL_SPEC`: how many graphs a model's step compiles as its input shapes vary.
 
 Runs scripts/xla_shapes.py in the target interpreter on an XLA device (PJRT_DEVICE as set, else the Neuron device
-where one exists, else the CPU) and judges the counts (rules/shape_rules.py). Exit codes as `probe ops`: 2 for a
+where one exists, else the CPU) and judges the counts (rules/probes/shapes.py). Exit codes as `probe ops`: 2 for a
 model that cannot be loaded or stepped, 4 without torch-xla.
 """
 
@@ -15,7 +15,7 @@ from typing import Optional
 from neurondoctor.actions.probe.ops_command import DEFAULT_TIMEOUT, pjrt_device, raise_for_outcome
 from neurondoctor.actions.probe.probe_runner import default_python, probe_health, run_probe
 from neurondoctor.report.model import ProbeReport, new_probe_report
-from neurondoctor.rules.shape_rules import judge_shapes
+from neurondoctor.rules.probes.shapes import judge_shapes
 
 
 @dataclass

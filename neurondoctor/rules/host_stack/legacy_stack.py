@@ -4,7 +4,7 @@ Neuron Runtime 1.x (`aws-neuron-runtime`, the `neuron-rtd` daemon) entered maint
 the frameworks moved to Runtime 2.x (libnrt.so); from Neuron 2.3 the driver and tools no longer support it
 (general/announcements/neuron2.x/neuron-rtd-eol.rst). From Neuron 2.5 `aws-neuron-tools` is `aws-neuronx-tools`
 for every instance, Inf1 included (announcements: "Introducing Neuron packaging and installation changes for Inf1
-customers"). The old driver package, aws-neuron-dkms, is driver_rules' ND-DKMS-004.
+customers"). The old driver package, aws-neuron-dkms, is driver.py's ND-DKMS-004.
 """
 
 from __future__ import annotations
@@ -13,7 +13,12 @@ from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Fix, command
-from neurondoctor.rules.host_fixes import host_target_release, install_command, release_version, remove_command
+from neurondoctor.rules.host_stack.os_commands import (
+    host_target_release,
+    install_command,
+    release_version,
+    remove_command,
+)
 
 RUNTIME_1X = ("aws-neuron-runtime", "aws-neuron-runtime-base")
 LEGACY_TOOLS = "aws-neuron-tools"

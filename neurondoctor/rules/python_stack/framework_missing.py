@@ -17,7 +17,7 @@ from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, neuron_host, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Fix, command
-from neurondoctor.rules.torch_build import is_cuda_build, nvidia_distributions, torch_version_shown
+from neurondoctor.rules.python_stack.torch_build import is_cuda_build, nvidia_distributions, torch_version_shown
 
 CATEGORY = "framework-missing"
 

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Protocol
 
-from neurondoctor.actions.venv_guard import write_guard
-from neurondoctor.actions.venv_plan import VenvPlan
+from neurondoctor.actions.venv.guard import write_guard
+from neurondoctor.actions.venv.plan import VenvPlan
 from neurondoctor.command_runner import interrupt, run_command
 from neurondoctor.facts.guard_files import CONSTRAINTS_FILE, MARKER_FILE
 

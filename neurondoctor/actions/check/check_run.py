@@ -44,8 +44,8 @@ from neurondoctor.rules.context import RuleContext, neuron_host
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import quote_word
 from neurondoctor.rules.fix_plan import environment_plan
+from neurondoctor.rules.python_stack.torch_build import torch_version_shown
 from neurondoctor.rules.registry import finding_selected, known_selector, select_checks
-from neurondoctor.rules.torch_build import torch_version_shown
 
 ENVIRONMENTS_COLLECTOR = "environments"
 

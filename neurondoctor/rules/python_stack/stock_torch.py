@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from neurondoctor.facts.python_env import Distribution, PythonEnvironment
 from neurondoctor.neuron_version import major_minor
-from neurondoctor.rules import framework_missing_rules, framework_pin_rules, requirement_rules, torch_companion_rules
 from neurondoctor.rules.check import NO_ENVIRONMENT, Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, TorchStack, pin, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Command, Fix, command
-from neurondoctor.rules.torch_build import (
+from neurondoctor.rules.python_stack import framework_missing, framework_pins, requirements, torch_companions
+from neurondoctor.rules.python_stack.torch_build import (
     cpu_torch_command,
     is_cuda_build,
     nvidia_distributions,
@@ -186,7 +186,7 @@ RULE_SET = RuleSet(
     ),
 )
 CHECK = Check("pytorch-stack", "PyTorch stack",
-              (RULE_SET, torch_companion_rules.RULE_SET, framework_pin_rules.RULE_SET, requirement_rules.RULE_SET,
-               framework_missing_rules.RULE_SET),
+              (RULE_SET, torch_companions.RULE_SET, framework_pins.RULE_SET, requirements.RULE_SET,
+               framework_missing.RULE_SET),
               pytorch_summary,
               needs=("environments",))

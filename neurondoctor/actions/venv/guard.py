@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
-from neurondoctor.actions.venv_plan import VenvPlan
+from neurondoctor.actions.venv.plan import VenvPlan
 from neurondoctor.facts.guard_files import CONSTRAINTS_FILE, MARKER_FILE, MARKER_SCHEMA
 
 ACTIVATE_MARK = "# neurondoctor guard"

@@ -102,7 +102,7 @@ def unmet_requirements(ctx: RuleContext, env: PythonEnvironment) -> list[Unmet]:
 
 def _pin_rules_judge(ctx: RuleContext, item: Unmet) -> bool:
     """torch-neuronx → torch, libneuronxla → neuronx-cc …: the pin rules judge these against the release data;
-    torchvision/torchaudio → torch is torch_companion_rules' (its fix moves the companion, not the pinned torch)."""
+    torchvision/torchaudio → torch is torch_companions.py's (its fix moves the companion, not the pinned torch)."""
     framework = ctx.catalog.compat.get("framework_packages", {})
     if item.dist.name in ("torchvision", "torchaudio") and item.requirement.name == "torch":
         return True

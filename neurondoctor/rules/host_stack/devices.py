@@ -14,8 +14,8 @@ from neurondoctor.rules.check import Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, neuron_host
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Fix, Shell, command, note, pipeline
-from neurondoctor.rules.hardware_rules import stop_start
-from neurondoctor.rules.host_fixes import RELOAD_DRIVER
+from neurondoctor.rules.host_stack.hardware import stop_start
+from neurondoctor.rules.host_stack.os_commands import RELOAD_DRIVER
 
 NEURON_FAMILIES = ("trn", "inf")
 

@@ -16,7 +16,7 @@ from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Fix, alternative, command, note
-from neurondoctor.rules.host_fixes import host_target_release, install_command
+from neurondoctor.rules.host_stack.os_commands import host_target_release, install_command
 
 
 def _applies(ctx: RuleContext) -> bool:

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Optional
 
 from neurondoctor import exit_codes
-from neurondoctor.actions.check_run import CheckOptions, run_check
-from neurondoctor.actions.venv_builder import (
+from neurondoctor.actions.check.check_run import CheckOptions, run_check
+from neurondoctor.actions.venv.builder import (
     BuildError,
     Progress,
     build_commands,
@@ -22,7 +22,7 @@ from neurondoctor.actions.venv_builder import (
     ensurepip_wheels,
     find_uv,
 )
-from neurondoctor.actions.venv_plan import PlanError, VenvPlan, plan_venv
+from neurondoctor.actions.venv.plan import PlanError, VenvPlan, plan_venv
 from neurondoctor.command_runner import run_command
 from neurondoctor.release_data.catalog import load_catalog
 from neurondoctor.report.model import Report

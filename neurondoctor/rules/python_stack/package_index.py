@@ -25,7 +25,7 @@ from neurondoctor.rules.check import NO_ENVIRONMENT, Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, made_by_uv_without_pip, pin, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_INFO, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Command, Fix, Step, assignment, command, note
-from neurondoctor.rules.torch_build import is_cuda_build
+from neurondoctor.rules.python_stack.torch_build import is_cuda_build
 
 CATEGORY = "wrong-pip-index"
 

@@ -15,7 +15,7 @@ from neurondoctor.rules.check import Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, neuron_host
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Command, Fix, command, note, pipeline
-from neurondoctor.rules.host_fixes import (
+from neurondoctor.rules.host_stack.os_commands import (
     RELOAD_DRIVER,
     headers_command,
     host_target_release,

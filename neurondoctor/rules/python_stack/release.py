@@ -1,6 +1,6 @@
 """mixed-sdk-release and unknown-version: Neuron packages outside the environment's release, or in none.
 
-Framework packages out of step are `framework-pin-mismatch` (framework_pin_rules); every other Neuron
+Framework packages out of step are `framework-pin-mismatch` (python_stack/framework_pins.py); every other Neuron
 package (nki, neuronx-cc-stubs, runtime-discovery, …) from another release is reported here.
 """
 
@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from neurondoctor.neuron_version import release_words
 from neurondoctor.release_data.catalog import Neighbours
-from neurondoctor.rules import instance_rules, runtime_rules
 from neurondoctor.rules.check import NO_ENVIRONMENT, Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_INFO, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Fix, command
-from neurondoctor.rules.framework_pin_rules import describe_releases, realign_command
-from neurondoctor.rules.pip_index_rules import placeholder_words
+from neurondoctor.rules.host_stack import instance, runtime
+from neurondoctor.rules.python_stack.framework_pins import describe_releases, realign_command
+from neurondoctor.rules.python_stack.package_index import placeholder_words
 
 MANIFESTS_UPDATE = Fix([command("neurondoctor", "manifests", "update")])
 
@@ -127,5 +127,5 @@ RULE_SET = RuleSet(
     ),
 )
 CHECK = Check("neuron-release", "Neuron release",
-              (RULE_SET, runtime_rules.HOST_RELEASE_RULE_SET, instance_rules.RULE_SET), release_summary,
+              (RULE_SET, runtime.HOST_RELEASE_RULE_SET, instance.RULE_SET), release_summary,
               needs=("packages", "environments"))

@@ -12,8 +12,8 @@ from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, inf1_host, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, Finding
 from neurondoctor.rules.fix import Fix
-from neurondoctor.rules.host_fixes import RELOAD_DRIVER, install_command, remove_command
-from neurondoctor.rules.release_detection import PackageReleases
+from neurondoctor.rules.host_stack.os_commands import RELOAD_DRIVER, install_command, remove_command
+from neurondoctor.rules.python_stack.release_detection import PackageReleases
 
 
 def _instances(ctx: RuleContext, package: PackageReleases) -> list[str]:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from neurondoctor.facts.python_env import PythonEnvironment
-from neurondoctor.rules import python_support_rules, shadowing_rules
 from neurondoctor.rules.check import NO_ENVIRONMENT, Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, pin, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Fix, command
+from neurondoctor.rules.python_stack import python_support, shadowing
 
 CATEGORY = "broken-venv"
 
@@ -107,5 +107,5 @@ RULE_SET = RuleSet(
     ),
 )
 CHECK = Check("python-env", "Python environment",
-              (RULE_SET, python_support_rules.RULE_SET, shadowing_rules.RULE_SET), python_env_summary,
+              (RULE_SET, python_support.RULE_SET, shadowing.RULE_SET), python_env_summary,
               needs=("environments",))

@@ -22,7 +22,7 @@ from neurondoctor.neuron_version import normalize_neuron_version
 from neurondoctor.release_data.catalog import ReleaseCatalog
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.fix import Command, command, quote_word
-from neurondoctor.rules.host_fixes import (
+from neurondoctor.rules.host_stack.os_commands import (
     RELOAD_DRIVER,
     headers_command,
     install_command,

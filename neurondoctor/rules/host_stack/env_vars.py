@@ -11,12 +11,12 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-from neurondoctor.rules import os_rules, resource_rules
 from neurondoctor.rules.check import Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_INFO, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Command, Fix, assignment, command
-from neurondoctor.rules.resource_rules import GIB
+from neurondoctor.rules.host_stack import operating_system, resources
+from neurondoctor.rules.host_stack.resources import GIB
 
 _RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
 
@@ -203,5 +203,5 @@ RULE_SET = RuleSet(
                     "a per-process core count outside the trn1.32xlarge collectives sets"),
     ),
 )
-CHECK = Check("host-env", "Environment", (RULE_SET, resource_rules.RULE_SET, os_rules.RULE_SET), host_env_summary,
+CHECK = Check("host-env", "Environment", (RULE_SET, resources.RULE_SET, operating_system.RULE_SET), host_env_summary,
               needs=("system", "resources"))

@@ -1,6 +1,6 @@
 """`bootstrap`: plan or apply the set-up of a Neuron host for cloud-init user-data and AMI pipelines.
 
-The plan is actions/bootstrap_plan.py's. `--apply` needs root (user-data runs as root) and runs each needed
+The plan is actions/bootstrap/plan.py's. `--apply` needs root (user-data runs as root) and runs each needed
 command in order, logging it with its output and duration; the first failure stops the run, and the status file
 (`neurondoctor.status/1`, default /var/lib/neurondoctor/bootstrap.json, written atomically) says which step failed.
 On the live host commands run as they are shown, less `sudo`; under `--root DIR` they run in `chroot DIR`, so a
@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any, Optional, TextIO
 
 from neurondoctor import exit_codes
-from neurondoctor.actions.bootstrap_plan import Step, check_supported, os_steps, reload_step, venv_step
-from neurondoctor.actions.check_run import CheckOptions, collect_host, run_check, validate_options
+from neurondoctor.actions.bootstrap.plan import Step, check_supported, os_steps, reload_step, venv_step
+from neurondoctor.actions.check.check_run import CheckOptions, collect_host, run_check, validate_options
 from neurondoctor.actions.health.owned_files import write_status_file
 from neurondoctor.command_runner import run_command
 from neurondoctor.facts.guard_files import MARKER_FILE, read_marker

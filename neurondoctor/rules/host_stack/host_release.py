@@ -12,7 +12,7 @@ from typing import Optional
 from neurondoctor.facts.host import HostSnapshot
 from neurondoctor.neuron_version import normalize_neuron_version
 from neurondoctor.release_data.catalog import ReleaseCatalog
-from neurondoctor.rules.release_detection import narrow_releases
+from neurondoctor.rules.python_stack.release_detection import narrow_releases
 
 HOST_STACK = ("aws-neuronx-runtime-lib", "aws-neuronx-dkms", "aws-neuronx-collectives", "aws-neuronx-tools")
 

@@ -16,7 +16,7 @@ from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, pin, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, Finding
 from neurondoctor.rules.fix import Command, Fix
-from neurondoctor.rules.torch_build import is_cuda_build, torch_version_shown
+from neurondoctor.rules.python_stack.torch_build import is_cuda_build, torch_version_shown
 
 CATEGORY = "stock-torch-conflict"
 COMPANIONS = ("torchvision", "torchaudio")

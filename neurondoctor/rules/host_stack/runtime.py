@@ -11,15 +11,20 @@ from typing import Optional
 
 from neurondoctor.facts.python_env import PythonEnvironment
 from neurondoctor.neuron_version import normalize_neuron_version, release_tuple, release_words
-from neurondoctor.rules import legacy_stack_rules
 from neurondoctor.rules.check import Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, inf1_host, neuron_host
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Command, Fix, alternative, command, note
-from neurondoctor.rules.framework_pin_rules import describe_releases
-from neurondoctor.rules.host_fixes import RELOAD_DRIVER, host_target_release, install_command, release_version
-from neurondoctor.rules.instance_rules import DKMS, last_inf1_driver
-from neurondoctor.rules.release_detection import narrow_releases
+from neurondoctor.rules.host_stack import legacy_stack
+from neurondoctor.rules.host_stack.instance import DKMS, last_inf1_driver
+from neurondoctor.rules.host_stack.os_commands import (
+    RELOAD_DRIVER,
+    host_target_release,
+    install_command,
+    release_version,
+)
+from neurondoctor.rules.python_stack.framework_pins import describe_releases
+from neurondoctor.rules.python_stack.release_detection import narrow_releases
 
 RUNTIME = "aws-neuronx-runtime-lib"
 DRIVER = "aws-neuronx-dkms"
@@ -153,7 +158,7 @@ def runtime_files_missing(ctx: RuleContext) -> list[Finding]:
 
 def _inf1_pin_aside(ctx: RuleContext, odd: list[str]) -> list[str]:
     """On Inf1 the driver is pinned to the last line that supports it while the tools follow the releases (the
-    Inf1 install guide; instance_rules `_SOURCE`): that driver is not a mixed release. Judged without it, the other
+    Inf1 install guide; instance.py `_SOURCE`): that driver is not a mixed release. Judged without it, the other
     packages must still agree."""
     host = ctx.host_release()
     if not inf1_host(ctx) or DKMS not in host.versions:
@@ -261,5 +266,5 @@ HOST_RELEASE_RULE_SET = RuleSet(
                     "the host and an environment on different releases"),
     ),
 )
-CHECK = Check("runtime", "Runtime & tools", (RULE_SET, legacy_stack_rules.RULE_SET), runtime_summary,
+CHECK = Check("runtime", "Runtime & tools", (RULE_SET, legacy_stack.RULE_SET), runtime_summary,
               applies=neuron_host, needs=("packages", "runtime"))

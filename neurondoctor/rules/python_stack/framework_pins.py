@@ -14,8 +14,8 @@ from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, pin, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, Finding
 from neurondoctor.rules.fix import Fix
-from neurondoctor.rules.release_detection import EnvironmentRelease, PackageReleases
-from neurondoctor.rules.torch_build import cpu_torch_command
+from neurondoctor.rules.python_stack.release_detection import EnvironmentRelease, PackageReleases
+from neurondoctor.rules.python_stack.torch_build import cpu_torch_command
 
 CATEGORY = "framework-pin-mismatch"
 

@@ -1,0 +1,1 @@
+"""`bootstrap`: the plan of the Neuron set-up for a release (pure), and its run (`--apply`)."""

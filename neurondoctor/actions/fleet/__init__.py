@@ -1,0 +1,1 @@
+"""`fleet summarize`: per-node reports merged into drift and failing findings."""
