@@ -111,8 +111,11 @@ def test_health_and_fleet_formats_neutralise_hostile_fields(hostile_host: tuple[
                                                             encoding: str) -> None:
     root, venv = hostile_host
     target = ["--root", str(root), "--venv", str(venv), "--status-file", str(tmp_path / "health.json")]
-    for output_format in ("text", "nhc", "npd"):
+    for output_format in ("text", "nhc", "npd", "json"):
         done = _run(["health", *target, "--format", output_format], encoding)
+        if output_format == "json":
+            assert json.loads(done.stdout)["health"]["state"] in ("degraded", "unhealthy"), _text(done.stderr)
+            continue
         assert "Traceback" not in _text(done.stderr), _text(done.stderr)
         _no_raw_controls(done.stdout, f"health --format {output_format}")
         _no_raw_controls(done.stderr, "health stderr")

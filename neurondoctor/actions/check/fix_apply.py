@@ -88,6 +88,9 @@ def classify(step: Step, env: PythonEnvironment, environ: Mapping[str, str]) -> 
     if words is None:
         return FixStep(line, SKIP, "it needs a shell (operators or shell syntax): run it yourself")
     pip = parse_pip_words(words, env.interpreter)
+    option_like = [argument for argument in pip.arguments if argument.startswith("-")] if pip else []
+    if option_like:  # a name or requirement (data) that pip would read as an option, such as `--index-url=…`
+        return FixStep(line, SKIP, f"{option_like[0]!r} would be read by pip as an option, not a package")
     if pip is not None and pip.verb in ("install", "uninstall"):  # `-m pip` or `uv pip` for this interpreter
         return FixStep(line, RUN, argv=words)
     if pip is not None and pip.verb == "config" and pip.prefix[0] != "uv":
