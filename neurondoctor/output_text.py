@@ -18,7 +18,6 @@ from __future__ import annotations
 import codecs
 import re
 import sys
-from collections.abc import Iterable
 from typing import Optional, TextIO
 
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\udc80-\udcff]")
@@ -69,12 +68,6 @@ def printable(text: str, ascii_only: bool = False) -> str:
     """One line as a text renderer may write it: neutralised, in ASCII forms when the stream needs them."""
     line = neutralize(text)
     return ascii_forms(line) if ascii_only else line
-
-
-def printable_lines(lines: Iterable[str], stream: Optional[TextIO] = None) -> str:
-    """Lines joined for one stream (stdout by default), each passed through `printable`."""
-    ascii_only = needs_ascii(stream or sys.stdout)
-    return "\n".join(printable(line, ascii_only) for line in lines)
 
 
 def tolerant_streams() -> None:

@@ -21,10 +21,6 @@ _STATUS_WORD = {"ok": "OK", "info": "OK", "warning": "WARNING", "error": "ERROR"
                 "unknown": "UNKNOWN", "skipped": "n/a"}
 
 
-def _cell(text: str) -> str:
-    return markdown_prose(text)
-
-
 def _code_block(lines: list[str]) -> list[str]:
     """A fenced `sh` block whose fence is longer than any backtick run inside, each line neutralised."""
     shown = [neutralize(line) for line in lines]
@@ -62,7 +58,7 @@ def render_markdown(report: Report) -> str:
         lines.append(f"- **input error**: {markdown_data(problem.source)}: {markdown_prose(problem.message)}")
     lines += ["", "| area | status | summary |", "|---|---|---|"]
     for check in report.checks:
-        lines.append(f"| {check.title} | {_STATUS_WORD[check.status]} | {_cell(area_line(check))} |")
+        lines.append(f"| {check.title} | {_STATUS_WORD[check.status]} | {markdown_prose(area_line(check))} |")
     findings = sorted(report.findings, key=lambda finding: SEVERITY_ORDER[finding.severity])
     if findings:
         lines += ["", "### Findings"]
