@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from typing import NoReturn
 
 from neurondoctor import exit_codes
@@ -20,6 +21,14 @@ def print_user_error(message: str, label: str = "error") -> None:
     """The one way an error reaches the user: `error: message` (or `skipped: …`) on stderr."""
     if sys.stderr is not None:
         write_text(f"{label}: {message}\n", sys.stderr)
+
+
+def warn_about_environment(environ: Mapping[str, str]) -> None:
+    """`warning: …` for each environment variable whose value the doctor ignores (an unbounded timeout)."""
+    from neurondoctor.command_runner import environment_warnings
+
+    for problem in environment_warnings(environ):
+        print_user_error(problem, "warning")
 
 
 def _stdout_lost(error: BaseException) -> NoReturn:

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Optional, TextIO
 
 from neurondoctor import exit_codes
+from neurondoctor.cli import warn_about_environment
 from neurondoctor.output_text import write_text
 
 FORMATS = ("text", "json", "markdown", "nhc", "npd")
@@ -92,6 +93,7 @@ def run(argv: Sequence[str], environ: Optional[Mapping[str, str]] = None) -> int
                            select=args.select, skip=args.skip,
                            environ=dict(os.environ) if environ is None else environ)
     validate_options(options, catalog)
+    warn_about_environment(options.environ)
     if args.yes and not args.fix:
         raise exit_codes.UserError("--yes only goes with --fix")
     if args.fix:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Optional
 
 from neurondoctor import exit_codes
 from neurondoctor.actions.health.config import CONFIG_ENV, HealthConfig, config_path, parse_health_config
+from neurondoctor.cli import warn_about_environment
 from neurondoctor.cli.check_command import add_target_arguments
 from neurondoctor.output_text import needs_ascii, printable, write_text
 from neurondoctor.regular_files import read_regular_text
@@ -131,6 +132,7 @@ def run(argv: Sequence[str], environ: Optional[Mapping[str, str]] = None) -> int
                            pythons=args.python or config.pythons, release=args.release or config.release,
                            select=args.select or config.select, skip=args.skip or config.skip, environ=env,
                            kernel_log_since=args.since)
+    warn_about_environment(env)
     if args.since and options.root != "/":
         from neurondoctor.host.kernel_log import parse_since
 

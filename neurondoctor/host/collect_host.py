@@ -13,7 +13,7 @@ import time
 from collections.abc import Mapping
 from typing import Callable, Optional
 
-from neurondoctor.command_runner import run_command
+from neurondoctor.command_runner import COMMAND_TIMEOUT_VARIABLE, duration_from_environ, run_command
 from neurondoctor.facts import CollectorFailure
 from neurondoctor.facts.host import ECC_COLLECTOR, CommandFact, HostSnapshot
 from neurondoctor.host import (
@@ -53,11 +53,9 @@ def _command_path(environ: Mapping[str, str]) -> str:
 
 
 def command_timeout(environ: Mapping[str, str], default: float) -> float:
-    """`NEURONDOCTOR_COMMAND_TIMEOUT` (seconds) overrides the per-command timeout, e.g. for a Slurm prolog."""
-    try:
-        return float(environ.get("NEURONDOCTOR_COMMAND_TIMEOUT", default))
-    except ValueError:
-        return default
+    """`NEURONDOCTOR_COMMAND_TIMEOUT` (seconds, bounded) overrides the per-command timeout, e.g. for a Slurm
+    prolog; the command line warns about a value it ignores (`environment_warnings`)."""
+    return duration_from_environ(environ, COMMAND_TIMEOUT_VARIABLE, default)[0]
 
 
 def _run_neuron_ls(snapshot: HostSnapshot, environ: Mapping[str, str]) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from neurondoctor.command_runner import run_command
+from neurondoctor.command_runner import duration_from_environ, run_command
 from tests.conftest import REPO, check_json, cli_env, findings_by_id, run_cli
 from tests.host_fixture import Holder, HostSpec, build_host
 from tests.neuron_envs import HEALTHY_STACKS, stack_wheels
@@ -112,6 +112,31 @@ def test_a_hanging_neuron_ls_with_a_daemonised_grandchild_on_the_live_host(tmp_p
                                                          "NEURONDOCTOR_COMMAND_TIMEOUT": "2"}), timeout=60)
     assert time.monotonic() - started < 20 and "Traceback" not in result.stderr
     assert subprocess.run(["pgrep", "-f", "sleep 120"], capture_output=True).stdout.strip() == b""
+
+
+@pytest.mark.parametrize(("value", "seconds"), [("5", 5.0), ("3600", 3600.0), ("inf", 10.0), ("-inf", 10.0),
+                                               ("nan", 10.0), ("1e9", 10.0), ("0", 10.0), ("-3", 10.0),
+                                               ("9" * 400, 10.0), ("soon", 10.0)])
+def test_durations_from_the_environment_are_finite_and_bounded(value: str, seconds: float) -> None:
+    found, problem = duration_from_environ({"NEURONDOCTOR_COMMAND_TIMEOUT": value}, "NEURONDOCTOR_COMMAND_TIMEOUT",
+                                           10.0)
+    assert found == seconds and (problem is None) == (seconds != 10.0)
+    assert problem is None or len(problem) < 160  # one line, however long the value
+
+
+def test_a_timeout_from_the_environment_never_removes_the_deadline(tmp_path: Path) -> None:
+    """Issue 25 §7: `NEURONDOCTOR_COMMAND_TIMEOUT=inf` falls back to the default, with a warning."""
+    value = "inf"
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    (tools / "neuron-ls").write_text("#!/bin/sh\nsleep 117.345\n")
+    (tools / "neuron-ls").chmod(0o755)
+    started = time.monotonic()
+    result = run_cli(["check", "--json"], env=cli_env({"PATH": f"{tools}:{os.environ['PATH']}",
+                                                         "NEURONDOCTOR_COMMAND_TIMEOUT": value}), timeout=90)
+    assert time.monotonic() - started < 45 and "Traceback" not in result.stderr
+    assert f"warning: NEURONDOCTOR_COMMAND_TIMEOUT='{value}' is not a number of seconds" in result.stderr
+    assert subprocess.run(["pgrep", "-f", "sleep 117.345"], capture_output=True).stdout.strip() == b""
 
 
 def test_a_python_that_prints_a_gigabyte_costs_no_gigabyte(tmp_path: Path) -> None:
