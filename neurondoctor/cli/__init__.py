@@ -18,9 +18,12 @@ from neurondoctor.output_text import tolerant_streams, write_text
 
 
 def print_user_error(message: str, label: str = "error") -> None:
-    """The one way an error reaches the user: `error: message` (or `skipped: …`) on stderr."""
+    """The one way an error reaches the user: `error: message` (or `skipped: …`) on stderr, its secrets redacted
+    (a URL's credentials in a failed download, a token in a command's output)."""
+    from neurondoctor.redaction import redact_secrets
+
     if sys.stderr is not None:
-        write_text(f"{label}: {message}\n", sys.stderr)
+        write_text(f"{label}: {redact_secrets(message)}\n", sys.stderr)
 
 
 def warn_about_environment(environ: Mapping[str, str]) -> None:

@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from neurondoctor.output_text import ascii_forms, needs_ascii, printable
+from neurondoctor.redaction import redact_secrets
 from neurondoctor.report.model import (
     STATUS_CRASHED,
     STATUS_ERROR,
@@ -104,7 +105,7 @@ def _fact_lines(report: Report) -> list[str]:
             lines.append(f"    pip config {escape(source.origin)}: {escape(shown)}")
     timings = ", ".join(f"{key} {value:.0f} ms" for key, value in report.collector_timings_ms.items())
     lines.append(f"  collectors: {escape(timings)}")
-    return lines
+    return [redact_secrets(line) for line in lines]  # `-v` shows what collectors read: its secrets never
 
 
 def terminal_width(stream: TextIO) -> Optional[int]:

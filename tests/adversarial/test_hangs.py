@@ -247,3 +247,14 @@ def test_an_unreadable_module_list_is_never_a_driver_that_is_not_loaded(tmp_path
     assert "ND-DRV-002" not in findings_by_id(report)
     driver = next(check for check in report["checks"] if check["id"] == "driver")
     assert driver["status"] == "unknown" and "could not read /proc/modules" in str(report["health"]["reasons"])
+
+
+@pytest.mark.parametrize("crafted", ["%a = " + "{" * (8 << 20), ("%a = f32[2]{" + "1," * 3000 + "\n") * 1400,
+                                     "\n" * (8 << 20), "xaten::a" * (1 << 20)])
+def test_explain_of_a_crafted_window_ends(tmp_path: Path, crafted: str) -> None:
+    """Issue 25 §4: every pattern explain runs is linear (`%a = {{{…` took minutes for 2 MiB, hours for 8 MiB);
+    scripts/bench_explain.py measures the worst against a real log."""
+    log = tmp_path / "crafted.log"
+    log.write_text(crafted)
+    result = run_cli(["explain", str(log)], timeout=60)
+    assert result.returncode == 3 and "Not recognised" in result.stdout, result.stderr

@@ -147,3 +147,23 @@ def test_live_bundle_command_output_is_redacted(tmp_path: Path) -> None:
             data = extracted.read() if extracted else b""
             data = gzip.decompress(data) if member.name.endswith(".gz") else data
             assert _secrets_in(data.decode("utf-8", errors="replace")) == [], member.name
+
+
+def test_explain_never_echoes_a_secret_from_the_log(tmp_path: Path) -> None:
+    """Issue 25 §4: the `Seen in` line is the user's log line, which may hold a token or a URL's credentials."""
+    log = tmp_path / "run.log"
+    log.write_text("export HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz0123 && torchrun https://bob:s3cr3tpw@example.invalid/x "
+                   "-- RuntimeError: neuronx-cc failed with -9\n")
+    for arguments in (["explain", str(log)], ["explain", str(log), "--json"]):
+        result = run_cli(arguments)
+        assert result.returncode == 0, result.stderr
+        assert "neuronx-cc failed with -9" in result.stdout
+        assert "hf_abcdefghijklmnopqrstuvwxyz0123" not in result.stdout and "s3cr3tpw" not in result.stdout
+
+
+def test_a_failed_manifest_update_never_prints_the_urls_credentials() -> None:
+    """Issue 25 §4: every error line passes the redactor (a mirror URL with a token in it)."""
+    result = run_cli(["manifests", "update", "--url", "https://user:t0ps3cr3t@127.0.0.1:9/n2-manifest.json",
+                      "--timeout", "3"], env=cli_env({"NEURONDOCTOR_MANIFESTS": "/nonexistent"}))
+    assert result.returncode != 0 and "t0ps3cr3t" not in result.stderr + result.stdout, result.stderr
+    assert "127.0.0.1" in result.stderr

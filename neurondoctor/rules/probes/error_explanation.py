@@ -16,11 +16,18 @@ from typing import Any, Optional
 
 from packaging.version import InvalidVersion, Version
 
+from neurondoctor.redaction import redact_secrets
 from neurondoctor.release_data.probe_data import ErrorSignatures
 
-_ATEN_OP = re.compile(r"\baten::([A-Za-z0-9_]+)")
-_HLO_INSTRUCTION = re.compile(r"%[\w.\-]+ = [^\s(]+(?:\{[^}]*\})? ([a-z][a-z0-9\-]*)\(")
-_NCC_CODE = re.compile(r"\bNCC_[A-Z]{4}\d{3}\b")
+# Every pattern runs in linear time on any text (issue 25 §4): no two parts of one pattern can match the same
+# characters, so a failed match never retries a run it has scanned (the HLO type stops at `{`, its layout at a
+# space: `[^\s(]+(?:\{[^}]*\})?` made `%a = {{{…` quadratic, minutes for 2 MiB). Lines are cut at MAX_LINE too.
+MAX_LINE = 8192
+# A leading `\b` keeps `re` from skipping ahead to the literal (60 ns a character on 8 MiB): the boundary is checked on
+# each hit instead (`_at_word_start`).
+_ATEN_OP = re.compile(r"aten::([A-Za-z0-9_]+)")
+_HLO_INSTRUCTION = re.compile(r"%[\w.\-]+ = [^\s({]+(?:\{[^}\s]*\})? ([a-z][a-z0-9\-]*)\(")
+_NCC_CODE = re.compile(r"NCC_[A-Z]{4}\d{3}(?![A-Za-z0-9_])")
 _COMPILER_VERSION = re.compile(r"(?:NeuronX Compiler version |neuronx-cc[= ]=?)(\d+\.\d+\.\d+(?:\.\d+)?)")
 
 
@@ -28,7 +35,7 @@ _COMPILER_VERSION = re.compile(r"(?:NeuronX Compiler version |neuronx-cc[= ]=?)(
 class Explanation:
     category: str
     why: str
-    matched: str  # the input line that was recognised
+    matched: str  # the input line that was recognised, its secrets redacted
     source: str
     op: Optional[str] = None
     variant: Optional[str] = None
@@ -41,12 +48,40 @@ class Explanation:
 
 
 def _line_with(text: str, needle: str) -> str:
-    return next((line.strip() for line in text.splitlines() if needle in line), needle)[:300]
+    """The first line holding the needle, cut and with its secrets redacted: the answer echoes the user's log."""
+    return redact_secrets(next((line.strip() for line in text.splitlines() if needle in line), needle)[:300])
+
+
+def bounded_lines(text: str) -> str:
+    """The text with every line cut at MAX_LINE characters (a log line longer than that is data, not an error)."""
+    if not _has_long_line(text):
+        return text
+    return "\n".join(line[:MAX_LINE] for line in text.split("\n"))
+
+
+def _has_long_line(text: str) -> bool:
+    """Whether some MAX_LINE + 1 characters in a row hold no newline: each step jumps to the last newline of the next
+    window, so a text of short lines costs len/MAX_LINE steps."""
+    start = 0
+    while len(text) - start > MAX_LINE:
+        newline = text.rfind("\n", start, start + MAX_LINE + 1)
+        if newline < 0:
+            return True
+        start = newline + 1
+    return False
+
+
+def _at_word_start(text: str, match: re.Match[str]) -> bool:
+    return match.start() == 0 or not (text[match.start() - 1].isalnum() or text[match.start() - 1] == "_")
+
+
+def _ncc_codes(text: str) -> list[str]:
+    return [match.group(0) for match in _NCC_CODE.finditer(text) if _at_word_start(text, match)]
 
 
 def _operator(text: str) -> Optional[str]:
     """The op the text names: an `aten::` op, else the first unsupported HLO instruction (`hlo:dynamic-slice`)."""
-    aten = _ATEN_OP.search(text)
+    aten = next((match for match in _ATEN_OP.finditer(text) if _at_word_start(text, match)), None)
     if aten:
         return f"aten::{aten.group(1)}"
     hlo = _HLO_INSTRUCTION.search(text)
@@ -111,6 +146,7 @@ def _operator_ways(op: str, entry: Optional[dict[str, Any]], compiler: Optional[
 def explain_text(text: str, signatures: ErrorSignatures, op_support: dict[str, dict[str, Any]],
                  compiler_fixes: Optional[list[dict[str, Any]]] = None) -> Optional[Explanation]:
     """The explanation of an error text, or None when nothing in it is recognised."""
+    text = bounded_lines(text)
     compiler_match = _COMPILER_VERSION.search(text)
     compiler = compiler_match.group(1) if compiler_match else None
     op = _operator(text)
@@ -119,7 +155,7 @@ def explain_text(text: str, signatures: ErrorSignatures, op_support: dict[str, d
         category, why, matched, source = found.category, found.why, _line_with(text, found.pattern), found.source
         ways = list(found.ways_out)
     else:
-        codes = sorted(set(_NCC_CODE.findall(text)))
+        codes = sorted(set(_ncc_codes(text)))
         unsupported = set(codes) & signatures.compiler_unsupported_codes
         if not unsupported and not (op and "not supported" in text.lower()):
             return None

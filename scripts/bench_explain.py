@@ -1,0 +1,109 @@
+"""Benchmark: `neurondoctor explain` on crafted inputs of its whole 8 MiB window against a real log of the same size.
+
+The real log is the error texts users posted (tests/test_explain.py's REPORTS, compiler logs and tracebacks from
+the Neuron issue trackers) repeated to 8 MiB, each ending in its error as logs do. The crafted inputs are the
+shapes that make regular expressions backtrack or skip slowly: runs of one character, a pattern's prefix repeated
+without its end (`%a = {{{…`, `aten::aten::…`, `NCC_NCC_…`), an HLO layout that never closes, eight million
+newlines, lines far past the line bound. Each is explained in process (the matching alone) and through the
+command (`explain FILE`), and the worst is printed with its ratio to the real log.
+Target (issue 25 §4): the worst crafted input under 2 s.
+
+Usage: python scripts/bench_explain.py [--runs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from neurondoctor.cli.explain_command import INPUT_LIMIT  # noqa: E402
+from neurondoctor.release_data.probe_data import (  # noqa: E402
+    load_compiler_fixes,
+    load_error_signatures,
+    load_op_support,
+)
+from neurondoctor.rules.probes.error_explanation import MAX_LINE, explain_text  # noqa: E402
+from tests.test_explain import REPORTS  # noqa: E402
+
+
+def _filled(unit: str) -> str:
+    return unit * (INPUT_LIMIT // len(unit))
+
+
+def crafted_inputs() -> dict[str, str]:
+    return {
+        "one character": "a" * INPUT_LIMIT,
+        "spaces": " " * INPUT_LIMIT,
+        "newlines": "\n" * INPUT_LIMIT,
+        "HLO type then braces": "%a = " + "{" * (INPUT_LIMIT - 5),
+        "HLO braces per line": _filled("%a = " + "{" * 200 + "\n"),
+        "HLO layout never closed": _filled("%a = f32[2]{" + "1," * 3000 + "\n"),
+        "HLO instruction per line": _filled("%a = b c(\n"),
+        "percent and a word": "%" + "a" * (INPUT_LIMIT - 1),
+        "aten:: repeated": _filled("aten::"),
+        "aten op inside words": _filled("xaten::a"),
+        "NCC_ repeated": _filled("NCC_"),
+        "NCC code inside words": _filled("xNCC_ABCD123"),
+        "compiler version prefix": _filled("neuronx-cc=="),
+        "mask and bool": _filled("mask bool "),
+        "line past the bound": ("b" * (MAX_LINE * 4) + "\n") * (INPUT_LIMIT // (MAX_LINE * 4 + 1)),
+    }
+
+
+def real_log() -> str:
+    texts = [text for text, _, _ in REPORTS.values()]
+    log = "".join(texts)
+    return (log * (INPUT_LIMIT // len(log) + 1))[-INPUT_LIMIT:]
+
+
+def in_process_s(text: str, runs: int) -> float:
+    signatures, op_support, fixes = load_error_signatures(), load_op_support(), load_compiler_fixes()
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        explain_text(text, signatures, op_support, fixes)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def command_s(path: Path, runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "neurondoctor", "explain", str(path)], capture_output=True,
+                       timeout=600, env={**os.environ, "PYTHONPATH": str(REPO)})
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    inputs = {"real log (tracker excerpts)": real_log(), **crafted_inputs()}
+    results: dict[str, tuple[float, float]] = {}
+    with tempfile.TemporaryDirectory(prefix="nd-bench-explain-") as scratch:
+        for name, text in inputs.items():
+            path = Path(scratch) / "input.log"
+            path.write_text(text)
+            results[name] = (in_process_s(text, args.runs), command_s(path, args.runs))
+            print(f"{name:30} {len(text.encode()) / (1 << 20):4.1f} MiB: matching {results[name][0] * 1000:7.1f} ms, "
+                  f"explain FILE {results[name][1] * 1000:7.1f} ms")
+    real = results["real log (tracker excerpts)"]
+    worst = max((name for name in results if not name.startswith("real")), key=lambda name: results[name][1])
+    print(f"worst crafted input: {worst}: explain FILE {results[worst][1] * 1000:.1f} ms, "
+          f"{results[worst][1] / real[1]:.2f}x the real log's {real[1] * 1000:.1f} ms (target < 2 s)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
