@@ -16,11 +16,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 from neurondoctor import exit_codes
-from neurondoctor.actions.health.config import CONFIG_ENV, HealthConfig, config_path, parse_health_config
+from neurondoctor.actions.health.config import (
+    CONFIG_ENV,
+    MAX_CONFIG_BYTES,
+    HealthConfig,
+    config_path,
+    parse_health_config,
+)
 from neurondoctor.cli import warn_about_environment
 from neurondoctor.cli.check_command import add_target_arguments
 from neurondoctor.output_text import needs_ascii, printable, write_text
-from neurondoctor.regular_files import read_regular_text
+from neurondoctor.regular_files import read_regular_file
 
 if TYPE_CHECKING:
     from neurondoctor.report.model import Report
@@ -56,10 +62,26 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _foreign_link(path: Path) -> Optional[str]:
+    """Why a config that is a link to a file neither root nor this user owns is not read, else None: root trusts
+    the options of a root-owned file, not those of a file another user can write (issue 25 §5)."""
+    if not path.is_symlink():
+        return None
+    owner = path.stat().st_uid
+    if owner in (0, os.geteuid()):
+        return None
+    return f"{path}: a link to a file owned by uid {owner}, not by root: not read"
+
+
 def _config(environ: Mapping[str, str]) -> HealthConfig:
+    """health.conf as the file says, or the problems that make the verdict unknown: missing when named, a foreign
+    link, past MAX_CONFIG_BYTES (never cut: a `skip` past the cut would be lost), unreadable."""
     path = config_path(environ)
     try:
-        text = read_regular_text(path, 1 << 20)
+        refusal = _foreign_link(path)
+        if refusal:
+            return HealthConfig(problems=[refusal])
+        data = read_regular_file(path, MAX_CONFIG_BYTES + 1)
     except FileNotFoundError:
         config = HealthConfig()
         if environ.get(CONFIG_ENV):
@@ -67,7 +89,9 @@ def _config(environ: Mapping[str, str]) -> HealthConfig:
         return config
     except OSError as error:
         return HealthConfig(problems=[f"{path}: cannot be read: {error.strerror or error}"])
-    return parse_health_config(text, str(path))
+    if len(data) > MAX_CONFIG_BYTES:
+        return HealthConfig(problems=[f"{path}: larger than {MAX_CONFIG_BYTES >> 10} KiB: not read"])
+    return parse_health_config(data.decode("utf-8", errors="replace"), str(path))
 
 
 def _log(line: str) -> None:

@@ -152,8 +152,8 @@ def test_live_bundle_command_output_is_redacted(tmp_path: Path) -> None:
 def test_explain_never_echoes_a_secret_from_the_log(tmp_path: Path) -> None:
     """Issue 25 §4: the `Seen in` line is the user's log line, which may hold a token or a URL's credentials."""
     log = tmp_path / "run.log"
-    log.write_text("export HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz0123 && torchrun https://bob:s3cr3tpw@example.invalid/x "
-                   "-- RuntimeError: neuronx-cc failed with -9\n")
+    log.write_text("export HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz0123 && torchrun "
+                   "https://bob:s3cr3tpw@example.invalid/x -- RuntimeError: neuronx-cc failed with -9\n")
     for arguments in (["explain", str(log)], ["explain", str(log), "--json"]):
         result = run_cli(arguments)
         assert result.returncode == 0, result.stderr

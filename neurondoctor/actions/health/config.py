@@ -6,6 +6,10 @@ grammar: one `key = value` per line, `#` starts a comment, blank lines are ignor
 (`venv`, `python`, `select`, `skip`) or is an error (the others). An unknown key or a bad value is a problem the
 caller turns into an unknown verdict that changes nothing — a typo must never drain a cluster. Pure: text in,
 options and problems out.
+
+A problem names a known key by name and anything else by its line number only, never the line's text: the file
+may be a link to another one (a shadow-style file), and problems reach stdout, syslog and the status file
+(issue 25 §5). At most MAX_PROBLEMS are listed, then `+N more`, however many lines repeat a key.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ CONFIG_ENV = "NEURONDOCTOR_CONFIG"
 DEFAULT_DEADLINE_S = 30.0
 SLURM_HEALTH_LIMIT_S = 60.0  # slurmd kills a HealthCheckProgram after 60 s
 SINGLE = ("root", "release", "deadline", "status_file", "slurm_conf")
+MAX_CONFIG_BYTES = 256 << 10
+MAX_PROBLEMS = 50
 
 
 @dataclass
@@ -42,7 +48,10 @@ REPEATABLE = tuple(_LISTS)
 
 
 def _deadline(value: str) -> float:
-    seconds = float(value)
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise ValueError("not a number of seconds") from None
     if not 1.0 <= seconds < SLURM_HEALTH_LIMIT_S:
         raise ValueError(f"must be at least 1 and below Slurm's {SLURM_HEALTH_LIMIT_S:.0f} s")
     return seconds
@@ -59,13 +68,13 @@ def parse_health_config(text: str, source: str) -> HealthConfig:
         where = f"{source}:{number}"
         key, equals, value = (part.strip() for part in line.partition("="))
         if not equals or not key or not value:
-            config.problems.append(f"{where}: expected `key = value`, got {raw.strip()[:80]!r}")
+            config.problems.append(f"{where}: not a `key = value` line")
             continue
         if key in _LISTS:
             getattr(config, _LISTS[key]).append(value)
             continue
         if key not in SINGLE:
-            config.problems.append(f"{where}: unknown key {key!r} (known: {', '.join(REPEATABLE + SINGLE)})")
+            config.problems.append(f"{where}: an unknown key (known: {', '.join(REPEATABLE + SINGLE)})")
             continue
         if key in seen:
             config.problems.append(f"{where}: {key} given twice")
@@ -77,8 +86,16 @@ def parse_health_config(text: str, source: str) -> HealthConfig:
         try:
             config.deadline_s = _deadline(value)
         except ValueError as error:
-            config.problems.append(f"{where}: deadline {value!r}: {error}")
+            config.problems.append(f"{where}: deadline: {error}")
+    config.problems = capped_problems(config.problems)
     return config
+
+
+def capped_problems(problems: list[str]) -> list[str]:
+    """The first MAX_PROBLEMS problems, then one line that counts the rest."""
+    if len(problems) <= MAX_PROBLEMS:
+        return problems
+    return [*problems[:MAX_PROBLEMS], f"+{len(problems) - MAX_PROBLEMS} more problems"]
 
 
 def config_path(environ: Mapping[str, str]) -> Path:

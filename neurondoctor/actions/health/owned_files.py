@@ -1,7 +1,9 @@
 """Files `health` and `bootstrap` rewrite on every run (the Prometheus textfile, the status files): written
 atomically (a temporary sibling, fsync, rename: node_exporter or a waiting unit never reads half a file), and only
-over a file the doctor wrote before. A path that holds anything else — someone's file, a link, a device, a
-directory — is refused. The status document itself (`neurondoctor.status/1`, ARCHITECTURE.md §7) is built here
+over a file that carries the doctor's own marker (issue 25 §6): a path that holds anything else — someone's file,
+an empty file (another user's placeholder is not ours), a link, a device, a directory — is refused, and so is a
+directory that is a link, or lies below a link another user owns (the write would land where they point it).
+The status document itself (`neurondoctor.status/1`) is built here
 once for both.
 """
 
@@ -59,10 +61,13 @@ def replace_owned_file(path: Path, data: bytes, ours: Callable[[bytes], bool]) -
         except OSError as error:
             raise exit_codes.UserError(f"{path}: cannot be read to check it is neurondoctor's: "
                                        f"{error.strerror or error}") from error
-        if existing and not ours(existing):
+        if not ours(existing):
             raise exit_codes.UserError(f"{path}: exists and was not written by neurondoctor; refusing to replace it")
     if not path.parent.is_dir():
         raise exit_codes.UserError(f"{path}: the directory {path.parent} does not exist")
+    linked = _linked_directory(path.parent)
+    if linked:
+        raise exit_codes.UserError(f"{path}: {linked}; refusing to write through it")
     temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.partial")
     try:
         descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
@@ -76,6 +81,22 @@ def replace_owned_file(path: Path, data: bytes, ours: Callable[[bytes], bool]) -
     finally:
         if temporary.exists():
             temporary.unlink()
+
+
+def _linked_directory(directory: Path) -> Optional[str]:
+    """Why writing into `directory` would follow a link someone else placed: the directory itself is a link, or an
+    ancestor is a link owned by another user than root and this one. None when the way there is the doctor's."""
+    absolute = Path(os.path.abspath(directory))
+    if absolute.is_symlink():
+        return f"the directory {absolute} is a symbolic link"
+    for ancestor in absolute.parents:
+        try:
+            info = ancestor.lstat()
+        except OSError:
+            continue
+        if stat.S_ISLNK(info.st_mode) and info.st_uid not in (0, os.geteuid()):
+            return f"{ancestor} is a symbolic link owned by uid {info.st_uid}"
+    return None
 
 
 def write_status_file(path: Path, state: str, reasons: Sequence[str], release: Optional[str],
