@@ -64,7 +64,7 @@ def fix_then_recheck(options: CheckOptions, catalog: ReleaseCatalog, yes: bool,
     environ = dict(os.environ) if environ is None else environ
     err = sys.stderr
     report = run_check(options, catalog=catalog)
-    fixes = plan_fixes(report, environ)
+    fixes = plan_fixes(report, environ, named=bool(options.venvs or options.pythons))
     applicable = [step for fix in fixes for step in fix.steps if step.action != SKIP]
     for line in [*_plan_lines(fixes), *_not_covered(report, fixes)]:
         write_text(line + "\n", err)

@@ -71,7 +71,8 @@ def parse_pip_words(words: Sequence[str], interpreter: str) -> Optional[PipLine]
                 options += [word, rest[index + 1]]
             index += 2
             continue
-        (options if word in FLAG_OPTIONS or word.split("=")[0] in VALUE_OPTIONS else arguments).append(word)
+        # rules write an option's value as its own word: `--index-url=…` in one word is data, an argument
+        (options if word in FLAG_OPTIONS else arguments).append(word)
         index += 1
     return PipLine(prefix, verb, options, arguments, extras)
 

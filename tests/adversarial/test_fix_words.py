@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from neurondoctor.actions.check.fix_apply import RUN, SKIP, apply_step, classify
@@ -125,6 +125,8 @@ def test_a_merged_plan_keeps_every_word(recorders: Path, tmp_path: Path, names: 
 
 
 @given(name=WORD, version=WORD)
+@example(name="--index-url=http://127.0.0.1:9/simple", version="1")  # pip would take it for its index
+@example(name="torch; rm -rf ~", version="2.9.0\n--extra-index-url x")
 @EXAMPLES
 def test_fix_runs_exactly_the_words(recorders: Path, name: str, version: str) -> None:
     """`check --fix` classifies the plan's step and hands its words to the runner as argv, with no shell."""

@@ -46,6 +46,7 @@ from neurondoctor.rules.fix import quote_word
 from neurondoctor.rules.fix_plan import environment_plan
 from neurondoctor.rules.python_stack.torch_build import torch_version_shown
 from neurondoctor.rules.registry import finding_selected, known_selector, select_checks
+from neurondoctor.run_trust import refusal_to_run
 
 ENVIRONMENTS_COLLECTOR = "environments"
 
@@ -75,6 +76,10 @@ def validate_options(options: CheckOptions, catalog: ReleaseCatalog) -> None:
     if options.release is not None and options.release not in catalog.releases:
         raise exit_codes.UserError(f"--release {options.release}: not a known Neuron release (newest known: "
                                    f"{catalog.latest}; see `neurondoctor manifests list`)")
+    for python in options.pythons:  # `--python` runs the interpreter: never one another user controls, as root
+        refusal = refusal_to_run(python)
+        if refusal:
+            raise exit_codes.UserError(f"--python {refusal}")
 
 
 ENV_VALUE_LIMIT = 4096

@@ -23,6 +23,7 @@ from neurondoctor.facts.python_env import PythonEnvironment
 from neurondoctor.report.model import Report
 from neurondoctor.rules.fix import Note, Step
 from neurondoctor.rules.fix_plan import parse_pip_words
+from neurondoctor.run_trust import refusal_to_run
 
 PIP_TIMEOUT = 1800.0  # a torch download on a slow link; the deadline still holds
 BACKUP_SUFFIX = ".neurondoctor-"
@@ -113,15 +114,29 @@ def classify(step: Step, env: PythonEnvironment, environ: Mapping[str, str]) -> 
     return FixStep(line, SKIP, "not a step neurondoctor applies: run it yourself")
 
 
-def plan_fixes(report: Report, environ: Mapping[str, str]) -> list[EnvironmentFix]:
-    """The steps for every inspected environment that has a plan."""
+def active_environments(environ: Mapping[str, str]) -> list[str]:
+    """The environments the shell has activated (`$VIRTUAL_ENV`, `$CONDA_PREFIX`), as real paths."""
+    return [os.path.realpath(environ[name]) for name in ("VIRTUAL_ENV", "CONDA_PREFIX") if environ.get(name)]
+
+
+def plan_fixes(report: Report, environ: Mapping[str, str], named: bool = True) -> list[EnvironmentFix]:
+    """The steps for every inspected environment that has a plan. Unless the user named the environments
+    (`--venv`, `--python`), only the activated one is acted on, never the ones discovered in other homes; and as
+    root, nothing in an environment another user controls (issue 25 §1)."""
     by_path = {env.path: env for env in report.facts.environments}
+    active = active_environments(environ)
     fixes = []
     for summary in report.environments:
         env = by_path.get(summary.path)
-        if env is not None and summary.fix_plan:
-            fixes.append(EnvironmentFix(summary.path, summary.fix_plan_findings,
-                                        [classify(step, env, environ) for step in summary.fix_plan]))
+        if env is None or not summary.fix_plan:
+            continue
+        if not named and os.path.realpath(env.path) not in active:
+            continue
+        refusal = refusal_to_run(env.interpreter)
+        steps = [classify(step, env, environ) for step in summary.fix_plan]
+        if refusal:
+            steps = [FixStep(step.line, SKIP, refusal) for step in steps]
+        fixes.append(EnvironmentFix(summary.path, summary.fix_plan_findings, steps))
     return fixes
 
 

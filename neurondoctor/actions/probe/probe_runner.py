@@ -15,6 +15,7 @@ from neurondoctor import exit_codes
 from neurondoctor.command_runner import run_command
 from neurondoctor.report.health import Health, judge_health
 from neurondoctor.rules.finding import Finding
+from neurondoctor.run_trust import refusal_to_run
 
 SCRIPTS = Path(__file__).with_name("scripts")
 
@@ -37,6 +38,10 @@ def run_probe(python: str, script: str, arguments: list[str], timeout: float,
               progress: Optional[Callable[[str], None]] = None) -> ProbeOutcome:
     """`python SCRIPT ARGS` (not `-I`: the user's model module must import as in their own runs); the script's
     progress lines go to `progress` as they come (importing torch, building the model, recording the step)."""
+
+    refusal = refusal_to_run(python)
+    if refusal:
+        raise exit_codes.UserError(refusal)
 
     def on_line(line: str, shown: Callable[[str], None]) -> None:
         if line.startswith(PROGRESS_PREFIX):

@@ -27,6 +27,7 @@ from neurondoctor.command_runner import run_command
 from neurondoctor.release_data.catalog import load_catalog
 from neurondoctor.report.model import Report
 from neurondoctor.rules.fix import command
+from neurondoctor.run_trust import refusal_to_run
 
 PYTHON_PROBE = "import sys; print('%d.%d' % sys.version_info[:2])"
 INSTALLERS = ("uv", "pip")
@@ -66,6 +67,9 @@ def prepare_venv(options: VenvCreateOptions) -> PreparedVenv:
     """The plan, or UserError for an interpreter, installer or release that cannot give a working environment."""
     catalog = load_catalog()
     python = options.python or "python3"
+    refusal = refusal_to_run(python)
+    if refusal:
+        raise exit_codes.UserError(refusal)
     version = interpreter_version(python)
     if version is None:
         raise exit_codes.UserError(f"--python {python}: could not run it to read its version")
