@@ -28,7 +28,7 @@ def _owner_name(uid: int) -> str:
         return f"uid {uid}"
 
 
-def _foreign(path: str) -> Optional[str]:
+def foreign_control(path: str) -> Optional[str]:
     """Why another user controls this one path (not following a last link), or None."""
     try:
         info = os.lstat(path)
@@ -70,7 +70,7 @@ def refusal_to_run(executable: str, euid: Optional[int] = None) -> Optional[str]
     for environment_file in _environment_files(executable):
         paths += [environment_file, *_with_ancestors(environment_file)[1:]]
     for path in dict.fromkeys(paths):
-        reason = _foreign(path)
+        reason = foreign_control(path)
         if reason:
             return f"refusing to run {executable} as root: {reason}"
     return None

@@ -155,7 +155,7 @@ def run(argv: Sequence[str], environ: Optional[Mapping[str, str]] = None) -> int
     options = CheckOptions(root=args.root or config.root, venvs=args.venv or config.venvs,
                            pythons=args.python or config.pythons, release=args.release or config.release,
                            select=args.select or config.select, skip=args.skip or config.skip, environ=env,
-                           kernel_log_since=args.since)
+                           kernel_log_since=args.since, operator_environments=True)
     warn_about_environment(env)
     if args.since and options.root != "/":
         from neurondoctor.host.kernel_log import parse_since
@@ -171,7 +171,7 @@ def run(argv: Sequence[str], environ: Optional[Mapping[str, str]] = None) -> int
         if not config.source or args.root or args.release or args.select or args.skip:
             raise
         config.problems.append(f"{config.source}: {error.message}")  # a bad value in the file: unknown, no change
-        options = CheckOptions(environ=env)
+        options = CheckOptions(environ=env, operator_environments=True)
     status_name = args.status_file or config.status_file
     status_file = Path(status_name) if status_name else (DEFAULT_STATUS_FILE if args.slurm else None)
     outcome = run_health(options, catalog, deadline, status_file, config.problems)

@@ -96,3 +96,31 @@ def test_a_textfile_directory_that_is_a_link_is_not_written_through(healthy_root
                     str(textfiles / "neurondoctor.prom")])
     assert done.returncode == 2 and "is a symbolic link; refusing to write through it" in done.stderr
     assert list(elsewhere.iterdir()) == []
+
+
+def _broken_venv(root: Path, inner: str) -> Path:
+    """A venv whose interpreter is gone (ND-VENV-001, an error): what any user can leave in their home."""
+    venv = root / inner.lstrip("/")
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\nversion = 3.11.7\n")
+    (venv / "bin/python").symlink_to("/usr/bin/python3.99-gone")
+    (venv / "lib/python3.11/site-packages").mkdir(parents=True)
+    return venv
+
+
+def test_an_unprivileged_users_environment_never_drains_a_node(tmp_path: Path) -> None:
+    """Issue 25 §2: `check` judges what it discovers; unattended `health` judges only what the operator
+    configured or, with none configured, root-owned environments under /opt."""
+    root = build_host(tmp_path / "root", HostSpec())
+    _broken_venv(root, "/home/ubuntu/aws_neuron_venv_pytorch")
+    check = run_cli(["check", "--root", str(root), "--json"])
+    assert check.returncode == 1 and '"ND-VENV-001"' in check.stdout  # check still judges the home venv
+    health = run_cli(["health", "--root", str(root), "--format", "nhc"])
+    assert health.returncode == 0 and "ND-VENV-001" not in health.stdout, health.stdout + health.stderr
+    opt = _broken_venv(root, "/opt/aws_neuronx_venv_pytorch_2_9")
+    assert run_cli(["health", "--root", str(root), "--format", "nhc"]).returncode == 1  # root's own: judged
+    if os.geteuid() == 0:
+        for folder, _, files in os.walk(opt):
+            for name in [folder, *(os.path.join(folder, entry) for entry in files)]:
+                os.lchown(name, NOBODY, NOBODY)
+        assert run_cli(["health", "--root", str(root), "--format", "nhc"]).returncode == 0  # another user's: not

@@ -20,7 +20,7 @@ from neurondoctor.facts.python_env import PythonEnvironment
 from neurondoctor.host.collect_host import collect_host_snapshot
 from neurondoctor.host.instance_identity import read_hostname, read_instance_id, read_instance_type
 from neurondoctor.host.rootfs import RootFS
-from neurondoctor.pyenv.discovery import discover_environments
+from neurondoctor.pyenv.discovery import discover_environments, operator_environments
 from neurondoctor.pyenv.static_venv import inspect_venv
 from neurondoctor.release_data.catalog import ReleaseCatalog, load_catalog
 from neurondoctor.report.health import judge_health
@@ -63,6 +63,7 @@ class CheckOptions:
     skip: Sequence[str] = ()
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     kernel_log_since: Optional[str] = None  # the kernel log window (default: this boot)
+    operator_environments: bool = False  # unattended health: with none named, only root-owned ones under /opt
 
 
 def validate_options(options: CheckOptions, catalog: ReleaseCatalog) -> None:
@@ -113,7 +114,9 @@ def collect_environments(fs: RootFS, options: CheckOptions, timings: dict[str, f
     targets = [(path, False, "argument") for path in options.venvs]
     targets += [(path, True, "argument") for path in options.pythons]
     if not targets:
-        targets = [(found.path, found.live, found.reason) for found in discover_environments(fs, options.environ)]
+        discovered = (operator_environments(fs) if options.operator_environments else
+                      discover_environments(fs, options.environ))
+        targets = [(found.path, found.live, found.reason) for found in discovered]
     environments = []
     for path, live, reason in targets:
         started = time.perf_counter()
