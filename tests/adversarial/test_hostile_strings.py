@@ -144,3 +144,25 @@ def test_neutralize_shows_every_control_escaped_and_keeps_text() -> None:
     assert (neutralize("a\nb\tc\x1b[2J\x9b\u202e\u2028\x7f\udcff é")
             == "a\\nb\\tc\\x1b[2J\\x9b\\u202e\\u2028\\x7f\\xff é")
     assert printable("[✓] a · b … 2 × 3", ascii_only=True) == "[ok] a - b ... 2 x 3"
+
+
+def test_undecodable_bytes_in_a_path_reach_every_output_escaped(hostile_host: tuple[Path, Path],
+                                                              tmp_path: Path) -> None:
+    """A folder name that is not UTF-8 (`\\xff`) becomes a surrogate escape in Python: written as UTF-8 it raised
+    UnicodeEncodeError in `health --format prometheus --output F`; it is shown as `\\xff` instead."""
+    root, _ = hostile_host
+    venv = Path(os.fsdecode(os.fsencode(str(tmp_path)) + b"/venv-\xff\xfe"))
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "plain")], check=True,
+                   timeout=120)
+    (tmp_path / "plain").rename(venv)
+    metrics = tmp_path / "neurondoctor.prom"
+    done = _run(["health", "--root", str(root), "--venv", str(venv), "--format", "prometheus", "--output",
+                 str(metrics), "--status-file", str(tmp_path / "health.json")], "utf-8")
+    assert "Traceback" not in _text(done.stderr) and metrics.exists(), _text(done.stderr)
+    assert 'path="' in metrics.read_text() and "\\\\xff\\\\xfe" in metrics.read_text()
+    for output_format in ("text", "markdown", "nhc", "json"):
+        done = _run(["check", "--root", str(root), "--venv", str(venv), "--format", output_format], "utf-8")
+        assert "Traceback" not in _text(done.stderr), (output_format, _text(done.stderr))
+        if output_format != "json":
+            _no_raw_controls(done.stdout, output_format)
+            assert b"\xff" not in done.stdout
