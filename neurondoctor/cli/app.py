@@ -108,6 +108,7 @@ def _emit_probe(kind: str, python: Optional[str], as_json: bool, run: Callable[[
                 render_text: Callable[[ProbeReport], str]) -> None:
     """Run a probe and print its result; with --json a probe that could not run still prints one document (its
     verdict unknown, its reason) and exits with the error's code, the one-line error going to stderr."""
+    from neurondoctor.cli import print_user_error
     from neurondoctor.cli.progress import progress_for_stderr
     from neurondoctor.report.document import render_json
     from neurondoctor.report.model import failed_probe_report
@@ -122,7 +123,7 @@ def _emit_probe(kind: str, python: Optional[str], as_json: bool, run: Callable[[
         if not as_json:
             raise
         sys.stdout.write(render_json(failed_probe_report(kind, python or "", error.label, error.message)) + "\n")
-        write_text(f"{error.label}: {error.message}\n", sys.stderr)
+        print_user_error(error.message, error.label)
         raise typer.Exit(error.exit_code) from None
     if as_json:
         sys.stdout.write(render_json(report) + "\n")
