@@ -46,6 +46,27 @@ _SPECIFIER = re.compile(r"^(?:(?:~=|===|==|!=|<=|>=|<|>)[A-Za-z0-9.*+!_-]+)(?:,(
                         r"[A-Za-z0-9.*+!_-]+)*$")
 
 
+_PROJECT_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?\Z", re.ASCII)
+
+
+@functools.lru_cache(maxsize=1)
+def _pep440() -> re.Pattern[str]:
+    from packaging.version import VERSION_PATTERN
+
+    return re.compile(r"^\s*" + VERSION_PATTERN + r"\s*$", re.VERBOSE | re.IGNORECASE | re.ASCII)
+
+
+@functools.lru_cache(maxsize=8192)
+def metadata_problem(name: str, version: str) -> str:
+    """Why a distribution record's name or version is not one pip could have written ('' when both are): such a
+    record is data someone placed, and no fix may carry it (issue 25 §3)."""
+    if not _PROJECT_NAME.match(name):
+        return "its name is not a PEP 508 project name"
+    if len(version) > 128 or not _pep440().match(version):
+        return "its version is not a PEP 440 version"
+    return ""
+
+
 @functools.lru_cache(maxsize=8192)
 def parse_requirement(text: str) -> Optional[Requirement]:
     """One `Requires-Dist` value; None for one this parser does not understand (never a guess). Cached: several

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from neurondoctor.pep508 import metadata_problem
+
 # Where a site-packages directory sits in an interpreter's import order.
 SITE_ROLE_VENV = "venv"
 SITE_ROLE_USER = "user-site"
@@ -31,6 +33,11 @@ class Distribution:
     top_level: list[str] = field(default_factory=list)
     placeholder: bool = False
     problems: list[str] = field(default_factory=list)
+
+    @property
+    def invalid_metadata(self) -> str:
+        """Why its name or version is not valid metadata ('' when it is): see `SiteDir.judged_distributions`."""
+        return metadata_problem(self.display_name, self.version)
 
 
 @dataclass
@@ -67,6 +74,18 @@ class SiteDir:
     distributions: list[Distribution] = field(default_factory=list)
     torch_build: Optional[TorchBuild] = None
     companion_builds: dict[str, TorchBuild] = field(default_factory=dict)  # torchvision, torchaudio
+
+    def judged_distributions(self) -> list[Distribution]:
+        """The records the rules judge and their fixes may name: all of a system site (root's, where Debian's
+        packages carry Debian-style versions), and elsewhere only those whose name and version are valid
+        metadata; the others are ND-VENV-004's, whose fix moves them aside (issue 25 §3)."""
+        if self.role == SITE_ROLE_SYSTEM:
+            return self.distributions
+        return [dist for dist in self.distributions if not dist.invalid_metadata]
+
+    def invalid_distributions(self) -> list[Distribution]:
+        """The records outside a system site whose name or version is not valid metadata."""
+        return [] if self.role == SITE_ROLE_SYSTEM else [d for d in self.distributions if d.invalid_metadata]
 
 
 @dataclass
@@ -119,7 +138,7 @@ class PythonEnvironment:
         """What `import` and `importlib.metadata` see: the first distribution of each name on the path."""
         seen: dict[str, Distribution] = {}
         for site in self.site_dirs:
-            for dist in site.distributions:
+            for dist in site.judged_distributions():
                 seen.setdefault(dist.name, dist)
         return seen
 

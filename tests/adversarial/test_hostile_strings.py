@@ -82,7 +82,8 @@ def test_every_check_format_neutralises_hostile_fields(hostile_host: tuple[Path,
     root, venv = hostile_host
     target = ["--root", str(root), "--venv", str(venv)]
     for output_format in ("text", "markdown", "nhc", "npd", "json"):
-        done = _run(["check", *target, "--format", output_format], encoding)
+        verbose = ["-v"] if output_format == "text" else []  # -v prints the evidence, raw values included
+        done = _run(["check", *target, "--format", output_format, *verbose], encoding)
         stderr = _text(done.stderr)
         assert "Traceback" not in stderr and done.returncode in (0, 1, 3), (output_format, encoding, stderr)
         if output_format == "json":
@@ -90,7 +91,11 @@ def test_every_check_format_neutralises_hostile_fields(hostile_host: tuple[Path,
             # the raw value is kept (under LANG=C as the bytes' surrogate escapes, which encode back to them)
             assert os.fsencode(venv) in [path.encode("utf-8", "surrogateescape")
                                          for path in document["release"]["environments"]]
-            assert any("evil-pkg" in finding["title"] for finding in document["findings"])
+            # the hostile records are no valid metadata: judged by nothing, named by no fix, kept raw in evidence
+            records = [record for finding in document["findings"] if finding["id"] == "ND-VENV-004"
+                       for record in finding["evidence"]["records"]]
+            assert {record["name"] for record in records} == {"evil-pkg", "neuronx-cc"}
+            assert all(HOSTILE.replace("\n", " ") in record["version"] for record in records)
             continue
         _no_raw_controls(done.stdout, f"check --format {output_format} ({encoding})")
         _no_raw_controls(done.stderr, f"check stderr ({encoding})")

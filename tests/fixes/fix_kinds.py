@@ -32,6 +32,7 @@ EXECUTED = {  # id -> the test that runs its printed fix lines and checks again
     "ND-REQ-002": "tests/fixes/test_package_fixes.py::test_an_unmet_requirement_of_a_web_framework",
     "ND-REL-001": "tests/fixes/test_package_fixes.py::test_nki_from_another_release",
     "ND-VENV-003": "tests/fixes/test_package_fixes.py::test_damaged_metadata_is_reinstalled",
+    "ND-VENV-004": "tests/fixes/test_package_fixes.py::test_a_record_that_is_not_valid_metadata_is_moved_aside",
     "ND-SHADOW-002": "tests/fixes/test_package_fixes.py::test_two_records_of_one_package",
     "ND-PY-001": "tests/test_venv_create.py::test_a_neuron_venv_on_a_python_its_release_dropped",
     "ND-PIN-004": "tests/test_venv_create.py::test_check_reports_a_broken_guard",

@@ -58,6 +58,21 @@ def test_damaged_metadata_is_reinstalled(tmp_path: Path, venvs: VenvFactory, ind
     assert b"Name: numpy" in metadata.read_bytes()
 
 
+def test_a_record_that_is_not_valid_metadata_is_moved_aside(tmp_path: Path, venvs: VenvFactory,
+                                                           indexes: FixIndexes) -> None:
+    """Issue 25 §3: a record whose name pip would read as an option and whose version holds a newline is never
+    named by a fix; ND-VENV-004 moves it aside, and the check after it is clean."""
+    root, env = fix_setting(tmp_path, indexes)
+    venv = broken_venv(venvs, "fix-venv-004", indexes, {})
+    record = site_of(venv) / "evil-1.0.dist-info"
+    record.mkdir()
+    (record / "METADATA").write_text("Metadata-Version: 2.1\nName: --index-url=http://127.0.0.1:9/x\n"
+                                     "Version: 1.0; touch /tmp/pwned\n")
+    finding = fix_and_check(["--root", str(root), "--venv", str(venv)], env, "ND-VENV-004")
+    assert all("--index-url=http" not in line for line in finding["fix"])  # the name is never a word of a command
+    assert not record.exists() and (site_of(venv) / "evil-1.0.dist-info.neurondoctor-invalid/METADATA").exists()
+
+
 def test_two_records_of_one_package(tmp_path: Path, venvs: VenvFactory, indexes: FixIndexes) -> None:
     """An interrupted upgrade left protobuf 3.20.2's dist-info beside 3.20.3's."""
     root, env = fix_setting(tmp_path, indexes)

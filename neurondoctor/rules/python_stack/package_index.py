@@ -81,7 +81,7 @@ def _torch_for(ctx: RuleContext, env: PythonEnvironment, framework_version: str)
 
 
 def _site_of(env: PythonEnvironment, dist: Distribution) -> Optional[SiteDir]:
-    return next((site for site in env.site_dirs if dist in site.distributions), None)
+    return next((site for site in env.site_dirs if dist in site.judged_distributions()), None)
 
 
 def placeholder_packages(ctx: RuleContext) -> list[Finding]:

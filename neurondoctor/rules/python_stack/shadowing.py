@@ -38,11 +38,11 @@ def shadowing_copies(ctx: RuleContext) -> list[Finding]:
     watched = _watched(ctx)
     findings = []
     for env in ctx.facts.environments:
-        own = {dist.name: dist for own_site in env.own_site_dirs() for dist in own_site.distributions}
+        own = {dist.name: dist for own_site in env.own_site_dirs() for dist in own_site.judged_distributions()}
         for site in env.site_dirs:
             if site.role not in (SITE_ROLE_USER, SITE_ROLE_PYTHONPATH):
                 continue
-            shadows = [dist for dist in site.distributions if (dist.name in own or dist.name in watched)
+            shadows = [dist for dist in site.judged_distributions() if (dist.name in own or dist.name in watched)
                        and not dist.placeholder]  # a placeholder is ND-PIP-001's, with its own removal
             if not shadows:
                 continue
@@ -72,7 +72,7 @@ def duplicate_records(ctx: RuleContext) -> list[Finding]:
     for env in ctx.facts.environments:
         for site in env.site_dirs:
             by_name: dict[str, list[Distribution]] = {}
-            for dist in site.distributions:
+            for dist in site.judged_distributions():
                 by_name.setdefault(dist.name, []).append(dist)
             duplicates = {name: dists for name, dists in by_name.items() if len(dists) > 1 and name != "torch"}
             if not duplicates:

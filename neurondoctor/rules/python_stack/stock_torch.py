@@ -133,7 +133,7 @@ def duplicate_torch(ctx: RuleContext) -> list[Finding]:
     findings = []
     for env in ctx.facts.environments:
         for site in env.site_dirs:
-            torches = [dist for dist in site.distributions if dist.name == "torch"]
+            torches = [dist for dist in site.judged_distributions() if dist.name == "torch"]
             if len(torches) < 2:
                 continue
             stack = ctx.torch_stack(env)

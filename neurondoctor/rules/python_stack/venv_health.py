@@ -72,7 +72,7 @@ def damaged_metadata(ctx: RuleContext) -> list[Finding]:
         problems = [problem for problem in env.problems if env.mode == "static"]
         problems += [f"{site.path}: {site.error}" for site in env.site_dirs
                      if site.error and site.error != "missing"]
-        damaged = [dist for site in env.site_dirs for dist in site.distributions if dist.problems]
+        damaged = [dist for site in env.site_dirs for dist in site.judged_distributions() if dist.problems]
         problems += [f"{dist.metadata_dir}: {'; '.join(dist.problems)}" for dist in damaged]
         if not problems:
             continue
@@ -90,6 +90,35 @@ def damaged_metadata(ctx: RuleContext) -> list[Finding]:
     return findings
 
 
+INVALID_SUFFIX = ".neurondoctor-invalid"
+
+
+def invalid_metadata(ctx: RuleContext) -> list[Finding]:
+    """ND-VENV-004: install records outside a system site whose name is not a project name or whose version is not
+    a version. pip writes neither; whoever placed one can make any command that names it run something else
+    (`--index-url=…` as a name), so no rule judges it and no fix names it: the fix moves the record aside, off
+    every import path's metadata (pip reads only `*.dist-info`/`*.egg-info`)."""
+    findings = []
+    for env in ctx.facts.environments:
+        for site in env.site_dirs:
+            invalid = site.invalid_distributions()
+            if not invalid:
+                continue
+            findings.append(Finding(
+                id="ND-VENV-004", category=CATEGORY, severity=SEVERITY_WARNING,
+                title=f"{len(invalid)} install record(s) in {site.path} whose name or version is not valid metadata",
+                detail="pip never writes such a record: someone placed it, or it is damaged. The checks leave it out, "
+                       "and no fix names it; move it aside, then reinstall the package if it is one you need.",
+                evidence={"venv": env.path, "site": site.path,
+                          "records": [{"metadata": dist.metadata_dir, "name": dist.display_name,
+                                       "version": dist.version, "why": dist.invalid_metadata}
+                                      for dist in invalid[:20]]},
+                fix=Fix([command("mv", "-n", "--", dist.metadata_dir, dist.metadata_dir + INVALID_SUFFIX)
+                         for dist in invalid[:20]]),
+            ))
+    return findings
+
+
 def python_env_summary(ctx: RuleContext) -> str:
     envs = ctx.facts.environments
     if not envs:
@@ -99,11 +128,13 @@ def python_env_summary(ctx: RuleContext) -> str:
 
 
 RULE_SET = RuleSet(
-    rules=(missing_interpreter, interpreter_failed, damaged_metadata),
+    rules=(missing_interpreter, interpreter_failed, damaged_metadata, invalid_metadata),
     findings=(
         FindingSpec("ND-VENV-001", "broken-venv", SEVERITY_ERROR, "the environment's interpreter is gone"),
         FindingSpec("ND-VENV-002", "broken-venv", SEVERITY_ERROR, "the interpreter does not run"),
         FindingSpec("ND-VENV-003", "broken-venv", SEVERITY_WARNING, "unreadable or damaged metadata"),
+        FindingSpec("ND-VENV-004", "broken-venv", SEVERITY_WARNING,
+                    "an install record whose name or version is not valid metadata"),
     ),
 )
 CHECK = Check("python-env", "Python environment",
