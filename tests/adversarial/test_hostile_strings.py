@@ -96,6 +96,8 @@ def test_every_check_format_neutralises_hostile_fields(hostile_host: tuple[Path,
                        for record in finding["evidence"]["records"]]
             assert {record["name"] for record in records} == {"evil-pkg", "neuronx-cc"}
             assert all(HOSTILE.replace("\n", " ") in record["version"] for record in records)
+            assert not any("evil-pkg" in line or "neuronx-cc==" in line  # no command ever carries them
+                           for finding in document["findings"] for line in finding["fix"])
             continue
         _no_raw_controls(done.stdout, f"check --format {output_format} ({encoding})")
         _no_raw_controls(done.stderr, f"check stderr ({encoding})")
