@@ -1,4 +1,4 @@
-"""The one output boundary: every line a text renderer writes passes `printable` (ARCHITECTURE.md §7, Trust).
+"""The one output boundary: every line a text renderer writes passes `printable` (docs/trust-model.md).
 
 The strings neurondoctor shows come from others: a package's version, os-release, a process's command line, a
 hostname, another node's report. A newline in one forges a second `OK:` line for NHC or splits node-problem-

@@ -45,8 +45,8 @@ def _operator_controlled(fs: RootFS, inner: str) -> bool:
     owned by another user than root or writable by one (run_trust's rule, read under the root)."""
     parts = PurePosixPath(inner).parts[1:]
     inner_paths = ["/" + "/".join(parts[:count]) for count in range(1, len(parts) + 1)]
-    inner_paths += [f"{inner}/pyvenv.cfg", *fs.glob(f"{inner}/lib", "python*")]
-    inner_paths += [f"{path}/site-packages" for path in fs.glob(f"{inner}/lib", "python*")]
+    libraries = fs.glob(f"{inner}/lib", "python*")
+    inner_paths += [f"{inner}/pyvenv.cfg", *libraries, *(f"{path}/site-packages" for path in libraries)]
     for path in inner_paths:
         machine = fs.host_path(path)
         if (machine.exists() or machine.is_symlink()) and foreign_control(str(machine)):

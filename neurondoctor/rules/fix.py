@@ -1,4 +1,4 @@
-"""A fix as a value: commands made of words, fixed notes, and the alternative ways out (ARCHITECTURE.md §6).
+"""A fix as a value: commands made of words, fixed notes, and the alternative ways out (docs/trust-model.md).
 
 neurondoctor runs as root on strings others control: a package's name, a directory's, a process's command line.
 A fix line built as text from them runs code when it is pasted. So a rule builds its fix from words: every word
@@ -44,6 +44,7 @@ Part = Union[str, Shell]
 # (`linux-headers-` + `$(uname -r)`, a path + `/*`).
 Word = Union[str, Shell, tuple[Part, ...]]
 OPERATORS = frozenset({"|", "&&", "||"})
+ALTERNATIVE_PREFIX = "# or "  # the note that starts another way out
 
 
 def render_word(word: Word) -> str:
@@ -106,7 +107,7 @@ class Note:
     def render(self) -> str:
         # a data word is quoted and its controls shown escaped: it can neither end the comment nor add a line
         text = self.text.format(*(neutralize(quote_word(word)) for word in self.words)) if self.words else self.text
-        return "# " + ("or " if self.alternative else "") + text
+        return (ALTERNATIVE_PREFIX if self.alternative else "# ") + text
 
 
 Step = Union[Command, Note]
@@ -125,11 +126,19 @@ def pipeline(*segments: Sequence[Word], operator: str = "|", note: str = "") -> 
 _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z", re.ASCII)
 
 
-def assignment(variable: str, value: str) -> Word:
-    """`NAME=value` for `export`: the name is the rule's own (checked), the value is a quoted data word."""
+def _variable(variable: str) -> str:
     if not _VARIABLE_NAME.match(variable):
         raise ValueError(f"not a variable name: {variable!r}")
-    return (Shell(f"{variable}="), value)
+    return variable
+
+
+def export(variable: str, value: str) -> Command:
+    """`export NAME=value`: the name is the rule's own (checked), the value a quoted data word."""
+    return command("export", (Shell(f"{_variable(variable)}="), value))
+
+
+def unset(variable: str) -> Command:
+    return command("unset", _variable(variable))
 
 
 def note(text: str, *words: str) -> Note:
@@ -171,9 +180,6 @@ class Fix:
             if not any(isinstance(step, Command) and step.segments[0][0] == "sudo" for step in way.steps):
                 return way
         return ways[0] if ways else Fix()
-
-    def __add__(self, other: Fix) -> Fix:
-        return Fix((*self.steps, *other.steps))
 
     def __iter__(self) -> Iterator[Step]:
         return iter(self.steps)

@@ -19,7 +19,7 @@ from typing import Optional
 
 from neurondoctor.neuron_version import normalize_package_name
 from neurondoctor.rules.finding import Finding
-from neurondoctor.rules.fix import Command, Fix, Note, Step, command
+from neurondoctor.rules.fix import ALTERNATIVE_PREFIX, Command, Fix, Step, command
 
 # pip install options that make a line a replacement of its own: merged with other requirements they would
 # apply to all of them (--no-deps, --force-reinstall) or hide the default index from them (--index-url).
@@ -157,7 +157,7 @@ def split_alternatives(lines: Sequence[str]) -> list[list[str]]:
     read reports: each way is run alone, never one after the other."""
     ways: list[list[str]] = [[]]
     for line in lines:
-        if line.lstrip().startswith(Note("", alternative=True).render().rstrip()):
+        if line.lstrip().startswith(ALTERNATIVE_PREFIX.rstrip()):
             ways.append([])
         ways[-1].append(line)
     return [way for way in ways if way]

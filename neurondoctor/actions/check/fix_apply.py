@@ -133,9 +133,8 @@ def plan_fixes(report: Report, environ: Mapping[str, str], named: bool = True) -
         if not named and os.path.realpath(env.path) not in active:
             continue
         refusal = refusal_to_run(env.interpreter)
-        steps = [classify(step, env, environ) for step in summary.fix_plan]
-        if refusal:
-            steps = [FixStep(step.line, SKIP, refusal) for step in steps]
+        steps = ([FixStep(step.render(), SKIP, refusal) for step in summary.fix_plan] if refusal else
+                 [classify(step, env, environ) for step in summary.fix_plan])
         fixes.append(EnvironmentFix(summary.path, summary.fix_plan_findings, steps))
     return fixes
 

@@ -14,7 +14,7 @@ from typing import Optional
 from neurondoctor.rules.check import Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_INFO, SEVERITY_WARNING, Finding
-from neurondoctor.rules.fix import Command, Fix, assignment, command
+from neurondoctor.rules.fix import Command, Fix, export, unset
 from neurondoctor.rules.host_stack import operating_system, resources
 from neurondoctor.rules.host_stack.resources import GIB
 
@@ -71,14 +71,6 @@ def _finding(finding_id: str, severity: str, title: str, detail: str, variable: 
              fix: Command) -> Finding:
     return Finding(id=finding_id, category="env-var-misconfig", severity=severity, title=title, detail=detail,
                    evidence={"variable": variable, "value": value}, fix=Fix([fix]))
-
-
-def export(variable: str, value: str) -> Command:
-    return command("export", assignment(variable, value))
-
-
-def unset(variable: str) -> Command:
-    return command("unset", variable)
 
 
 def _core_kind(ctx: RuleContext) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
-from neurondoctor.rules.fix import Fix, Shell, assignment, command, pipeline
+from neurondoctor.rules.fix import Fix, Shell, command, export, pipeline
 
 GIB = 1 << 30
 
@@ -35,7 +35,7 @@ def compile_cache_space(ctx: RuleContext) -> list[Finding]:
                   "total_bytes": cache.total_bytes},
         fix=Fix([pipeline(["du", "-sh", (cache.path, Shell("/*"))], ["sort", "-h"], ["tail"]),
                  command("rm", "-rf", (cache.path, Shell("/neuronxcc-*")), note="old compiler versions' caches"),
-                 command("export", assignment("NEURON_COMPILE_CACHE_URL", "/path/on/a/larger/disk"))]),
+                 export("NEURON_COMPILE_CACHE_URL", "/path/on/a/larger/disk")]),
     )]
 
 

@@ -24,7 +24,7 @@ from neurondoctor.release_data.catalog import PackageEntry
 from neurondoctor.rules.check import NO_ENVIRONMENT, Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, made_by_uv_without_pip, pin, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_INFO, SEVERITY_WARNING, Finding
-from neurondoctor.rules.fix import Command, Fix, Step, assignment, command, note
+from neurondoctor.rules.fix import Command, Fix, Step, command, export, note, unset
 from neurondoctor.rules.python_stack.torch_build import is_cuda_build
 
 CATEGORY = "wrong-pip-index"
@@ -143,7 +143,7 @@ def _neuron_sources(sources: list[PipConfigSource], repository: str) -> tuple[li
 
 def _replace_index_commands(origin: str, repository: str) -> list[Command]:
     if origin == "environment":
-        return [command("unset", "PIP_INDEX_URL"), command("export", assignment("PIP_EXTRA_INDEX_URL", repository))]
+        return [unset("PIP_INDEX_URL"), export("PIP_EXTRA_INDEX_URL", repository)]
     pattern = f"s#^index-url *= *{repository}.*#extra-index-url = {repository}#"
     return [command("sed", "-i", pattern, origin)]
 

@@ -12,7 +12,7 @@ from neurondoctor.neuron_version import release_tuple
 from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, pin, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
-from neurondoctor.rules.fix import Command, Fix, command, note
+from neurondoctor.rules.fix import Command, Fix, command, note, unset
 
 TORCH_FAMILY = frozenset({"torch", "torch-xla", "torchvision", "torchaudio"})
 
@@ -24,7 +24,7 @@ def _watched(ctx: RuleContext) -> frozenset[str]:
 def _removal_commands(site: SiteDir, dists: list[Distribution]) -> Fix:
     if site.role == SITE_ROLE_PYTHONPATH:
         return Fix([note("remove {} from PYTHONPATH (it is searched before the environment)", site.path),
-                    command("unset", "PYTHONPATH")])
+                    unset("PYTHONPATH")])
     paths = []
     for dist in dists:
         paths.append(dist.metadata_dir)
