@@ -94,11 +94,13 @@ def test_unknown_format_and_selector_are_usage_errors() -> None:
     assert bad_root.returncode == 2
 
 
-def test_missing_python_is_reported(tmp_path: Path) -> None:
-    code, report, _ = check_json(["--python", str(tmp_path / "no-python")])
-    finding = findings_by_id(report)["ND-VENV-001"][0]
-    assert finding["category"] == "broken-venv"
-    assert code == 1
+def test_a_missing_python_is_a_usage_error_not_a_finding(tmp_path: Path) -> None:
+    """Issue 26 §7: a typo is no node verdict (tests/test_typed_paths.py has every command)."""
+    from tests.conftest import run_cli
+
+    result = run_cli(["check", "--json", "--python", str(tmp_path / "no-python")])
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == f"error: --python {tmp_path / 'no-python'}: no such file\n"
 
 
 def test_python_that_hangs_or_fails_is_reported(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ Heavy modules are imported inside the commands that need them.
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import TYPE_CHECKING, Callable, Optional
 
@@ -81,7 +82,10 @@ def venv_create(
     from neurondoctor.actions.venv.create import VenvCreateOptions, create_venv, describe_plan, prepare_venv
     from neurondoctor.cli.progress import progress_for_stderr
     from neurondoctor.report.terminal import render_terminal
+    from neurondoctor.typed_paths import check_directories, check_interpreters
 
+    check_interpreters("--python", [python] if python else [], os.environ)
+    check_directories("--find-links", find_links)
     prepared = prepare_venv(VenvCreateOptions(
         path=path, release=release, framework=framework, torch=torch, python=python, installer=installer,
         index_url=index_url, extra_index_urls=extra_index_url, find_links=find_links, force=force))
@@ -113,6 +117,9 @@ def _emit_probe(kind: str, python: Optional[str], as_json: bool, run: Callable[[
     from neurondoctor.report.document import render_json
     from neurondoctor.report.model import failed_probe_report
 
+    from neurondoctor.typed_paths import check_interpreters
+
+    check_interpreters("--python", [python] if python else [], os.environ)  # a typo is no probe document
     shown = progress_for_stderr()
     try:
         try:
@@ -221,7 +228,9 @@ def bundle(
     """Write one redacted support archive: the check, command outputs, logs, package lists, a manifest."""
     from neurondoctor.actions.bundle.bundle_command import BundleOptions, build_bundle, describe_result
     from neurondoctor.cli.progress import PlainProgress
+    from neurondoctor.typed_paths import check_directories
 
+    check_directories("--venv", venv)
     progress = PlainProgress()
     result = build_bundle(BundleOptions(root=root, output=output, venvs=venv, obfuscate=obfuscate, since=since,
                                         max_size_mb=max_size, time_budget=max_time, command_timeout=command_timeout,

@@ -87,6 +87,10 @@ def run(argv: Sequence[str], environ: Optional[Mapping[str, str]] = None) -> int
         return exit_codes.OK
     from neurondoctor.actions.check.check_run import CheckOptions, run_check, validate_options
     from neurondoctor.release_data.catalog import load_catalog
+    from neurondoctor.typed_paths import check_directories, check_interpreters
+
+    check_directories("--venv", args.venv)
+    check_interpreters("--python", args.python, os.environ if environ is None else environ)
 
     catalog = load_catalog()
     options = CheckOptions(root=args.root, venvs=args.venv, pythons=args.python, release=args.release,
