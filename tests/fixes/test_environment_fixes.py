@@ -7,6 +7,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from tests.conftest import check_json
 from tests.fixes.harness import fix_and_check, user_env
 from tests.host_fixture import HostSpec, build_host
 from tests.neuron_envs import HEALTHY_STACKS, NEURON_REPO, simple_wheel, stack_wheels, torch_wheel
@@ -60,3 +61,17 @@ def test_a_venv_whose_base_interpreter_was_removed(tmp_path: Path, venvs: VenvFa
     env = user_env(tmp_path)  # its PATH has this machine's python3.11
     fix_and_check(["--root", str(root), "--venv", str(venv)], env, "ND-VENV-001")
     assert venv_python(venv).resolve().exists()
+
+
+def test_the_neuron_repository_as_the_only_index_before_anything_is_installed(tmp_path: Path,
+                                                                               venvs: VenvFactory) -> None:
+    """Issue 26 §6: a fresh venv on an image whose pip.conf replaces PyPI with the Neuron repository (a cloud-init
+    that wrote `index-url` where the install page says `extra-index-url`). Nothing Neuron is installed yet, which
+    is exactly when `pip install torch-neuronx` cannot resolve torch: it is judged all the same."""
+    root = build_host(tmp_path / "host", HostSpec(release="2.31.1"))
+    venv = venvs.create("fix-pip-003-empty")
+    (venv / "pip.conf").write_text(f"[global]\nindex-url = {NEURON_REPO}\n")
+    fix_and_check(["--root", str(root), "--venv", str(venv)], user_env(tmp_path), "ND-PIP-003")
+    assert (venv / "pip.conf").read_text() == f"[global]\nextra-index-url = {NEURON_REPO}\n"
+    (venv / "pip.conf").write_text(f"[global]\nextra-index-url = {NEURON_REPO}\n")  # near miss: as the docs say
+    assert check_json(["--root", str(root), "--venv", str(venv)], env=user_env(tmp_path))[1]["findings"] == []

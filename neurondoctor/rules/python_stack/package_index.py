@@ -149,26 +149,30 @@ def _replace_index_commands(origin: str, repository: str) -> list[Command]:
 
 
 def repository_not_configured(ctx: RuleContext) -> list[Finding]:
-    """ND-PIP-002/003: a Neuron environment whose pip cannot reach the Neuron repository, or only it."""
+    """ND-PIP-003: pip's only index is the Neuron repository, in any environment: it matters most before anything
+    is installed, when `pip install torch-neuronx` cannot resolve torch (issue 26 §6). ND-PIP-002: a Neuron
+    environment whose pip cannot reach the Neuron repository."""
     repository = ctx.catalog.pip_repository
     findings = []
     for env in ctx.facts.environments:
-        if not ctx.neuron_env(env):
-            continue
         as_extra, as_index = _neuron_sources(env.pip_config, repository)
-        mirrors = _mirrors(env.pip_config, repository, ctx.catalog.pypi_index)
         if as_index:
             findings.append(Finding(
                 id="ND-PIP-003",
                 category=CATEGORY,
                 severity=SEVERITY_WARNING,
                 title="pip uses the Neuron repository as its only index (index-url), replacing PyPI",
-                detail=("torch-xla, transformers and most dependencies are not on the Neuron repository; installs "
-                        "fail to resolve or pick stale copies. The docs add it with extra-index-url."),
+                detail=("torch, torch-xla, transformers and most dependencies are not on the Neuron repository: "
+                        "`pip install torch-neuronx` fails to resolve torch, and upgrades pick stale copies. The "
+                        "docs add it with extra-index-url."),
                 evidence={"venv": env.path, "configured_in": as_index},
                 fix=Fix([step for origin in as_index for step in _replace_index_commands(origin, repository)]),
             ))
-        elif not as_extra and mirrors:
+            continue
+        if not ctx.neuron_env(env):
+            continue
+        mirrors = _mirrors(env.pip_config, repository, ctx.catalog.pypi_index)
+        if not as_extra and mirrors:
             findings.append(Finding(
                 id="ND-PIP-002",
                 category=CATEGORY,
