@@ -2,8 +2,8 @@
 
 `packaging.requirements` would parse them, but it imports `packaging.tags` (sysconfig, platform, …), about
 100 ms on a `check` that takes 300. The grammar wheels use is small: a name, extras, a version set or an
-`@ url`, and a marker of `and`/`or`/parentheses over comparisons. Version sets are still judged by
-`packaging.specifiers`, the project's PEP 440 library, imported on first use.
+`@ url`, and a marker of `and`/`or`/parentheses over comparisons. Version sets are judged by `pep440.matches`,
+which tests hold to `packaging.specifiers`.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from neurondoctor.neuron_version import normalize_package_name
+from neurondoctor.pep440 import matches, parse_version
 
 
 class MarkerError(ValueError):
@@ -49,20 +50,13 @@ _SPECIFIER = re.compile(r"^(?:(?:~=|===|==|!=|<=|>=|<|>)[A-Za-z0-9.*+!_-]+)(?:,(
 _PROJECT_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?\Z", re.ASCII)
 
 
-@functools.lru_cache(maxsize=1)
-def _pep440() -> re.Pattern[str]:
-    from packaging.version import VERSION_PATTERN
-
-    return re.compile(r"^\s*" + VERSION_PATTERN + r"\s*$", re.VERBOSE | re.IGNORECASE | re.ASCII)
-
-
 @functools.lru_cache(maxsize=8192)
 def metadata_problem(name: str, version: str) -> str:
     """Why a distribution record's name or version is not one pip could have written ('' when both are): such a
     record is data someone placed, and no fix may carry it (issue 25 §3)."""
     if not _PROJECT_NAME.match(name):
         return "its name is not a PEP 508 project name"
-    if len(version) > 128 or not _pep440().match(version):
+    if len(version) > 128 or parse_version(version) is None:
         return "its version is not a PEP 440 version"
     return ""
 
@@ -110,21 +104,7 @@ def marker_extras(marker: Optional[str]) -> list[str]:
 def satisfies(version: str, specifier: str) -> Optional[bool]:
     """Whether an installed version is in the set; installed pre-releases count, as `pip check` counts them.
     None when either side is not PEP 440."""
-    if not specifier:
-        return True
-    return _contains(version, specifier)
-
-
-@functools.lru_cache(maxsize=4096)
-def _contains(version: str, specifier: str) -> Optional[bool]:
-    """Cached: an environment asks about the same few pins (numpy, torch, packaging) many times."""
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
-    from packaging.version import InvalidVersion, Version
-
-    try:
-        return SpecifierSet(specifier).contains(Version(version), prereleases=True)
-    except (InvalidSpecifier, InvalidVersion):
-        return None
+    return matches(version, specifier)
 
 
 _TOKEN = re.compile(r"\s*(?:(?P<string>'[^']*'|\"[^\"]*\")|(?P<op>===|==|!=|<=|>=|~=|<|>|\(|\))|"

@@ -69,6 +69,24 @@ def test_a_healthy_native_torchneuron_host(tmp_path: Path, venvs: VenvFactory, i
     assert f"({cores} logical NeuronCores at LNC=2) on PCI" in hardware["summary"]
 
 
+def test_a_torchneuron_whose_version_is_the_familys_stem(tmp_path: Path, venvs: VenvFactory) -> None:
+    """Issue 26 §3: `2.14.3.0` itself is in the family `2.14.3.0.*` (PEP 440; `pip install 'torch-neuronx==2.14.3.0.*'`
+    takes it), as a wheel built without a build number is. It was "from a release after the data"."""
+    from dataclasses import replace
+
+    root = build_host(tmp_path / "host", HostSpec(instance_type="trn2.48xlarge", release=RELEASE, **NATIVE_HOST))
+    built = venvs.create("release-2.33-native-stem")
+    venvs.install(built, native_stack_wheels(replace(NATIVE_STACKS[RELEASE], torch_neuronx="2.14.3.0")))
+    install_image_interpreter(root, "3.13")
+    venv = root / "opt" / "native-stem-py3.13"
+    shutil.copytree(built, venv, symlinks=True)
+    relabel_python(venv, "3.13")
+    write_pip_conf(venv)
+    code, report, _ = check_json(["--root", str(root), "--venv", str(venv)], env=cli_env())
+    assert _findings(report) == [] and code == 0
+    assert report["release"]["environments"][str(venv)] == RELEASE
+
+
 def test_the_xla_torch_neuronx_on_trn1_and_trn2_stays_healthy(tmp_path: Path, venvs: VenvFactory) -> None:
     for instance_type, os_name in (("trn1.2xlarge", "ubuntu24"), ("trn2.48xlarge", "ubuntu24")):
         root = build_host(tmp_path / instance_type, HostSpec(instance_type=instance_type, release=RELEASE,

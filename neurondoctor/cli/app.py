@@ -116,7 +116,6 @@ def _emit_probe(kind: str, python: Optional[str], as_json: bool, run: Callable[[
     from neurondoctor.cli.progress import progress_for_stderr
     from neurondoctor.report.document import render_json
     from neurondoctor.report.model import failed_probe_report
-
     from neurondoctor.typed_paths import check_interpreters
 
     check_interpreters("--python", [python] if python else [], os.environ)  # a typo is no probe document

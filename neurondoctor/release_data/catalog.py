@@ -21,6 +21,7 @@ from neurondoctor.neuron_version import (
     normalize_package_name,
     release_tuple,
 )
+from neurondoctor.pep440 import matches
 from neurondoctor.regular_files import read_regular_file
 from neurondoctor.release_data.os_support import OsSupport
 from neurondoctor.release_data.schema import (
@@ -56,8 +57,9 @@ class PackageEntry(NamedTuple):
 
 
 def in_family(normalized: str, listed: str) -> bool:
-    """`2.14.3.0.41200` is in the family `2.14.3.0.*` (PEP 440's prefix match, as `pip install 'X==2.14.3.0.*'`)."""
-    return listed.endswith(".*") and normalized.startswith(listed[:-1])
+    """`2.14.3.0.41200` is in the family `2.14.3.0.*`, and so is `2.14.3.0` itself (PEP 440's prefix match, as
+    `pip install 'X==2.14.3.0.*'` decides it: issue 26 §3)."""
+    return listed.endswith(".*") and matches(normalized, "==" + listed) is True
 
 
 @dataclass(frozen=True)
