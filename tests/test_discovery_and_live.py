@@ -53,8 +53,8 @@ def test_active_virtualenv_is_the_default_on_a_live_host(venvs: VenvFactory, tmp
     venv = venvs.create("active")
     venvs.install(venv, stack_wheels(HEALTHY_STACKS["2.29.1"]))
     write_pip_conf(venv)
-    found = discover_environments(RootFS("/"), {"VIRTUAL_ENV": str(venv), "PATH": ""})
-    assert [(item.path, item.live) for item in found] == [(str(venv), False)]
+    found = discover_environments(RootFS("/"), {"VIRTUAL_ENV": str(venv), "PATH": ""}).found
+    assert [(item.path, item.live, item.always_judged) for item in found][:1] == [(str(venv), False, True)]
     _, report, _ = check_json([], env=cli_env({"VIRTUAL_ENV": str(venv), "HOME": str(tmp_path)}))
     assert report["release"]["environments"] == {str(venv): "2.29.1"}
 

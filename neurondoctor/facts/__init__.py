@@ -46,6 +46,15 @@ class HostFacts:
         return {"trn1n": "trn1", "trn2u": "trn2"}.get(family, family)
 
 
+@dataclass(frozen=True)
+class ListedEnvironment:
+    """An environment discovery found that holds neither torch nor a Neuron package: listed, not judged."""
+
+    path: str
+    kind: str
+    discovered_by: str
+
+
 @dataclass
 class Facts:
     """Everything collected for one `check` run."""
@@ -53,6 +62,8 @@ class Facts:
     host: HostFacts
     environments: list[PythonEnvironment] = field(default_factory=list)
     environ: dict[str, str] = field(default_factory=dict)
+    listed_environments: list[ListedEnvironment] = field(default_factory=list)
+    environments_cut_at: Optional[int] = None  # discovery stopped at this many ("listed up to 1,000")
 
     def failed(self, collectors: tuple[str, ...]) -> list[CollectorFailure]:
         """The failures among these collectors, in the order they were recorded."""

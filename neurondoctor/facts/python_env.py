@@ -15,6 +15,11 @@ SITE_ROLE_PYTHONPATH = "pythonpath"
 SITE_ROLE_SYSTEM = "system-site"
 SITE_ROLE_OTHER = "path"
 
+# Environment layouts (pyenv/layouts.py tells them apart); the installations have their own interpreter and no
+# pyvenv.cfg, so a venv's rules for "interpreter gone" and "damaged" do not apply to them.
+KINDS = ("venv", "uv", "conda", "system", "pyenv", "project", "pipx", "jupyter-kernel")
+INSTALLATION_KINDS = ("conda", "system", "pyenv", "jupyter-kernel")
+
 
 @dataclass
 class Distribution:
@@ -107,6 +112,7 @@ class PythonEnvironment:
     path: str
     mode: str
     interpreter: str
+    kind: str = "venv"  # its layout: pyenv/layouts.py KINDS
     exists: bool = True
     interpreter_exists: bool = True
     interpreter_target: Optional[str] = None

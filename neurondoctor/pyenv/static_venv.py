@@ -14,6 +14,8 @@ from typing import Optional
 
 from neurondoctor.facts.python_env import SITE_ROLE_SYSTEM, SITE_ROLE_USER, SITE_ROLE_VENV, PythonEnvironment, SiteDir
 from neurondoctor.host.rootfs import RootFS
+from neurondoctor.neuron_version import release_tuple
+from neurondoctor.pyenv.layouts import INSTALLATION_KINDS, layout_of
 from neurondoctor.pyenv.pip_config import read_pip_config
 from neurondoctor.pyenv.site_scan import inspect_site_dir
 from neurondoctor.pyenv.venv_marker import read_venv_marker
@@ -142,9 +144,57 @@ def _system_site(fs: RootFS, cfg: dict[str, str], major_minor: str) -> Optional[
     return None
 
 
+def _installation_sites(fs: RootFS, inner: str, major_minor: str) -> list[tuple[str, str]]:
+    """(in-view folder, role) of an installation's own import path, in import order: its
+    `lib*/pythonX.Y/site-packages`; for `/usr`, Debian's and Amazon Linux's `/usr/local` folders (where its pip
+    installs) before the distribution's own packages, which keep their Debian-style versions (role system)."""
+    if inner != "/usr":
+        return [(site, SITE_ROLE_VENV) for version, site in _python_dirs(fs, inner) if version == major_minor]
+    own = [f"/usr/local/{lib}/python{major_minor}/{leaf}" for lib in ("lib64", "lib")
+           for leaf in ("dist-packages", "site-packages")]
+    system = [f"/usr/{lib}/python{major_minor}/site-packages" for lib in ("lib64", "lib")]
+    system += ["/usr/lib/python3/dist-packages"]
+    return [(site, SITE_ROLE_VENV) for site in own if fs.is_dir(site)] + [
+        (site, SITE_ROLE_SYSTEM) for site in system if fs.is_dir(site)]
+
+
+def _installation_version(fs: RootFS, inner: str, env: PythonEnvironment) -> Optional[str]:
+    """X.Y of the interpreter `bin/python3` leads to (`python3.12`), else of the newest `lib/pythonX.Y`."""
+    match = _PYTHON_DIR.match((env.interpreter_target or "").rsplit("/", 1)[-1])
+    if match:
+        return match.group(1)
+    names = [path.rsplit("/", 1)[-1] for path in fs.glob(f"{inner}/lib", "python3*")]
+    versions = sorted({found.group(1) for found in map(_PYTHON_DIR.match, names) if found}, key=release_tuple)
+    return versions[-1] if versions else None
+
+
+def _inspect_installation(root: RootFS, fs: RootFS, inner: str, env: PythonEnvironment,
+                          environ: Mapping[str, str]) -> None:
+    """A conda, pyenv or system installation: its own interpreter, no pyvenv.cfg (not damage here), and the user
+    site on its import path, because such an interpreter enables it (`python -m site`: ENABLE_USER_SITE True),
+    which is how `pip install --user torch` shadows a conda torch."""
+    env.interpreter, env.interpreter_exists, env.interpreter_target = _interpreter(fs, inner)
+    env.python_version = _installation_version(fs, inner, env)
+    major_minor = env.python_major_minor
+    homes = home_dirs_for(root, inner if fs is root or root.is_live else None, environ)
+    sites = _installation_sites(fs, inner, major_minor) if major_minor else []
+    if major_minor:
+        env.user_site_enabled = True
+        for home in homes:
+            user_site = f"{home}/.local/lib/python{major_minor}/site-packages"
+            if root.is_dir(user_site):
+                env.site_dirs.append(inspect_site_dir(root, user_site, SITE_ROLE_USER, follow_links=root.is_live))
+    for site, role in sites:
+        env.site_dirs.append(inspect_site_dir(fs, site, role, follow_links=fs.is_live))
+    if not sites:
+        env.problems.append(f"no lib/python{major_minor or 'X.Y'}/site-packages directory")
+    env.pip_config = read_pip_config(root, homes, fs, inner, environ)
+
+
 def inspect_venv(root: RootFS, venv_dir: str, environ: Mapping[str, str],
-                 discovered_by: str = "argument") -> PythonEnvironment:
-    """Static facts for one environment directory."""
+                 discovered_by: str = "argument", kind: Optional[str] = None) -> PythonEnvironment:
+    """Static facts for one environment folder, of any layout (pyenv/layouts.py): `kind` when discovery already
+    read it, else read here."""
     venv_dir = os.path.abspath(venv_dir)  # fix commands name it absolutely, without `..` (ARCHITECTURE.md §4)
     fs, inner = filesystem_for(root, venv_dir)
     env = PythonEnvironment(path=str(Path(venv_dir).absolute()), mode="static", interpreter="",
@@ -152,6 +202,10 @@ def inspect_venv(root: RootFS, venv_dir: str, environ: Mapping[str, str],
     if not fs.exists(inner):
         env.exists = env.interpreter_exists = False
         env.problems.append("directory does not exist")
+        return env
+    env.kind = kind or layout_of(fs, inner) or "venv"
+    if env.kind in INSTALLATION_KINDS:
+        _inspect_installation(root, fs, inner, env, environ)
         return env
     cfg_text = fs.try_read_text(f"{inner}/pyvenv.cfg", limit=64 * 1024)
     if cfg_text is None:

@@ -54,6 +54,7 @@ class EnvironmentSummary:
 
     path: str
     mode: str
+    kind: Optional[str]  # the layout (pyenv/layouts.py KINDS) of a statically read environment
     python: Optional[str]
     release: Optional[str]
     releases: list[str]

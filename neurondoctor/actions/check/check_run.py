@@ -14,14 +14,20 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from neurondoctor import __version__, exit_codes
-from neurondoctor.facts import CollectorFailure, Facts, HostFacts
+from neurondoctor.facts import CollectorFailure, Facts, HostFacts, ListedEnvironment
 from neurondoctor.facts.names import NEURON_ENV_PREFIXES
 from neurondoctor.facts.python_env import PythonEnvironment
 from neurondoctor.host.collect_host import collect_host_snapshot
 from neurondoctor.host.instance_identity import read_hostname, read_instance_id, read_instance_type
 from neurondoctor.host.rootfs import RootFS
-from neurondoctor.pyenv.discovery import discover_environments, operator_environments
-from neurondoctor.pyenv.static_venv import inspect_venv
+from neurondoctor.pyenv.discovery import (
+    MAX_ENVIRONMENTS,
+    discover_environments,
+    operator_environments,
+    path_interpreter,
+)
+from neurondoctor.pyenv.layouts import holds_any
+from neurondoctor.pyenv.static_venv import filesystem_for, inspect_venv
 from neurondoctor.release_data.catalog import ReleaseCatalog, load_catalog
 from neurondoctor.report.health import judge_health
 from neurondoctor.report.model import (
@@ -109,16 +115,43 @@ def collect_host(fs: RootFS, environ: Mapping[str, str], timings: dict[str, floa
     return host
 
 
+def _judging_names(catalog: ReleaseCatalog) -> frozenset[str]:
+    """What makes a discovered environment worth judging: torch, or any Neuron pip package of any line."""
+    return catalog.neuron_pip_packages() | {"torch"}
+
+
 def collect_environments(fs: RootFS, options: CheckOptions, timings: dict[str, float],
-                         failures: list[CollectorFailure]) -> list[PythonEnvironment]:
-    targets = [(path, False, "argument") for path in options.venvs]
-    targets += [(path, True, "argument") for path in options.pythons]
+                         failures: list[CollectorFailure], catalog: ReleaseCatalog,
+                         listed: list[ListedEnvironment]) -> tuple[list[PythonEnvironment], bool]:
+    """The environments the rules judge, and whether discovery was cut at its bound. Named ones are always judged;
+    a discovered one outside the Neuron places only when it holds torch or a Neuron package (a look at its folder
+    names, before any metadata is read); the others go to `listed`."""
+    targets: list[tuple[str, bool, str, Optional[str]]] = [(path, False, "argument", None) for path in options.venvs]
+    targets += [(path, True, "argument", None) for path in options.pythons]
+    cut = False
     if not targets:
-        discovered = (operator_environments(fs) if options.operator_environments else
-                      discover_environments(fs, options.environ))
-        targets = [(found.path, found.live, found.reason) for found in discovered]
+        if options.operator_environments:
+            discovered = operator_environments(fs)
+        else:
+            discovery = discover_environments(fs, options.environ)
+            discovered, cut = discovery.found, discovery.cut
+        names = _judging_names(catalog)
+        for found in discovered:
+            if found.live or found.always_judged:
+                targets.append((found.path, found.live, found.reason, found.kind))
+                continue
+            view, inner = filesystem_for(fs, found.path)
+            if holds_any(view, inner, names):
+                targets.append((found.path, False, found.reason, found.kind))
+            else:
+                listed.append(ListedEnvironment(found.path, found.kind or "venv", found.reason))
+        fallback = path_interpreter(options.environ) if fs.is_live and not targets else None
+        if fallback is not None:
+            prefix = os.path.dirname(os.path.dirname(os.path.realpath(fallback.path)))
+            listed[:] = [item for item in listed if os.path.realpath(item.path) != prefix]
+            targets.append((fallback.path, True, fallback.reason, None))
     environments = []
-    for path, live, reason in targets:
+    for path, live, reason, kind in targets:
         started = time.perf_counter()
         try:
             if live:
@@ -126,12 +159,12 @@ def collect_environments(fs: RootFS, options: CheckOptions, timings: dict[str, f
 
                 environments.append(inspect_interpreter(fs, path, options.environ, discovered_by=reason))
             else:
-                environments.append(inspect_venv(fs, path, options.environ, discovered_by=reason))
+                environments.append(inspect_venv(fs, path, options.environ, discovered_by=reason, kind=kind))
         except Exception as error:  # a collector bug must not cost the whole report
             failures.append(CollectorFailure(ENVIRONMENTS_COLLECTOR,
                                              f"inspecting {path} crashed: {type(error).__name__}: {error}"))
         _timed(timings, f"python-env:{path}", started)
-    return environments
+    return environments, cut
 
 
 def _status(findings: list[Finding]) -> str:
@@ -197,6 +230,7 @@ def summarize_environment(ctx: RuleContext, env: PythonEnvironment) -> Environme
     return EnvironmentSummary(
         path=env.path,
         mode=env.mode,
+        kind=env.kind if env.mode == "static" else None,
         python=env.python_version,
         release=verdict.release,
         releases=verdict.agreed,
@@ -254,8 +288,12 @@ def run_check(options: CheckOptions, catalog: Optional[ReleaseCatalog] = None) -
     step = time.perf_counter()
     host = collect_host(fs, options.environ, timings, options.kernel_log_since)
     _timed(timings, "host", step)
-    environments = collect_environments(fs, options, timings, host.collector_failures)
-    facts = Facts(host=host, environments=environments, environ=relevant_environ(options.environ))
+    listed: list[ListedEnvironment] = []
+    step = time.perf_counter()
+    environments, cut = collect_environments(fs, options, timings, host.collector_failures, catalog, listed)
+    _timed(timings, "environments", step)
+    facts = Facts(host=host, environments=environments, environ=relevant_environ(options.environ),
+                  listed_environments=listed, environments_cut_at=MAX_ENVIRONMENTS if cut else None)
     ctx = RuleContext(facts, catalog, target_release=options.release)
     checks = run_checks(ctx, select_checks(options.select, options.skip), options.select, options.skip)
     summaries = []

@@ -63,16 +63,11 @@ def run_probe(python: str, script: str, arguments: list[str], timeout: float,
 
 
 def default_python(environ: Mapping[str, str]) -> str:
-    """The active environment's interpreter, else the first discovered Neuron venv (DLAMI, ~/aws_neuron_venv_*),
-    else `python3` — the same discovery `check` uses."""
-    from neurondoctor.host.rootfs import RootFS
-    from neurondoctor.pyenv.discovery import discover_environments
+    """The active environment's interpreter, else the first Neuron venv (DLAMI, ~/aws_neuron_venv_*), else
+    `python3`."""
+    from neurondoctor.pyenv.discovery import default_interpreter
 
-    for found in discover_environments(RootFS("/"), environ):
-        interpreter = Path(found.path) if found.live else Path(found.path) / "bin" / "python"
-        if interpreter.exists():
-            return str(interpreter)
-    return "python3"
+    return default_interpreter(environ) or "python3"
 
 
 def probe_health(findings: list[Finding]) -> Health:

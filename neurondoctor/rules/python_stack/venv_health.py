@@ -2,20 +2,34 @@
 
 from __future__ import annotations
 
-from neurondoctor.facts.python_env import PythonEnvironment
+from neurondoctor.facts.python_env import INSTALLATION_KINDS, PythonEnvironment
 from neurondoctor.rules.check import NO_ENVIRONMENT, Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, pin, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
-from neurondoctor.rules.fix import Fix, command
+from neurondoctor.rules.fix import Fix, command, note
 from neurondoctor.rules.python_stack import python_support, shadowing
 
 CATEGORY = "broken-venv"
 
 
+def _reinstall_note(env: PythonEnvironment) -> Fix:
+    """An installation's interpreter is its own: no venv command brings it back, the tool that installed it does."""
+    python = env.python_major_minor or "3"
+    if env.kind == "conda":
+        return Fix([note("reinstall Python into it with the conda that made it: conda install --prefix {} {}",
+                         env.path, f"python={python}")])
+    if env.kind == "pyenv":
+        return Fix([note("reinstall it with pyenv: pyenv install --force {}", env.path.rstrip("/").rsplit("/", 1)[-1])])
+    return Fix([note("reinstall the Python {} that {} was installed from (the OS package, or the image's build)",
+                     python, env.path)])
+
+
 def _recreate_commands(env: PythonEnvironment) -> Fix:
     """Relink the venv to an installed pythonX.Y, keeping its packages. `venv --upgrade` fails on the dangling links
     themselves (`No such file or directory: …/bin/python3.11`), so they go first; `--clear` would delete the
-    packages."""
+    packages. An installation (conda, pyenv, system) gets the way its own tool reinstalls it."""
+    if env.kind in INSTALLATION_KINDS:
+        return _reinstall_note(env)
     python = env.python_major_minor or "3"
     links = [f"{env.path.rstrip('/')}/bin/{name}" for name in dict.fromkeys(("python", "python3", f"python{python}"))]
     return Fix([command("rm", "-f", *links), command(f"python{python}", "-m", "venv", "--upgrade", env.path)])
@@ -33,7 +47,10 @@ def missing_interpreter(ctx: RuleContext) -> list[Finding]:
             category=CATEGORY,
             severity=SEVERITY_ERROR,
             title=(f"the interpreter of {env.path} is gone" if exists else f"{env.path} does not exist"),
-            detail=((f"{env.interpreter or 'bin/python'} points to {env.interpreter_target or 'nothing'}, which "
+            detail=(("The installation's own interpreter (" + (env.interpreter or "bin/python") + ") is gone. "
+                     "Its packages are still listed below, but nothing in it can run.")
+                    if exists and env.kind in INSTALLATION_KINDS else
+                    (f"{env.interpreter or 'bin/python'} points to {env.interpreter_target or 'nothing'}, which "
                      f"does not exist: the environment's Python {env.python_version or ''} was removed or "
                      "upgraded. Its packages are still listed below, but nothing in it can run. Install "
                      f"Python {env.python_major_minor or ''} again, then repoint the environment.")

@@ -1,0 +1,109 @@
+"""What kind of Python environment a directory is, read from its files (issue 26 §1).
+
+Each layout has its own marks, and its own meaning of "interpreter missing" and "damaged":
+- `venv` (python -m venv, virtualenv), `uv` (`uv venv`: `uv = …` in pyvenv.cfg, no pip), `project` (a `.venv` of
+  poetry, pdm, uv or pipenv, or their cache folders), `pipx` (`…/pipx/venvs/NAME`): a `pyvenv.cfg`, and a
+  `bin/python` link to a base interpreter.
+- `conda` (Miniconda, Miniforge, the DLC images' `/opt/conda`): a `conda-meta/` folder, its own `bin/python`, no
+  pyvenv.cfg (which is not damage there).
+- `pyenv`: `~/.pyenv/versions/X.Y.Z` is a whole installation (no pyvenv.cfg); a pyenv-virtualenv one is a venv.
+- `system`: an installation with no venv marks: `/usr` (the distribution's python3, whose pip installs go to
+  `/usr/local/lib/pythonX.Y/dist-packages` on Debian) or `/usr/local` (Python built from source, as the Neuron DLC
+  Dockerfiles do for `/usr/local/bin/python`).
+- `jupyter-kernel`: an interpreter a kernelspec names whose folder is none of the above.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from typing import Optional
+
+from neurondoctor.facts.python_env import INSTALLATION_KINDS, KINDS
+from neurondoctor.host.rootfs import RootFS
+from neurondoctor.neuron_version import normalize_package_name
+
+__all__ = ["INSTALLATION_KINDS", "KINDS", "holds_any", "layout_of", "site_folders"]
+
+
+_PROJECT_FILES = ("pyproject.toml", "poetry.lock", "pdm.lock", "uv.lock", "Pipfile", "Pipfile.lock")
+_PROJECT_CACHES = ("/pypoetry/virtualenvs/", "/.local/share/virtualenvs/", "/pdm/venvs/")
+_PYTHON_DIR = re.compile(r"^python(\d+\.\d+)t?$")
+
+
+def _has_interpreter(fs: RootFS, inner: str) -> bool:
+    return any(fs.lexists(f"{inner}/bin/{name}") for name in ("python", "python3"))
+
+
+def _is_installation(fs: RootFS, inner: str) -> bool:
+    """A prefix with its own interpreter and standard library (`lib/pythonX.Y/os.py`)."""
+    return _has_interpreter(fs, inner) and any(
+        fs.exists(f"{library}/os.py") for library in fs.glob(f"{inner}/lib", "python3*"))
+
+
+def _venv_kind(fs: RootFS, inner: str, pyvenv_cfg: str) -> str:
+    if "/.pyenv/versions/" in f"{inner}/":
+        return "pyenv"
+    if "/pipx/venvs/" in inner:
+        return "pipx"
+    parent = inner.rsplit("/", 1)[0] or "/"
+    if (inner.endswith("/.venv") or any(cache in f"{inner}/" for cache in _PROJECT_CACHES)
+            or any(fs.exists(f"{parent}/{name}") for name in _PROJECT_FILES)):
+        return "project"
+    if re.search(r"(?m)^\s*uv\s*=", pyvenv_cfg):
+        return "uv"
+    return "venv"
+
+
+def layout_of(fs: RootFS, inner: str) -> Optional[str]:
+    """The kind of environment whose prefix is the in-view folder `inner`, or None when it is none."""
+    if fs.is_dir(f"{inner}/conda-meta"):
+        return "conda"
+    if fs.lexists(f"{inner}/pyvenv.cfg"):
+        return _venv_kind(fs, inner, fs.try_read_text(f"{inner}/pyvenv.cfg", limit=64 * 1024) or "")
+    if not _is_installation(fs, inner):
+        return None
+    return "pyenv" if "/.pyenv/versions/" in f"{inner}/" else "system"
+
+
+def site_folders(fs: RootFS, inner: str) -> list[str]:
+    """The folders an environment's packages live in, for a look before reading them: its `lib*/pythonX.Y/
+    site-packages`, and for `/usr` Debian's `dist-packages` as well."""
+    found = []
+    for lib in ("lib", "lib64"):
+        for python_dir in fs.glob(f"{inner}/{lib}", "python3*"):
+            if _PYTHON_DIR.match(python_dir.rsplit("/", 1)[-1]):
+                found += [f"{python_dir}/site-packages", f"{python_dir}/dist-packages"]
+    if inner == "/usr":
+        found += ["/usr/lib/python3/dist-packages",
+                  *(f"{path}/dist-packages" for path in fs.glob("/usr/local/lib", "python3*"))]
+    if inner == "/usr/local":
+        found = [folder for folder in found if not folder.endswith("/dist-packages")]
+    return [folder for folder in found if fs.is_dir(folder)]
+
+
+def _record_name(entry: str) -> Optional[str]:
+    """`torch_neuronx-2.9.0.dist-info` → `torch-neuronx`; None for what is not an install record."""
+    for suffix in (".dist-info", ".egg-info"):
+        if entry.endswith(suffix):
+            return normalize_package_name(entry[: -len(suffix)].split("-", 1)[0])
+    return None
+
+
+def holds_any(fs: RootFS, inner: str, names: Collection[str], limit: int = 20000) -> bool:
+    """Whether any install record in the environment's package folders has one of these names: a listing of the
+    folders, no metadata read, so that a host's hundred unrelated environments cost little."""
+    seen = 0
+    for folder in site_folders(fs, inner):
+        try:
+            entries = fs.listdir(folder)
+        except OSError:
+            continue
+        for entry in entries:
+            seen += 1
+            if seen > limit:
+                return True  # too many to look at: judge it rather than pass it over
+            name = _record_name(entry)
+            if name is not None and name in names:
+                return True
+    return False
