@@ -135,7 +135,7 @@ def _homes(fs: RootFS, environ: Mapping[str, str]) -> list[str]:
 def _kernel_interpreters(fs: RootFS, folders: list[str]) -> Iterator[tuple[str, str]]:
     """(environment prefix, kernel name) for each kernelspec whose `argv[0]` is an absolute interpreter path."""
     for folder in folders:
-        for spec in fs.glob(folder, "*/kernel.json"):
+        for spec in (f"{kernel}/kernel.json" for kernel in _folders_under(fs, folder, "*")):
             try:
                 document = json.loads(fs.read_text(spec, limit=64 * 1024))
             except (OSError, ValueError):

@@ -90,7 +90,8 @@ def torch_without_framework(ctx: RuleContext) -> list[Finding]:
     findings = []
     for env in ctx.facts.environments:
         stack = ctx.torch_stack(env)
-        if stack.torch is None or stack.framework is not None or _addon_without_extra(ctx, env):
+        if (stack.torch is None or stack.framework is not None or _addon_without_extra(ctx, env)
+                or _framework_line(ctx, env)):
             continue
         needs, options = _what_the_release_needs(ctx, release, env.python_major_minor)
         target = f"{env.path.rstrip('/')}-neuron"
@@ -105,6 +106,15 @@ def torch_without_framework(ctx: RuleContext) -> list[Finding]:
             evidence={"venv": env.path, "torch": stack.torch.version, "release": release, "needs": needs},
             fix=Fix([create])))
     return findings
+
+
+def _framework_line(ctx: RuleContext, env: PythonEnvironment) -> list[str]:
+    """The Neuron framework lines this environment holds (compat.json `framework_lines`): one with
+    tensorflow-neuron, mx-neuron or jax-neuronx beside a torch some library pulled in has its Neuron framework, and
+    is not offered a torch-neuronx environment (issue 26 §2)."""
+    installed = env.effective_distributions()
+    return [name for name in ctx.catalog.compat.get("framework_lines", {})
+            if name in installed and not installed[name].placeholder]
 
 
 def _addon_without_extra(ctx: RuleContext, env: PythonEnvironment) -> list[tuple[Distribution, str, list[str]]]:

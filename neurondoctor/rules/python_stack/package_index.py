@@ -183,13 +183,17 @@ def repository_not_configured(ctx: RuleContext) -> list[Finding]:
                 evidence={"venv": env.path, "mirrors": mirrors},
             ))
         elif not as_extra:
+            image = ctx.facts.host.snapshot.container or ctx.facts.host.snapshot.kubernetes_pod
             findings.append(Finding(
                 id="ND-PIP-002",
                 category=CATEGORY,
-                severity=SEVERITY_WARNING,
+                severity=SEVERITY_INFO if image else SEVERITY_WARNING,
                 title="no pip configuration for this environment names the Neuron repository",
                 detail=("The next `pip install -U torch-neuronx` (or a dependency resolution) reaches only PyPI, "
-                        "whose torch-neuronx/neuronx-cc/libneuronxla are `WRONG PACKAGE` placeholders."),
+                        "whose torch-neuronx/neuronx-cc/libneuronxla are `WRONG PACKAGE` placeholders."
+                        + (" In a container image this matters only for installs inside the running container: "
+                           "images are rebuilt from their Dockerfile, which names the repository on its pip "
+                           "command lines (the Neuron DLC Dockerfiles do)." if image else "")),
                 evidence={"venv": env.path, "pip_config": [source.origin for source in env.pip_config]},
                 fix=_repository_config_commands(env, repository),
             ))
@@ -268,7 +272,8 @@ RULE_SET = RuleSet(
     findings=(
         FindingSpec("ND-PIP-001", "wrong-pip-index", SEVERITY_ERROR,
                     "a PyPI placeholder (`WRONG PACKAGE`) instead of the Neuron package"),
-        FindingSpec("ND-PIP-002", "wrong-pip-index", SEVERITY_WARNING, "pip cannot reach the Neuron repository"),
+        FindingSpec("ND-PIP-002", "wrong-pip-index", SEVERITY_WARNING,
+                    "pip cannot reach the Neuron repository (info in a container image or with a mirror)"),
         FindingSpec("ND-PIP-003", "wrong-pip-index", SEVERITY_WARNING,
                     "the Neuron repository is pip's only index (info when a mirror is configured)"),
         FindingSpec("ND-PIP-004", "wrong-pip-index", SEVERITY_WARNING,

@@ -62,7 +62,8 @@ def torch_version_mismatch(ctx: RuleContext) -> list[Finding]:
                   f"{framework.display_name} {framework.version} is built for",
             detail=(f"{framework.display_name} {framework.version} is built for torch {framework_torch}; "
                     f"this environment has torch {shown}.{_cuda_note(nvidia, cuda)} "
-                    "`import torch_neuronx` fails with `undefined symbol` in _XLAC. A later "
+                    f"`import {framework.name.replace('-', '_')}` fails with `undefined symbol`"
+                    + (" in _XLAC" if stack.stack == "xla" else "") + ". A later "
                     "`pip install` of a package that wants a newer torch usually does this."),
             evidence={"venv": env.path, "torch": shown, framework.name: framework.version,
                       "torch_location": torch.location, "nvidia_packages": len(nvidia)},
@@ -76,7 +77,7 @@ def torch_version_mismatch(ctx: RuleContext) -> list[Finding]:
 def cuda_torch_in_neuron_env(ctx: RuleContext) -> list[Finding]:
     """ND-TORCH-002: the right torch X.Y, but PyPI's CUDA build with GBs of nvidia-* packages."""
     findings = []
-    for env, _, _, torch, framework_torch in ctx.framework_stacks():
+    for env, _, framework, torch, framework_torch in ctx.framework_stacks():
         if major_minor(torch.version) != major_minor(framework_torch):
             continue  # ND-TORCH-001 reports it, CUDA included
         build = env.torch_build()
@@ -91,7 +92,7 @@ def cuda_torch_in_neuron_env(ctx: RuleContext) -> list[Finding]:
             title=(f"torch {shown} is a CUDA build from PyPI ({len(nvidia)} nvidia-* packages) in a Neuron "
                    "environment" if is_cuda_build(torch, build)
                    else f"{len(nvidia)} nvidia-* packages left in a Neuron environment"),
-            detail=("torch-neuronx runs with it, but the CUDA libraries are unused on Trainium/Inferentia, "
+            detail=(f"{framework.display_name} runs with it, but the CUDA libraries are unused on Trainium/Inferentia, "
                     "take gigabytes, and show that torch was resolved from PyPI rather than pinned with the "
                     "Neuron packages: the next upgrade can replace it with another X.Y. "
                     + str(ctx.catalog.compat.get("cuda_torch_source", ""))),
