@@ -7,6 +7,9 @@ Target (issue 2): check at least 10x faster than collect_env.
 It also times `check --root R --json` on a fixture trn1.32xlarge host with 16 devices (tests/host_fixture.py)
 and reports the host part (the host collectors' own timings from the JSON). Target (issue 3): under 0.3 s.
 
+It times a DLAMI host with five venvs side by side against one with a single venv, both found by discovery
+(issue 26: within 2x).
+
 With `--against REV` it also times this tree's `check --root R` (text, and `--json`) against the same command of the
 tree at git revision REV (checked out into a temporary worktree), the two interleaved run by run, and prints the
 medians and their ratio: a change must not make `check` slower (issue 24).
@@ -106,6 +109,33 @@ def compare_with(revision: str, root: Path, runs: int, env: dict[str, str], scra
                        timeout=120)
 
 
+def dlami_hosts(scratch: Path, distributions: int) -> tuple[Path, Path]:
+    """Two trn1.32xlarge trees: one with one DLAMI venv, one with five side by side (issue 26: a DLAMI holds
+    several), each venv the 2.31.1 stack plus filler distributions up to `distributions`, on the image's
+    interpreter, all found by discovery."""
+    import shutil
+
+    from tests.neuron_envs import HEALTHY_STACKS, stack_wheels
+    from tests.wheelhouse import install_image_interpreter, repoint_to_image_interpreter, write_pip_conf
+
+    factory = VenvFactory(base=scratch / "dlami-venvs", wheel_dir=scratch / "wheels")
+    model = factory.create("model")
+    stack = stack_wheels(HEALTHY_STACKS["2.31.1"])
+    factory.install(model, stack + [WheelSpec(f"bench-filler-{index:03d}", "1.0.0", requires=("numpy>=1.20",))
+                                    for index in range(max(0, distributions - len(stack)))])
+    write_pip_conf(model)
+    roots = []
+    for count in (1, 5):
+        root = build_host(scratch / f"dlami-{count}", HostSpec(instance_type="trn1.32xlarge", release="2.31.1"))
+        interpreter = install_image_interpreter(root, f"{sys.version_info[0]}.{sys.version_info[1]}")
+        for index in range(count):
+            venv = root / "opt" / f"aws_neuronx_venv_pytorch_{index}"
+            shutil.copytree(model, venv, symlinks=True)
+            repoint_to_image_interpreter(venv, interpreter)
+        roots.append(root)
+    return roots[0], roots[1]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
@@ -130,6 +160,10 @@ def main() -> int:
         collect_s, _ = median_seconds(collect_cmd, args.runs, env)
         host = build_host(Path(scratch) / "trn1-32xlarge", HostSpec(instance_type="trn1.32xlarge", release="2.31.1"))
         host_wall_ms, host_ms = host_part_ms(host, args.runs, env)
+        one, five = dlami_hosts(Path(scratch), args.distributions)
+        dlami = {"one": interleaved_ms({"one": REPO}, ["check", "--json", "--root", str(one)], args.runs, env)["one"],
+                 "five": interleaved_ms({"five": REPO}, ["check", "--json", "--root", str(five)], args.runs,
+                                        env)["five"]}
         if args.against:
             compare_with(args.against, host, args.compare_runs, env, Path(scratch))
     print(f"venv: {count} distributions, torch 2.13.0 CPU; {args.runs} runs each (median wall time)")
@@ -138,6 +172,8 @@ def main() -> int:
     print(f"ratio collect_env / check          : {collect_s / check_s:8.1f}x (target >= 10x)")
     print(f"check --root <trn1.32xlarge, 16 devices> --json: {host_wall_ms:6.1f} ms wall, host part "
           f"{host_ms:5.1f} ms (target < 300 ms)")
+    print(f"DLAMI host, {args.distributions} distributions per venv: 1 venv {dlami['one']:6.1f} ms, 5 venvs "
+          f"{dlami['five']:6.1f} ms (ratio {dlami['five'] / dlami['one']:.2f}, target <= 2)")
     return 0
 
 

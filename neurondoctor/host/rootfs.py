@@ -26,6 +26,7 @@ class RootFS:
         self.root = Path(root).absolute()
         self.is_live = str(self.root) == "/"
         self._root_text = "" if self.is_live else str(self.root)
+        self._folders: dict[str, Optional[str]] = {}  # in-root folder -> where it resolves (one run's view)
 
     def host_path(self, inner: str) -> Path:
         """The machine path of an in-root path, without resolving links (for listing and `readlink`)."""
@@ -42,9 +43,35 @@ class RootFS:
         return "/" + relative.as_posix() if str(relative) != "." else "/"
 
     def resolve(self, inner: str) -> Optional[Path]:
-        """Follow symlinks component by component inside the root; None on a loop or an escaping chain."""
+        """Follow symlinks component by component inside the root; None on a loop or an escaping chain.
+
+        The folder part is resolved once per run and remembered: an environment's thousand install records share
+        their site-packages, whose walk from the root was most of a static scan's time (issue 26: five DLAMI venvs
+        within twice one). Only the last component is looked at on each call."""
         if self.is_live:
             return Path(os.path.realpath(inner))
+        found = self._located(inner)
+        return None if found is None else Path(found)
+
+    def _located(self, inner: str) -> Optional[str]:
+        """`resolve` as text, for the reads of a static scan (a thousand records, five files each)."""
+        folder, _, name = inner.rstrip("/").rpartition("/")
+        if name in ("", ".", "..") or "/./" in inner or "/../" in inner:
+            walked = self._walk(inner)
+            return None if walked is None else str(walked)
+        if folder not in self._folders:
+            self._folders[folder] = self._located(folder) if folder else str(self.root)
+        base = self._folders[folder]
+        if base is None:
+            return None
+        candidate = f"{base}/{name}" if base != "/" else f"/{name}"
+        if not os.path.islink(candidate):
+            return candidate
+        walked = self._walk(f"{self.inner_path(base) or '/'}/{name}".replace("//", "/"))
+        return None if walked is None else str(walked)
+
+    def _walk(self, inner: str) -> Optional[Path]:
+        """Follow symlinks component by component inside the root; None on a loop or a runaway chain."""
         pending = list(PurePosixPath("/", inner).parts[1:])
         resolved: list[str] = []
         hops = 0
@@ -103,7 +130,7 @@ class RootFS:
     def read_bytes(self, inner: str, limit: int = DEFAULT_READ_LIMIT, tail: bool = False) -> bytes:
         """Up to `limit` bytes of a regular file (its last ones with `tail`: a log's newest lines); raises OSError
         (FileNotFoundError, PermissionError, NotRegularFile) like `open`."""
-        path = inner if self.is_live else self.resolve(inner)
+        path = inner if self.is_live else self._located(inner)
         if path is None:
             raise OSError(errno.ELOOP, "too many levels of symbolic links", inner)
         return read_regular_file(path, limit, tail=tail)
