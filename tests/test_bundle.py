@@ -112,6 +112,7 @@ def test_hanging_command_is_timed_out_within_the_budget(tmp_path: Path) -> None:
     fake_command(bin_dir, "neuron-ls", "sleep 60")
     env = cli_env({"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"})
     archive = tmp_path / "hang.tar.gz"
+    (tmp_path / "none").mkdir()  # an environment named, so that discovery does not read this machine's
     started = time.monotonic()
     result = run_cli(["bundle", "-o", str(archive), "--command-timeout", "2", "--max-time", "40",
                       "--venv", str(tmp_path / "none")], env=env, timeout=120)
