@@ -80,6 +80,7 @@ def test_an_inf1_dlc_image_with_conda_and_torch_neuron(tmp_path: Path, venvs: Ve
     assert _bad(report) == [] and code == 0
     assert _environments(report) == {str(prefix): ("conda", "a folder in /opt")}
     assert report["release"]["environments"][str(prefix)] in ("2.20.0/2.20.1", "2.20.1")
+    assert report["environments"][0]["holds"] == "PyTorch 1.13 (torch-neuron, Inf1)"
 
 
 def test_a_cuda_torch_under_torch_neuron_is_a_stock_torch_conflict(tmp_path: Path, venvs: VenvFactory) -> None:
@@ -146,6 +147,9 @@ def test_a_dlami_with_its_venvs_side_by_side(tmp_path: Path, venvs: VenvFactory)
     assert _bad(report) == [] and code == 0
     assert sorted(_environments(report)) == sorted(str(venv) for venv in made)
     assert set(report["release"]["environments"].values()) == {"2.31.1"}
+    holds = {Path(env["path"]).name: env["holds"] for env in report["environments"]}
+    assert holds["aws_neuronx_venv_pytorch_2_9"] == "PyTorch 2.9 (torch-neuronx)"
+    assert holds["aws_neuronx_venv_pytorch_2_9_nxd_inference"] == "PyTorch 2.9 (torch-neuronx) + NxD Inference"
     assert {"path": str(tools), "kind": "venv", "discovered_by": "a folder in /opt"} in \
         report["facts"]["listed_environments"]
 

@@ -55,6 +55,7 @@ class EnvironmentSummary:
     path: str
     mode: str
     kind: Optional[str]  # the layout (pyenv/layouts.py KINDS) of a statically read environment
+    holds: str  # its Neuron framework lines and libraries in a few words (rules/python_stack/labels.py)
     python: Optional[str]
     release: Optional[str]
     releases: list[str]

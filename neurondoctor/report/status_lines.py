@@ -48,8 +48,8 @@ def environment_line(env: EnvironmentSummary, latest: str | None) -> str:
         parts.insert(0 if not env.neuron_packages else 1, f"torch {env.torch}{flavour}")
     if env.guarded_release:
         parts.append(f"built and guarded by neurondoctor for {env.guarded_release}")
-    python = f" ({env.python})" if env.python else ""
-    return f"{env.path}{python}: " + ", ".join(parts)
+    about = ", ".join(filter(None, (env.python, env.holds, env.kind if env.kind not in (None, "venv") else None)))
+    return f"{env.path}{f' ({about})' if about else ''}: " + ", ".join(parts)
 
 
 HOST_LABELS = (("aws-neuronx-dkms", "driver"), ("aws-neuronx-runtime-lib", "runtime"),

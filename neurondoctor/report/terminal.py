@@ -84,6 +84,9 @@ def _finding_lines(finding: Finding, width: Optional[int], verbose: bool) -> lis
     return lines
 
 
+LISTED_SHOWN = 20
+
+
 def _fact_lines(report: Report) -> list[str]:
     lines = ["", "[bold]Facts[/bold]"]
     host = report.facts.host
@@ -92,7 +95,7 @@ def _fact_lines(report: Report) -> list[str]:
     for failure in host.collector_failures:
         lines.append(f"  [magenta]could not collect[/magenta] {escape(failure.collector)}: {escape(failure.reason)}")
     for env in report.facts.environments:
-        lines.append(f"  {escape(env.path)} ({env.mode}, interpreter {escape(env.interpreter or '?')})")
+        lines.append(f"  {escape(env.path)} ({env.mode}, {env.kind}, interpreter {escape(env.interpreter or '?')})")
         for site in env.site_dirs:
             state = f", {site.error}" if site.error else ""
             lines.append(f"    {site.role}: {escape(site.path)} ({len(site.distributions)} distributions{state})")
@@ -103,6 +106,13 @@ def _fact_lines(report: Report) -> list[str]:
             settings += [f"constraint {source.constraint}"] if source.constraint else []
             shown = ", ".join(settings) or "(no index settings)"
             lines.append(f"    pip config {escape(source.origin)}: {escape(shown)}")
+    listed = report.facts.listed_environments
+    if listed:
+        shown = ", ".join(f"{escape(item.path)} ({item.kind})" for item in listed[:LISTED_SHOWN])
+        more = f" and {len(listed) - LISTED_SHOWN} more" if len(listed) > LISTED_SHOWN else ""
+        lines.append(f"  listed, not judged (no torch or Neuron package): {shown}{more}")
+    if report.facts.environments_cut_at:
+        lines.append(f"  environments listed up to {report.facts.environments_cut_at:,}: more were there")
     timings = ", ".join(f"{key} {value:.0f} ms" for key, value in report.collector_timings_ms.items())
     lines.append(f"  collectors: {escape(timings)}")
     return [redact_secrets(line) for line in lines]  # `-v` shows what collectors read: its secrets never

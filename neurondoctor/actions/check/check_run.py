@@ -50,6 +50,7 @@ from neurondoctor.rules.context import RuleContext, neuron_host
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import quote_word
 from neurondoctor.rules.fix_plan import environment_plan
+from neurondoctor.rules.python_stack.labels import environment_label
 from neurondoctor.rules.python_stack.torch_build import torch_version_shown
 from neurondoctor.rules.registry import finding_selected, known_selector, select_checks
 from neurondoctor.run_trust import refusal_to_run
@@ -231,6 +232,7 @@ def summarize_environment(ctx: RuleContext, env: PythonEnvironment) -> Environme
         path=env.path,
         mode=env.mode,
         kind=env.kind if env.mode == "static" else None,
+        holds=environment_label(env, ctx.catalog),
         python=env.python_version,
         release=verdict.release,
         releases=verdict.agreed,
