@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import check_json, cli_env, run_cli
+from tests.conftest import check_json, cli_env, findings_by_id, run_cli
 from tests.host_fixture import HostSpec, build_host
 from tests.neuron_envs import (
     HEALTHY_STACKS,
@@ -211,3 +211,23 @@ def test_a_plain_torch_environment_is_offered_the_stack_this_host_and_python_run
     result = run_cli([*plan[:2], str(tmp_path / "planned"), *plan[3:], "--dry-run"])
     assert result.returncode == 0, result.stderr
     assert ("torch-neuronx==2.14.3.0.*" if options else "torch-neuronx==2.9.0.2.15.32035") in result.stdout
+
+
+@pytest.mark.parametrize(("os_name", "severity"), [("ubuntu22", "error"), ("al2023", "warning"), ("ubuntu24", None)])
+def test_torchneurons_own_support_matrix(tmp_path: Path, venvs: VenvFactory, os_name: str,
+                                         severity: str | None) -> None:
+    """Issue 26 §5: release-notes/components/torchneuron.rst (2.33.0) supports Ubuntu 24.04 and 26.04 on x86_64;
+    22.04 is End of support (a support table's end: an error), Amazon Linux 2023 is not in the matrix (untested:
+    a warning), 24.04 is supported (the near miss)."""
+    root = build_host(tmp_path / "host", HostSpec(instance_type="trn2.48xlarge", release=RELEASE, os=os_name,
+                                                  kernel="6.8.0-1015-aws"))
+    venv = _venv(venvs, "native", root, "3.12")
+    found = findings_by_id(check_json(["--root", str(root), "--venv", str(venv)], env=cli_env())[1])
+    if severity is None:
+        assert "ND-OS-004" not in found
+        return
+    finding = found["ND-OS-004"][0]
+    assert (finding["severity"], finding["category"]) == (severity, "os-unsupported")
+    assert finding["title"].startswith(f"TorchNeuron (torch-neuronx {NATIVE_STACKS[RELEASE].torch_neuronx}) on ")
+    assert finding["fix"] == ["# run TorchNeuron on Ubuntu 24.04, Ubuntu 26.04 (x86_64): the Neuron DLAMIs are "
+                              "Ubuntu 24.04"]

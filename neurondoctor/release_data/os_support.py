@@ -65,6 +65,28 @@ def os_key(os_id: str, version_id: str) -> str:
     return f"{os_id} {major}"
 
 
+@dataclass(frozen=True)
+class FrameworkOs:
+    """A framework's own support matrix (TorchNeuron's in 2.33): the OS releases it supports, those whose support
+    ended, and the machine architectures it publishes wheels for."""
+
+    package: str
+    stack: str
+    from_release: str
+    arch: tuple[str, ...]
+    supported: tuple[tuple[str, str], ...]
+    ended: tuple[tuple[str, str], ...]
+    source: str
+
+    def verdict(self, os_id: str, version_id: str) -> Optional[str]:
+        """`ended`, `untested` or None (supported) for this OS release."""
+        if any(os_matches(os_id, version_id, os, version) for os, version in self.ended):
+            return "ended"
+        if any(os_matches(os_id, version_id, os, version) for os, version in self.supported):
+            return None
+        return "untested"
+
+
 class OsSupport:
     """Pure lookups over the os-support document (an empty document answers "no data" everywhere)."""
 
@@ -75,6 +97,20 @@ class OsSupport:
         self.glibc_needs = [GlibcNeed(**{key: need.get(key, "") for key in GlibcNeed.__dataclass_fields__})
                             for need in document.get("glibc_requirements", [])]
         self._os_glibc = {key: value for key, value in document.get("os_glibc", {}).items() if key != "about"}
+        self.framework_os = [FrameworkOs(
+            str(row["package"]), str(row["stack"]), str(row["from_release"]), tuple(row.get("arch", [])),
+            tuple((str(item["os"]), str(item["version"])) for item in row.get("supported", [])),
+            tuple((str(item["os"]), str(item["version"])) for item in row.get("ended", [])), str(row["source"]))
+            for row in document.get("framework_os", [])]
+
+    def framework_matrix(self, package: str, stack: str, release: str) -> Optional[FrameworkOs]:
+        """The newest matrix of this framework stack published at or before `release`."""
+        found = None
+        for row in self.framework_os:
+            if row.package == package and row.stack == stack and \
+                    release_tuple(row.from_release) <= release_tuple(release):
+                found = row
+        return found
 
     def table_for(self, release: str) -> Optional[dict[str, Any]]:
         """The newest table published at or before `release`; None before the first (2.28.0)."""

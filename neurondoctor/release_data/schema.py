@@ -229,3 +229,15 @@ def check_os_support_document(doc: Any) -> None:
     glibc = _object(top.get("os_glibc", {}), "os-support.os_glibc")
     for key, value in glibc.items():
         _require(isinstance(value, str), f"os-support.os_glibc.{key}", "expected a string")
+    for index, row in enumerate(top.get("framework_os", [])):
+        where = f"os-support.framework_os[{index}]"
+        item = _object(row, where)
+        for key in ("package", "stack", "source"):
+            _require(isinstance(item.get(key), str), f"{where}.{key}", "expected a string")
+        _release_name(item.get("from_release"), f"{where}.from_release")
+        _string_list(item.get("arch", []), f"{where}.arch")
+        for part in ("supported", "ended"):
+            for position, entry in enumerate(item.get(part, [])):
+                os_row = _object(entry, f"{where}.{part}[{position}]")
+                _require(isinstance(os_row.get("os"), str) and isinstance(os_row.get("version"), str),
+                         f"{where}.{part}[{position}]", "expected os and version strings")

@@ -145,13 +145,53 @@ def old_glibc(ctx: RuleContext) -> list[Finding]:
     return findings
 
 
+def framework_os(ctx: RuleContext) -> list[Finding]:
+    """ND-OS-004: an environment's framework outside its own support matrix (TorchNeuron's in 2.33: Ubuntu 24.04
+    and 26.04 on x86_64): its documented end of support or a machine it has no wheels for is an error, an OS the
+    matrix does not list a warning (it can work, untested)."""
+    snapshot = ctx.facts.host.snapshot
+    os_id, version = snapshot.os.id or "", snapshot.os.version_id or ""
+    findings = []
+    for env in ctx.facts.environments:
+        stack = ctx.torch_stack(env)
+        release = ctx.release_of(env).release
+        if stack.framework is None or stack.stack is None or release is None:
+            continue
+        matrix = ctx.catalog.os_facts.framework_matrix(stack.framework.name, stack.stack, release)
+        if matrix is None:
+            continue
+        verdict = matrix.verdict(os_id, version) if os_id else None
+        machine = snapshot.machine
+        wrong_machine = bool(machine and matrix.arch and machine not in matrix.arch)
+        if verdict is None and not wrong_machine:
+            continue
+        name = "TorchNeuron" if stack.stack == "native" else stack.framework.display_name
+        supported = ", ".join(f"{'Ubuntu' if os == 'ubuntu' else os} {number}" for os, number in matrix.supported)
+        what = (f"{machine}, which it publishes no wheels for" if wrong_machine else
+                f"{_os_name(ctx)}, whose support it ended" if verdict == "ended" else
+                f"{_os_name(ctx)}, which its support matrix does not list")
+        findings.append(Finding(
+            id="ND-OS-004", category="os-unsupported",
+            severity=SEVERITY_ERROR if wrong_machine or verdict == "ended" else SEVERITY_WARNING,
+            title=f"{name} ({stack.framework.display_name} {stack.framework.version}) on {what}",
+            detail=f"{name} supports {supported} on {', '.join(matrix.arch)} ({matrix.source}).",
+            evidence={"venv": env.path, "os": os_id, "version": version, "machine": machine, "release": release,
+                      "supported": [f"{os} {number}" for os, number in matrix.supported]},
+            fix=Fix([note(f"run {name} on {supported} ({', '.join(matrix.arch)}): the Neuron DLAMIs are Ubuntu "
+                          "24.04")])))
+    return findings
+
+
 RULE_SET = RuleSet(
-    rules=(os_support, old_kernel, old_glibc),
+    rules=(os_support, old_kernel, old_glibc, framework_os),
     findings=(
         FindingSpec("ND-OS-001", "os-unsupported", SEVERITY_WARNING,
                     "an OS this release is not tested on, or one whose support ended"),
         FindingSpec("ND-OS-002", "os-unsupported", SEVERITY_ERROR, "a kernel older than the driver's minimum"),
         FindingSpec("ND-OS-003", "os-unsupported", SEVERITY_ERROR,
                     "a Neuron binary that needs a newer GLIBC than the host has"),
+        FindingSpec("ND-OS-004", "os-unsupported", SEVERITY_ERROR,
+                    "a framework outside its own support matrix: its ended OS or a machine without wheels (a "
+                    "warning for an OS it does not list)"),
     ),
 )
