@@ -57,6 +57,8 @@ def index_wheels() -> list[WheelSpec]:
         simple_wheel("protobuf", "3.20.3"),
         simple_wheel("wheel", "0.45.1"),
         simple_wheel("fastapi", "0.115.0", ("starlette<0.39.0,>=0.37.2", "typing-extensions>=4.8.0")),
+        simple_wheel("transformers-neuronx", "0.9.474"),  # what optimum-neuron#492's maintainers tested
+        simple_wheel("torch-neuronx", "1.13.1.1.10.0"),  # release 2.13's, transformers-neuronx#33
     ]
 
 

@@ -26,7 +26,7 @@ from neurondoctor.pep508 import (
 from tests.conftest import check_json
 from tests.hf_index import pip, run_fix
 from tests.host_fixture import HostSpec, build_host
-from tests.neuron_envs import torchvision_wheel
+from tests.neuron_envs import simple_wheel, torchvision_wheel
 from tests.wheelhouse import VenvFactory, add_pip, venv_python, write_pip_conf
 
 
@@ -81,7 +81,7 @@ def test_a_torchvision_for_another_torch(venvs: VenvFactory, hf_index_url: str, 
     venvs.install(venv, [torchvision_wheel("0.24.0", "cu128", "2.9.0")])  # PyPI's, over the extra's
     found = requirement_findings(neuron_host, venv)
     assert [(item["title"], item["severity"]) for item in found] == [
-        ("optimum-neuron 0.4.5 requires torchvision==0.23.*; torchvision has 0.24.0", "warning")]
+        ("optimum-neuron 0.4.5 requires torchvision==0.23.*; torchvision has 0.24.0", "error")]  # declared: §6
     assert found[0]["fix"] == [f"{venv_python(venv)} -m pip install 'torchvision==0.23.*'"]
     run_fix(str(found[0]["fix"][0]), hf_index_url)
     assert requirement_findings(neuron_host, venv) == []
@@ -93,12 +93,57 @@ def test_a_neuron_package_missing_from_the_extra(venvs: VenvFactory, hf_index_ur
                     "neuronx-distributed"], check=True, capture_output=True, timeout=120)
     found = requirement_findings(neuron_host, venv)
     assert [(item["severity"], item["title"]) for item in found] == [
-        ("warning", "optimum-neuron 0.4.5 requires neuronx_distributed==0.15.22404; neuronx_distributed is not "
+        ("error", "optimum-neuron 0.4.5 requires neuronx_distributed==0.15.22404; neuronx_distributed is not "
                     "installed")]
     assert found[0]["fix"] == [f"{venv_python(venv)} -m pip install 'neuronx_distributed==0.15.22404' "
                                "--extra-index-url https://pip.repos.neuron.amazonaws.com"]
     run_fix(str(found[0]["fix"][0]), hf_index_url)
     assert requirement_findings(neuron_host, venv) == []
+
+
+def _reported_venv(venvs: VenvFactory, name: str, packages: dict[str, str]) -> Path:
+    """A venv holding exactly the packages a report lists (their own metadata declares nothing between them)."""
+    venv = venvs.create(name)
+    add_pip(venv)
+    venvs.install(venv, [simple_wheel(package, version) for package, version in packages.items()])
+    write_pip_conf(venv)
+    return venv
+
+
+# huggingface/optimum-neuron#492, the reporter's `optimum-cli env` (inf2, Amazon Linux 2023, Python 3.9).
+REPORT_492 = {"optimum-neuron": "0.0.19", "optimum": "1.17.1", "transformers": "4.36.2",
+              "transformers-neuronx": "0.8.268", "neuronx-distributed": "0.5.0"}
+
+
+def test_what_optimum_neuron_0_0_19_needs_and_does_not_declare(venvs: VenvFactory, hf_index_url: str,
+                                                                neuron_host: Path) -> None:
+    """Issue 26 §4: its import fails with transformers-neuronx 0.8.268, works with 0.9.474 (the maintainers'
+    answer, so reported: a warning); `pip check` is silent because the metadata names no version."""
+    venv = _reported_venv(venvs, "req-492", REPORT_492)
+    found = requirement_findings(neuron_host, venv)
+    assert [(item["id"], item["severity"], item["title"]) for item in found] == [
+        ("ND-REQ-003", "warning", "optimum-neuron 0.0.19 needs transformers-neuronx>=0.9.474, which its metadata "
+                                  "does not declare; transformers-neuronx has 0.8.268")]
+    assert "huggingface/optimum-neuron#492" in str(found[0]["detail"])
+    run_fix(str(found[0]["fix"][0]), hf_index_url)
+    assert requirement_findings(neuron_host, venv) == []
+
+
+def test_near_miss_optimum_neuron_0_0_19_with_the_tested_transformers_neuronx(venvs: VenvFactory,
+                                                                              neuron_host: Path) -> None:
+    venv = _reported_venv(venvs, "req-492-fixed", {**REPORT_492, "transformers-neuronx": "0.9.474"})
+    assert requirement_findings(neuron_host, venv) == []
+
+
+def test_transformers_neuronx_0_6_under_an_older_torch_neuronx(venvs: VenvFactory, hf_index_url: str,
+                                                               neuron_host: Path) -> None:
+    """aws-neuron/transformers-neuronx#33: 0.6 (Neuron 2.13) with torch-neuronx 1.13.1.1.9.0 fails on
+    `neuron_xla_compile`; the release notes pair it with torch-neuronx 1.13.1.1.10: documented, an error."""
+    venv = _reported_venv(venvs, "req-tnx-33", {"transformers-neuronx": "0.6.106", "torch-neuronx": "1.13.1.1.9.0"})
+    found = [item for item in requirement_findings(neuron_host, venv) if item["id"] == "ND-REQ-003"]
+    assert [(item["severity"], item["evidence"]["installed"]) for item in found] == [("error", "1.13.1.1.9.0")]
+    run_fix(str(found[0]["fix"][0]), hf_index_url)
+    assert [item for item in requirement_findings(neuron_host, venv) if item["id"] == "ND-REQ-003"] == []
 
 
 def test_other_unmet_requirements_are_one_info_line(venvs: VenvFactory, hf_index_url: str, neuron_host: Path) -> None:

@@ -7,6 +7,7 @@ an id not in EXECUTED (tests/conftest.py)."""
 from __future__ import annotations
 
 EXECUTED = {  # id -> the test that runs its printed fix lines and checks again
+    "ND-REQ-003": "tests/test_requirements.py::test_what_optimum_neuron_0_0_19_needs_and_does_not_declare",
     "ND-PIP-001": "tests/fixes/test_plan_fixes.py::test_user_site_placeholders_each_fix_alone_then_clean",
     "ND-PIP-002": "tests/fixes/test_pip_config_fixes.py::test_the_neuron_index_fix_keeps_the_users_two_indexes",
     "ND-TORCH-001": "tests/fixes/test_torch_fixes.py::test_cuda_torch_over_torch_neuronx_becomes_the_pinned_cpu_torch",
@@ -61,6 +62,7 @@ ADVICE_ONLY = {  # id -> why no command can be run for it
     "ND-RES-002": "EFA interfaces are attached when the instance is launched",
     "ND-RES-004": "EFA interfaces are attached when the instance is launched",
     "ND-OS-001": "moving to another OS release is a rebuild, not a command",
+    "ND-OS-004": "moving the framework to an OS its matrix supports is a rebuild, not a command",
     "ND-OP-001": "a code rewrite of the user's model",
     "ND-OP-002": "a code rewrite of the user's model",
     "ND-OP-003": "a code change at the named line of the user's model (keep the value a tensor, or move the branch "

@@ -5,8 +5,10 @@ requirements of an extra that pulls a Neuron package when that package is instal
 `[neuronx]` pins torch-neuronx, neuronx-cc, libneuronxla, torch and torchvision: optimum-neuron 0.4.x METADATA on
 PyPI). Other extras are not known to be installed and are not judged. An unmet requirement of a Neuron package,
 of a Neuron add-on (compat.json `neuron_addons`) or, in a Neuron environment, of what the framework pins, is an
-error when it is on something the framework imports and a warning otherwise; the rest of the environment's unmet
-requirements come as one info finding. Pairs the pin rules judge against the release data (torch-neuronx → torch)
+error: a declared requirement is a documented one (ARCHITECTURE.md §6; before issue 26 §4 it was a warning unless
+the framework imports the package). The rest of the environment's unmet requirements come as one info finding.
+What a package needs and does not declare is data with its source (compat.json `undeclared_requirements`).
+Pairs the pin rules judge against the release data (torch-neuronx → torch)
 are left to them.
 """
 
@@ -116,11 +118,6 @@ def _neuron_side(ctx: RuleContext, env: PythonEnvironment, dist: Distribution) -
             or (dist.name in PINNED_BESIDE and ctx.neuron_env(env)))
 
 
-def _severity(ctx: RuleContext, item: Unmet) -> str:
-    imports = set(ctx.catalog.compat.get("neuron_addons", {}).get(item.dist.name, {}).get("imports", []))
-    return SEVERITY_ERROR if item.requirement.name in FRAMEWORK_IMPORTS | imports else SEVERITY_WARNING
-
-
 def _install(ctx: RuleContext, env: PythonEnvironment, items: list[Unmet]) -> Fix:
     specs = [item.requirement.shown() for item in items]
     index = any(item.requirement.name in ctx.catalog.neuron_pip_packages() for item in items)
@@ -140,7 +137,7 @@ def requirement_mismatches(ctx: RuleContext) -> list[Finding]:
                 rest.append(item)
                 continue
             findings.append(Finding(
-                id="ND-REQ-001", category="framework-pin-mismatch", severity=_severity(ctx, item),
+                id="ND-REQ-001", category="framework-pin-mismatch", severity=SEVERITY_ERROR,
                 title=item.described(),
                 detail=("pip installs what one command asks for and only warns about what that breaks; "
                         f"{item.dist.display_name} was built and tested against {item.requirement.shown()}."),
@@ -159,12 +156,45 @@ def requirement_mismatches(ctx: RuleContext) -> list[Finding]:
     return findings
 
 
+def undeclared_requirements(ctx: RuleContext) -> list[Finding]:
+    """ND-REQ-003: what a package needs and its metadata does not declare (compat.json `undeclared_requirements`,
+    each entry with its source): `pip check` cannot see it, the import fails. Documented (release notes, AWS's
+    answer) is an error; reported (a maintainer's tested combination) a warning (ARCHITECTURE.md §6)."""
+    findings = []
+    for env in ctx.facts.environments:
+        installed = env.effective_distributions()
+        for entry in ctx.catalog.compat.get("undeclared_requirements", []):
+            dist = installed.get(str(entry.get("package", "")))
+            requirement = parse_requirement(str(entry.get("requires", "")))
+            if dist is None or requirement is None or satisfies(dist.version, str(entry.get("versions", ""))) \
+                    is not True:
+                continue
+            target = installed.get(requirement.name)
+            if target is not None and satisfies(target.version, requirement.specifier) is not False:
+                continue
+            found = f"has {target.version}" if target else "is not installed"
+            findings.append(Finding(
+                id="ND-REQ-003", category="framework-pin-mismatch",
+                severity=SEVERITY_ERROR if entry.get("basis") == "documented" else SEVERITY_WARNING,
+                title=(f"{dist.display_name} {dist.version} needs {requirement.shown()}, which its metadata does not "
+                       f"declare; {requirement.display_name} {found}"),
+                detail=f"{entry.get('symptom', '')} ({entry.get('source', '')}).",
+                evidence={"venv": env.path, "package": dist.display_name, "version": dist.version,
+                          "requirement": requirement.text, "installed": target.version if target else None,
+                          "basis": entry.get("basis")},
+                fix=_install(ctx, env, [Unmet(dist, requirement, target.version if target else None)])))
+    return findings
+
+
 RULE_SET = RuleSet(
-    rules=(requirement_mismatches,),
+    rules=(requirement_mismatches, undeclared_requirements),
     findings=(
         FindingSpec("ND-REQ-001", "framework-pin-mismatch", SEVERITY_ERROR,
                     "a requirement of a Neuron package, add-on or what it pins, unmet in the environment"),
         FindingSpec("ND-REQ-002", "framework-pin-mismatch", SEVERITY_INFO,
                     "the environment's other unmet requirements (what `pip check` would list)"),
+        FindingSpec("ND-REQ-003", "framework-pin-mismatch", SEVERITY_ERROR,
+                    "a documented requirement the package's metadata does not declare (a warning when only "
+                    "reported)"),
     ),
 )
