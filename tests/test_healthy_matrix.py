@@ -78,3 +78,35 @@ def test_near_miss_a_copied_venv_whose_interpreter_is_in_neither_place(tmp_path:
     assert [finding["id"] for finding in report["findings"]] == ["ND-VENV-001"]
     install_image_interpreter(root, "3.12")
     assert check_json(["--root", str(root), "--venv", str(venv)])[1]["findings"] == []
+
+
+LAYOUT_RELEASES = ("2.24.1", "2.28.1", "2.33.0")
+
+
+@pytest.mark.parametrize("layout", ["conda", "system", "dlami"])
+@pytest.mark.parametrize("release", LAYOUT_RELEASES)
+def test_a_healthy_host_of_every_layout(tmp_path: Path, venvs: VenvFactory, release: str, layout: str) -> None:
+    """Issue 26: nothing named, the environments found by discovery. `conda`: a Mambaforge /opt/conda holding the
+    release's stack (the DLC Dockerfiles' shape); `system`: Python built into /usr/local with the stack, the
+    index in root's pip.conf (the training DLC's); `dlami`: three /opt/aws_neuronx_venv_* side by side."""
+    from tests.layouts import conda_install, source_built_python
+
+    python = STACK_PYTHONS[release][-1]
+    root = build_host(tmp_path / "host", HostSpec(instance_type="trn1.32xlarge", release=release,
+                                                  container=layout != "dlami"))
+    wheels = stack_wheels(HEALTHY_STACKS[release])
+    if layout == "conda":
+        conda_install(venvs, root / "opt" / "conda", python, wheels)
+        (root / "root/.config/pip").mkdir(parents=True)
+        (root / "root/.config/pip/pip.conf").write_text(f"[global]\nextra-index-url = {NEURON_REPO}\n")
+    elif layout == "system":
+        source_built_python(venvs, root, python, wheels, NEURON_REPO)
+    else:
+        install_image_interpreter(root, python)
+        for name in ("pytorch", "pytorch_nxd_training", "pytorch_nxd_inference"):
+            venv = _venv(venvs, release, python, True)
+            shutil.copytree(venv, root / "opt" / f"aws_neuronx_venv_{name}", symlinks=True)
+    code, report, _ = check_json(["--root", str(root)], env=cli_env({"HOME": str(tmp_path / "support")}))
+    assert [(finding["id"], finding["title"]) for finding in report["findings"]] == [], layout
+    assert code == 0 and len(report["environments"]) == (3 if layout == "dlami" else 1)
+    assert {env["kind"] for env in report["environments"]} == {"venv" if layout == "dlami" else layout}

@@ -7,10 +7,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import check_json, findings_by_id
 from tests.host_fixture import HostSpec, build_host
-from tests.neuron_envs import HEALTHY_STACKS, stack_wheels
-from tests.wheelhouse import VenvFactory
+from tests.neuron_envs import HEALTHY_STACKS, simple_wheel, stack_wheels, torch_wheel
+from tests.wheelhouse import (
+    VenvFactory,
+    install_image_interpreter,
+    relabel_python,
+    repoint_to_image_interpreter,
+    write_pip_conf,
+)
 
 INF1_PACKAGES = {"aws-neuronx-dkms": "2.24.7.0", "aws-neuronx-tools": "2.26.14.0",
                  "aws-neuronx-runtime-lib": None, "aws-neuronx-collectives": None}
@@ -116,3 +124,31 @@ def test_near_miss_a_current_inf1_host_has_no_legacy_findings(tmp_path: Path) ->
                                                   package_versions=INF1_PACKAGES, runtime_library=False,
                                                   collectives_library=False))
     assert not {"ND-RT-004", "ND-RT-005"} & set(findings_by_id(check_json(["--root", str(root)])[1]))
+
+
+# What AWS publishes for Inf1 from Neuron 2.26 on: the driver pinned to 2.24.* (announce-correction-neuron-driver-
+# support-inf1: `apt-get install aws-neuronx-dkms=2.24.*`), the release's tools (they list inf1), no runtime-lib
+# (the Inf1 frameworks bundle theirs), and a venv with the Inf1 PyTorch line the release data lists: torch-neuron
+# 1.13.1.2.11.13.0 + neuron-cc 1.24.0.0 + torch 1.13.1 on Python 3.10 (torch-neuron's wheels: 3.8-3.10), the
+# n2-helper's `aws_neuron_venv_pytorch_inf1`.
+INF1_TOOLS = {"2.26.1": "2.26.14.0", "2.31.1": "2.31.15.0", "2.33.0": "2.33.38.0"}
+
+
+@pytest.mark.parametrize("release", sorted(INF1_TOOLS))
+def test_a_healthy_inf1_host_on_the_inf1_lines(tmp_path: Path, venvs: VenvFactory, release: str) -> None:
+    root = build_host(tmp_path / "inf1", HostSpec(
+        instance_type="inf1.6xlarge", release=release, runtime_library=False, collectives_library=False,
+        package_versions={"aws-neuronx-dkms": "2.24.7.0", "aws-neuronx-tools": INF1_TOOLS[release],
+                          "aws-neuronx-runtime-lib": None, "aws-neuronx-collectives": None},
+        loaded_version="2.24.7.0"))
+    interpreter = install_image_interpreter(root, "3.10")
+    venv = venvs.create("aws_neuron_venv_pytorch_inf1", parent=root / "home" / "ubuntu")
+    venvs.install(venv, [simple_wheel("torch-neuron", "1.13.1.2.11.13.0", ("torch==1.13.1",)), torch_wheel("1.13.1"),
+                         simple_wheel("neuron-cc", "1.24.0.0", ("numpy<1.24",)), simple_wheel("numpy", "1.23.5")])
+    write_pip_conf(venv)
+    repoint_to_image_interpreter(venv, interpreter)
+    relabel_python(venv, "3.10")
+    code, report, _ = check_json(["--root", str(root)])
+    assert [(item["id"], item["title"]) for item in report["findings"] if item["severity"] != "info"] == []
+    assert code == 0
+    assert report["environments"][0]["holds"] == "PyTorch 1.13 (torch-neuron, Inf1)"
