@@ -130,6 +130,14 @@ def run_cli(args: Sequence[str], env: Optional[dict[str, str]] = None, prefix: S
     return result
 
 
+def empty_folder(tmp_path: Path) -> str:
+    """A folder to name with `--venv` so that discovery does not read this machine's environments (a path that
+    leads nowhere is a usage error, issue 26 §7)."""
+    folder = tmp_path / "none"
+    folder.mkdir(exist_ok=True)
+    return str(folder)
+
+
 def validated_report(text: str) -> dict[str, Any]:
     """A `check --json` document, validated against the shipped JSON Schema and read back by `load_report`."""
     import jsonschema

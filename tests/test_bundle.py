@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from neurondoctor.actions.bundle.bundle_command import manifest_of
-from tests.conftest import cli_env, run_cli, validated_report
+from tests.conftest import cli_env, empty_folder, run_cli, validated_report
 from tests.host_fixture import HostSpec, build_host
 from tests.neuron_envs import stack_venv
 from tests.wheelhouse import VenvFactory
@@ -112,10 +112,9 @@ def test_hanging_command_is_timed_out_within_the_budget(tmp_path: Path) -> None:
     fake_command(bin_dir, "neuron-ls", "sleep 60")
     env = cli_env({"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"})
     archive = tmp_path / "hang.tar.gz"
-    (tmp_path / "none").mkdir()  # an environment named, so that discovery does not read this machine's
     started = time.monotonic()
     result = run_cli(["bundle", "-o", str(archive), "--command-timeout", "2", "--max-time", "40",
-                      "--venv", str(tmp_path / "none")], env=env, timeout=120)
+                      "--venv", empty_folder(tmp_path)], env=env, timeout=120)
     elapsed = time.monotonic() - started
     assert result.returncode == 0, result.stderr
     assert elapsed < 40, elapsed  # the stated total budget; each hang is cut at 2 s
@@ -131,7 +130,7 @@ def test_obfuscation_is_consistent_and_the_map_stays_outside(tmp_path: Path) -> 
     fake_command(bin_dir, "lsmod", f"echo 'neuron 237568 0 # {hostname} 10.20.30.40 account 123456789012'")
     env = cli_env({"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"})
     archive = tmp_path / "obfuscated.tar.gz"
-    result = run_cli(["bundle", "-o", str(archive), "--obfuscate", "--venv", str(tmp_path / "none")], env=env)
+    result = run_cli(["bundle", "-o", str(archive), "--obfuscate", "--venv", empty_folder(tmp_path)], env=env)
     assert result.returncode == 0, result.stderr
     mapping = json.loads((tmp_path / "obfuscated.tar.gz.map.json").read_text())["map"]
     with tarfile.open(archive) as bundle:
@@ -148,7 +147,7 @@ def test_obfuscation_is_consistent_and_the_map_stays_outside(tmp_path: Path) -> 
 
 def test_size_cap_truncates_and_records(tmp_path: Path) -> None:
     archive = tmp_path / "small.tar.gz"
-    result = run_cli(["bundle", "-o", str(archive), "--max-size", "0.01", "--venv", str(tmp_path / "none")])
+    result = run_cli(["bundle", "-o", str(archive), "--max-size", "0.01", "--venv", empty_folder(tmp_path)])
     assert result.returncode == 0
     truncated = [record for record in manifest_of(archive)["collectors"] if record["truncated"]]
     assert truncated, "a 10 KiB cap must cut something"

@@ -13,7 +13,7 @@ import pytest
 from neurondoctor.actions.check.check_run import CheckOptions, run_check
 from neurondoctor.release_data.catalog import ReleaseCatalog
 from neurondoctor.report.model import Report
-from tests.conftest import check_json, cli_env, findings_by_id, run_cli
+from tests.conftest import check_json, cli_env, empty_folder, findings_by_id, run_cli
 from tests.host_fixture import HOST_STACKS, Holder, HostSpec, build_host
 from tests.neuron_envs import HEALTHY_STACKS, stack_venv
 from tests.wheelhouse import VenvFactory
@@ -293,7 +293,7 @@ def test_hanging_neuron_ls_is_stopped_and_reported(tmp_path: Path) -> None:
     fake.chmod(0o755)
     env = cli_env({"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "NEURONDOCTOR_COMMAND_TIMEOUT": "2"})
     started = time.monotonic()
-    _, report, _ = check_json(["--venv", str(tmp_path / "none"), "--select", "hardware"], env=env)
+    _, report, _ = check_json(["--venv", empty_folder(tmp_path), "--select", "hardware"], env=env)
     elapsed = time.monotonic() - started
     assert elapsed < 30, elapsed  # stopped at its timeout, not after its 60 s sleep
     command = report["facts"]["host"]["snapshot"]["commands"][0]
@@ -309,7 +309,7 @@ def test_neuron_ls_json_is_read_on_a_live_host(tmp_path: Path) -> None:
                     '"neuron_processes": [], "bdf": "00:1e.0"}]\'\n')
     fake.chmod(0o755)
     env = cli_env({"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"})
-    _, report, _ = check_json(["--venv", str(tmp_path / "none"), "--select", "hardware"], env=env)
+    _, report, _ = check_json(["--venv", empty_folder(tmp_path), "--select", "hardware"], env=env)
     assert report["facts"]["host"]["snapshot"]["neuron_ls"] == [
         {"index": 0, "core_count": 2, "core_ids": [0, 1], "processes": [], "logical_neuroncore_config": None,
          "assumed": False}]

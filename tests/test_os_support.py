@@ -52,6 +52,17 @@ def test_amazon_linux_2_with_its_stock_kernel(tmp_path: Path, venvs: VenvFactory
     assert found["ND-OS-002"][0]["fix"][0] == "sudo amazon-linux-extras install -y kernel-5.10"
 
 
+def test_near_miss_a_2022_release_on_amazon_linux_2s_stock_kernel(tmp_path: Path) -> None:
+    """Issue 26 §2: Neuron 2.5.0 (November 2022, n2-manifest.json: driver 2.6.33.0, runtime 2.10.27.0) ran on AL2's
+    4.14 kernel; the 5.10 minimum of today's drivers is not its rule."""
+    root = build_host(tmp_path / "al2", HostSpec(
+        os="al2", kernel="4.14.301-224.520.amzn2.x86_64", release=None,
+        package_versions={"aws-neuronx-dkms": "2.6.33.0", "aws-neuronx-runtime-lib": "2.10.27.0",
+                          "aws-neuronx-collectives": "2.10.34.0", "aws-neuronx-tools": "2.5.19.0"},
+        loaded_version="2.6.33.0"))
+    assert "ND-OS-002" not in _os_findings(root)[1]
+
+
 def test_near_miss_tools_from_before_the_glibc_need(tmp_path: Path, venvs: VenvFactory) -> None:
     """aws-neuronx-tools 2.25.145.0 (Neuron 2.25.0) runs on Amazon Linux 2: no GLIBC finding."""
     root = build_host(tmp_path / "al2", HostSpec(os="al2", kernel="5.10.228-219.884.amzn2.x86_64", release="2.26.1",

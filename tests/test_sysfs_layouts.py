@@ -21,7 +21,7 @@ import pytest
 from neurondoctor.host.neuron_devices import read_sysfs_devices
 from neurondoctor.host.neuron_ls import json_flags, parse_neuron_ls_json
 from neurondoctor.host.rootfs import RootFS
-from tests.conftest import check_json, cli_env
+from tests.conftest import check_json, cli_env, empty_folder
 from tests.host_fixture import HostSpec, build_host
 
 SPEC = HostSpec(instance_type="trn1.32xlarge", release="2.33.0")
@@ -131,7 +131,7 @@ def test_a_2_34_neuron_ls_without_minus_j_on_a_live_host(tmp_path: Path) -> None
                     f"echo '{document}'\n")
     fake.chmod(0o755)
     env = cli_env({"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"})
-    _, report, _ = check_json(["--venv", str(tmp_path / "none"), "--select", "hardware"], env=env)
+    _, report, _ = check_json(["--venv", empty_folder(tmp_path), "--select", "hardware"], env=env)
     snapshot = report["facts"]["host"]["snapshot"]
     assert [(command["argv"][1:], command["ok"]) for command in snapshot["commands"]] == [
         (["-j"], False), (["--output-format", "json"], True)]
