@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from neurondoctor.facts.python_env import SITE_ROLE_PYTHONPATH, SITE_ROLE_USER, SITE_ROLE_VENV
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.pyenv.discovery import discover_environments
@@ -73,3 +75,17 @@ def test_live_import_path_puts_pythonpath_then_user_site_before_site_packages() 
         ("/v/lib/python3.11/site-packages", SITE_ROLE_VENV),
         ("/usr/lib/python3.11/site-packages", "system-site"),
     ]
+
+
+def test_the_invoking_users_home_under_sudo(tmp_path: Path) -> None:
+    """`sudo neurondoctor check` searches the home of the user who ran sudo, not root's alone."""
+    import pwd
+
+    from neurondoctor.pyenv.discovery import _homes, _invoking_home
+
+    someone = next((entry for entry in pwd.getpwall() if entry.pw_uid != 0), None)
+    if someone is None:
+        pytest.skip("no user other than root on this machine")
+    assert _invoking_home({"SUDO_USER": someone.pw_name, "HOME": "/root"}) == someone.pw_dir
+    assert _invoking_home({"SUDO_USER": "root", "HOME": str(tmp_path)}) == str(tmp_path)
+    assert _homes(RootFS("/"), {"HOME": str(tmp_path)})[0] == str(tmp_path)

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.pyenv.discovery import discover_environments
-from tests.conftest import check_json, findings_by_id
+from tests.conftest import check_json, cli_env, findings_by_id
+from tests.fixes.harness import run_verbatim
 from tests.host_fixture import HostSpec, build_host
 from tests.layouts import conda_install, install_into, installation, kernelspec, source_built_python
 from tests.neuron_envs import (
@@ -68,7 +69,12 @@ def test_near_miss_a_user_site_torch_shadows_the_images_python(tmp_path: Path, v
     install_into(venvs, root / "root/.local/lib/python3.10/site-packages", [torch_wheel("2.8.0")])
     _, report, _ = check_json(["--root", str(root)])
     found = findings_by_id(report)
-    assert "ND-SHADOW-001" in found and found["ND-SHADOW-001"][0]["category"] == "shadowing"
+    finding = found["ND-SHADOW-001"][0]
+    assert finding["category"] == "shadowing" and finding["severity"] == "error"
+    for line in finding["fix"]:  # pasted into a shell, as the user would (it removes the user-site copy)
+        run_verbatim(str(line), cli_env())
+    after = check_json(["--root", str(root)])[1]
+    assert _bad(after) == [] and (root / "usr/local/lib/python3.10/site-packages/torch").is_dir()
 
 
 def test_an_inf1_dlc_image_with_conda_and_torch_neuron(tmp_path: Path, venvs: VenvFactory) -> None:
