@@ -7,8 +7,10 @@ import shutil
 import sys
 from pathlib import Path
 
-from tests.conftest import check_json
-from tests.fixes.harness import fix_and_check, user_env
+import pytest
+
+from tests.conftest import check_json, findings_by_id
+from tests.fixes.harness import bad_findings, fix_and_check, run_verbatim, user_env
 from tests.host_fixture import HostSpec, build_host
 from tests.neuron_envs import HEALTHY_STACKS, NEURON_REPO, simple_wheel, stack_wheels, torch_wheel
 from tests.wheelhouse import VenvFactory, add_pip, venv_python, write_pip_conf
@@ -75,3 +77,54 @@ def test_the_neuron_repository_as_the_only_index_before_anything_is_installed(tm
     assert (venv / "pip.conf").read_text() == f"[global]\nextra-index-url = {NEURON_REPO}\n"
     (venv / "pip.conf").write_text(f"[global]\nextra-index-url = {NEURON_REPO}\n")  # near miss: as the docs say
     assert check_json(["--root", str(root), "--venv", str(venv)], env=user_env(tmp_path))[1]["findings"] == []
+
+
+def _working_python(folder: Path, version: str) -> Path:
+    """A `pythonX.Y` that runs, linked into `folder` (a pyenv shim on PATH may name a version that is not enabled):
+    the one on PATH, else one pyenv installed; the test skips without one."""
+    import glob
+    import shutil
+    import subprocess
+
+    candidates = [shutil.which(f"python{version}"), *sorted(glob.glob(
+        str(Path.home() / f".pyenv/versions/{version}*/bin/python{version}")))]
+    for candidate in filter(None, candidates):
+        if subprocess.run([candidate, "-c", "pass"], capture_output=True, timeout=60).returncode == 0:
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / f"python{version}").symlink_to(candidate)
+            return folder / f"python{version}"
+    pytest.skip(f"needs a python{version} (torch-neuron's wheels are for 3.8-3.10)")
+
+
+def test_a_torch_environment_on_inf1_gets_the_inf1_line(tmp_path: Path, venvs: VenvFactory) -> None:
+    """Issue 26 §2: on Inf1, ND-FW-001 offers what AWS's Inf1 page installs (torch-neuron + neuron-cc[tensorflow],
+    pinned to the release), never a torch-neuronx venv. Its lines run verbatim against local indexes, and the new
+    environment checks clean."""
+    from tests.fixes.local_release_data import local_release_data
+    from tests.local_index import served_index
+    from tests.neuron_envs import simple_wheel, torch_wheel
+
+    python310 = _working_python(tmp_path / "bin", "3.10")
+    root = build_host(tmp_path / "inf1", HostSpec(
+        instance_type="inf1.6xlarge", release="2.26.1", runtime_library=False, collectives_library=False,
+        package_versions={"aws-neuronx-dkms": "2.24.7.0", "aws-neuronx-tools": "2.26.14.0",
+                          "aws-neuronx-runtime-lib": None, "aws-neuronx-collectives": None},
+        loaded_version="2.24.7.0"))
+    venv = venvs.create("inf1-porting")
+    venvs.install(venv, [torch_wheel("2.1.0")])
+    neuron = [simple_wheel("torch-neuron", "1.13.1.2.11.13.0", ("torch==1.13.1",)),
+              simple_wheel("neuron-cc", "1.24.0.0"), simple_wheel("protobuf", "3.19.5")]
+    with served_index(tmp_path / "neuron-index", neuron) as neuron_url, \
+            served_index(tmp_path / "cpu-index", [torch_wheel("1.13.1+cpu")]) as cpu_url:
+        manifests = local_release_data(tmp_path / "manifests", neuron_index=neuron_url, cpu_index=cpu_url)
+        env = {**user_env(tmp_path), "NEURONDOCTOR_MANIFESTS": str(manifests), "PIP_INDEX_URL": neuron_url}
+        env["PATH"] = f"{python310.parent}:{env['PATH']}"
+        finding = findings_by_id(check_json(["--root", str(root), "--venv", str(venv)], env=env)[1])["ND-FW-001"][0]
+        target = f"{venv}-neuron"
+        assert finding["fix"][0] == f"python3.10 -m venv {target}"
+        assert "torch-neuronx" not in " ".join(finding["fix"])
+        for line in finding["fix"]:
+            run_verbatim(str(line), env)
+        after = check_json(["--root", str(root), "--venv", target], env=env)[1]
+    assert bad_findings(after) == set()
+    assert after["environments"][0]["holds"] == "PyTorch 1.13 (torch-neuron, Inf1)"

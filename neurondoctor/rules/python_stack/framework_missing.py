@@ -8,15 +8,16 @@ not a pass: it says what it has, what the release needs, and the one command tha
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Optional
 
 from neurondoctor.facts.python_env import Distribution, PythonEnvironment
 from neurondoctor.neuron_version import major_minor, normalize_neuron_version, release_tuple
 from neurondoctor.pep508 import marker_extras, parse_requirement
 from neurondoctor.rules.check import FindingSpec, RuleSet
-from neurondoctor.rules.context import RuleContext, neuron_host, pip_command
+from neurondoctor.rules.context import RuleContext, neuron_host, pin, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
-from neurondoctor.rules.fix import Fix, command
+from neurondoctor.rules.fix import Command, Fix, command
 from neurondoctor.rules.python_stack.torch_build import is_cuda_build, nvidia_distributions, torch_version_shown
 
 CATEGORY = "framework-missing"
@@ -69,6 +70,40 @@ def _what_the_release_needs(ctx: RuleContext, release: str, python: Optional[str
     return " + ".join(parts), options
 
 
+def _inf1_line(ctx: RuleContext, release: str,
+               python: Optional[str]) -> Optional[tuple[str, Callable[[str], list[Command]]]]:
+    """On Inf1 the PyTorch line is torch-neuron with neuron-cc (compat.json `framework_lines`; `neurondoctor venv
+    create` builds torch-neuronx environments only): what the release lists for Inf1, and the steps AWS's Inf1
+    install page runs (`pip config set global.extra-index-url` the Neuron repository, then `pip install torch-neuron
+    neuron-cc[tensorflow] "protobuf"`, pinned to the release, torch from the PyTorch CPU index) in a new venv on a
+    Python its wheels support (3.8-3.10)."""
+    if ctx.facts.host.instance_family != "inf1":
+        return None
+    frameworks = [entry for entry in ctx.catalog.entries(release, "torch-neuron") if "inf1" in entry.instances]
+    compilers = [entry for entry in ctx.catalog.entries(release, "neuron-cc") if "inf1" in entry.instances]
+    if not frameworks or not compilers:
+        return None
+    framework = max(frameworks, key=lambda entry: release_tuple(entry.version))
+    torch = ctx.catalog.framework_torch("torch-neuron", framework.version)
+    if torch is None:
+        return None
+    supported = list(framework.python)
+    chosen = python if python in supported else (sorted(supported, key=release_tuple)[-1] if supported else "3")
+    needs = (f"torch-neuron {framework.version} + neuron-cc {compilers[0].version} + torch {torch} on Python "
+             f"{', '.join(supported) or '?'} (Inf1's PyTorch line)")
+
+    def steps(target: str) -> list[Command]:
+        python_in_target = f"{target}/bin/python"
+        return [command(f"python{chosen}", "-m", "venv", target),
+                command(python_in_target, "-m", "pip", "config", "--site", "set", "global.extra-index-url",
+                        ctx.catalog.pip_repository),
+                command(python_in_target, "-m", "pip", "install", pin("torch-neuron", framework.version),
+                        pin("neuron-cc[tensorflow]", compilers[0].version), pin("torch", f"{torch}+cpu"),
+                        "protobuf", "--extra-index-url", ctx.catalog.pip_repository,
+                        "--extra-index-url", str(ctx.catalog.compat.get("torch_cpu_index")))]
+    return needs, steps
+
+
 def _native_note(ctx: RuleContext, release: str) -> str:
     family = ctx.facts.host.instance_family
     native = [entry for entry in ctx.catalog.entries(release, "libtorch-neuronx-lite")
@@ -93,18 +128,23 @@ def torch_without_framework(ctx: RuleContext) -> list[Finding]:
         if (stack.torch is None or stack.framework is not None or _addon_without_extra(ctx, env)
                 or _framework_line(ctx, env)):
             continue
-        needs, options = _what_the_release_needs(ctx, release, env.python_major_minor)
         target = f"{env.path.rstrip('/')}-neuron"
-        create = command("neurondoctor", "venv", "create", target, "--release", release, *options)
+        inf1 = _inf1_line(ctx, release, env.python_major_minor)
+        if inf1 is not None:
+            needs, steps = inf1[0], inf1[1](target)
+        else:
+            needs, options = _what_the_release_needs(ctx, release, env.python_major_minor)
+            steps = [command("neurondoctor", "venv", "create", target, "--release", release, *options)]
         findings.append(Finding(
             id="ND-FW-001", category=CATEGORY,
             severity=SEVERITY_ERROR if ctx.target_release else SEVERITY_WARNING,
             title=f"{env.path} has {_what_it_has(env, stack.torch)} and no Neuron framework",
-            detail=(f"Without torch-neuronx, nothing in it reaches the NeuronCores. Neuron {release} needs {needs}."
+            detail=(f"Without a Neuron framework, nothing in it reaches the NeuronCores. Neuron {release} needs "
+                    f"{needs}."
                     f"{_native_note(ctx, release)} A new environment is quicker and safer than converting this one "
                     "(its torch would be replaced)."),
             evidence={"venv": env.path, "torch": stack.torch.version, "release": release, "needs": needs},
-            fix=Fix([create])))
+            fix=Fix(steps)))
     return findings
 
 
