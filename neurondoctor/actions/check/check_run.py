@@ -231,7 +231,7 @@ def summarize_environment(ctx: RuleContext, env: PythonEnvironment) -> Environme
     return EnvironmentSummary(
         path=env.path,
         mode=env.mode,
-        kind=env.kind if env.mode == "static" else None,
+        kind=env.kind if env.exists else None,
         holds=environment_label(env, ctx.catalog),
         python=env.python_version,
         release=verdict.release,
