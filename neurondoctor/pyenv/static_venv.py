@@ -168,6 +168,16 @@ def _installation_version(fs: RootFS, inner: str, env: PythonEnvironment) -> Opt
     return versions[-1] if versions else None
 
 
+def _add_user_sites(root: RootFS, env: PythonEnvironment, homes: list[str], major_minor: str) -> None:
+    """The user sites of these homes, first on the import path (Python puts the user site before site-packages);
+    read from the root, where a host's homes are."""
+    env.user_site_enabled = True
+    for home in homes:
+        user_site = f"{home}/.local/lib/python{major_minor}/site-packages"
+        if root.is_dir(user_site):
+            env.site_dirs.append(inspect_site_dir(root, user_site, SITE_ROLE_USER, follow_links=root.is_live))
+
+
 def _inspect_installation(root: RootFS, fs: RootFS, inner: str, env: PythonEnvironment,
                           environ: Mapping[str, str]) -> None:
     """A conda, pyenv or system installation: its own interpreter, no pyvenv.cfg (not damage here), and the user
@@ -179,11 +189,7 @@ def _inspect_installation(root: RootFS, fs: RootFS, inner: str, env: PythonEnvir
     homes = home_dirs_for(root, inner if fs is root or root.is_live else None, environ)
     sites = _installation_sites(fs, inner, major_minor) if major_minor else []
     if major_minor:
-        env.user_site_enabled = True
-        for home in homes:
-            user_site = f"{home}/.local/lib/python{major_minor}/site-packages"
-            if root.is_dir(user_site):
-                env.site_dirs.append(inspect_site_dir(root, user_site, SITE_ROLE_USER, follow_links=root.is_live))
+        _add_user_sites(root, env, homes, major_minor)
     for site, role in sites:
         env.site_dirs.append(inspect_site_dir(fs, site, role, follow_links=fs.is_live))
     if not sites:
@@ -222,11 +228,7 @@ def inspect_venv(root: RootFS, venv_dir: str, environ: Mapping[str, str],
     # (its owner's, $HOME, or every home under the root for a venv that names none).
     homes = home_dirs_for(root, inner if fs is root or root.is_live else None, environ)
     if env.include_system_site_packages and major_minor:
-        env.user_site_enabled = True
-        for home in homes:
-            user_site = f"{home}/.local/lib/python{major_minor}/site-packages"
-            if root.is_dir(user_site):
-                env.site_dirs.append(inspect_site_dir(root, user_site, SITE_ROLE_USER, follow_links=root.is_live))
+        _add_user_sites(root, env, homes, major_minor)
     for _, site in python_dirs:
         env.site_dirs.append(inspect_site_dir(fs, site, SITE_ROLE_VENV, follow_links=fs.is_live))
     if not python_dirs:
