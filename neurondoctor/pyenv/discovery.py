@@ -138,7 +138,7 @@ def _kernel_interpreters(fs: RootFS, folders: list[str]) -> Iterator[tuple[str, 
         for spec in (f"{kernel}/kernel.json" for kernel in _folders_under(fs, folder, "*")):
             try:
                 document = json.loads(fs.read_text(spec, limit=64 * 1024))
-            except (OSError, ValueError):
+            except (OSError, ValueError, RecursionError):  # a nesting bomb is not a kernelspec
                 continue
             argv = document.get("argv") if isinstance(document, dict) else None
             if isinstance(argv, list) and argv and isinstance(argv[0], str) and argv[0].startswith("/"):
@@ -187,9 +187,14 @@ def discover_environments(fs: RootFS, environ: Mapping[str, str],
                                                              layout_of(fs, active)))
     for inner, reason, always in _candidates(fs, environ):
         resolved = fs.resolve(inner)
-        key = str(resolved) if resolved is not None else inner
+        if resolved is None:
+            continue
+        key = str(resolved)
         if key in seen:
             continue
+        # Named where it really is: a link in someone's home (`~/out -> /`) must not become the path fix lines
+        # name, which its owner could point elsewhere before root pastes them.
+        inner = fs.inner_path(resolved) or inner if not fs.is_live else key
         kind = layout_of(fs, inner)
         if kind is None and reason.startswith("Jupyter kernel"):
             kind = "jupyter-kernel" if _has_python(fs, inner) else None
