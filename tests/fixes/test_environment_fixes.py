@@ -128,3 +128,31 @@ def test_a_torch_environment_on_inf1_gets_the_inf1_line(tmp_path: Path, venvs: V
         after = check_json(["--root", str(root), "--venv", target], env=env)[1]
     assert bad_findings(after) == set()
     assert after["environments"][0]["holds"] == "PyTorch 1.13 (torch-neuron, Inf1)"
+
+
+def test_a_newer_torch_over_torch_neuron_is_put_back(tmp_path: Path, venvs: VenvFactory) -> None:
+    """Inf1's line, executed: `pip install transformers` upgraded torch to 2.1.0 under torch-neuron 1.13.1 (the
+    torch-neuron pins of optimum-neuron's `neuron` extra, `torch-neuron==1.12.1.*` + `neuron-cc[tensorflow]`, break
+    the same way). ND-TORCH-001's lines put torch 1.13.1's CPU build back, from a local CPU index."""
+    from tests.fixes.local_release_data import local_release_data
+    from tests.local_index import served_index
+    from tests.neuron_envs import simple_wheel, torch_wheel
+
+    python310 = _working_python(tmp_path / "bin", "3.10")
+    root = build_host(tmp_path / "inf1", HostSpec(
+        instance_type="inf1.6xlarge", release="2.26.1", runtime_library=False, collectives_library=False,
+        package_versions={"aws-neuronx-dkms": "2.24.7.0", "aws-neuronx-tools": "2.26.14.0",
+                          "aws-neuronx-runtime-lib": None, "aws-neuronx-collectives": None},
+        loaded_version="2.24.7.0"))
+    venv = venvs.create("inf1-upgraded", python=str(python310))
+    add_pip(venv)
+    venvs.install(venv, [simple_wheel("torch-neuron", "1.13.1.2.11.13.0", ("torch==1.13.1",)),
+                         simple_wheel("neuron-cc", "1.24.0.0"), torch_wheel("2.1.0")])
+    with served_index(tmp_path / "neuron-index", [simple_wheel("protobuf", "3.19.5")]) as neuron_url, \
+            served_index(tmp_path / "cpu-index", [torch_wheel("1.13.1+cpu")]) as cpu_url:
+        write_pip_conf(venv, extra_index=neuron_url)
+        manifests = local_release_data(tmp_path / "manifests", neuron_index=neuron_url, cpu_index=cpu_url)
+        env = {**user_env(tmp_path), "NEURONDOCTOR_MANIFESTS": str(manifests), "PIP_INDEX_URL": neuron_url}
+        finding = fix_and_check(["--root", str(root), "--venv", str(venv)], env, "ND-TORCH-001")
+    assert finding["title"] == ("torch 2.1.0+cpu replaced the torch 1.13 that torch-neuron 1.13.1.2.11.13.0 is "
+                                "built for")
