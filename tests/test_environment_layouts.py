@@ -9,7 +9,7 @@ from pathlib import Path
 
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.pyenv.discovery import discover_environments
-from tests.conftest import check_json, cli_env, findings_by_id
+from tests.conftest import check_json, cli_env, findings_by_id, run_cli
 from tests.fixes.harness import run_verbatim
 from tests.host_fixture import HostSpec, build_host
 from tests.layouts import conda_install, install_into, installation, kernelspec, source_built_python
@@ -158,6 +158,9 @@ def test_a_dlami_with_its_venvs_side_by_side(tmp_path: Path, venvs: VenvFactory)
     assert holds["aws_neuronx_venv_pytorch_2_9_nxd_inference"] == "PyTorch 2.9 (torch-neuronx) + NxD Inference"
     assert {"path": str(tools), "kind": "venv", "discovered_by": "a folder in /opt"} in \
         report["facts"]["listed_environments"]
+    text = run_cli(["check", "--root", str(root)]).stdout
+    assert "PyTorch 2.9 (torch-neuronx) + NxD Inference" in text
+    assert "1 more environment(s) without torch or a Neuron package, not judged (-v lists them)" in text
 
 
 def test_a_home_of_every_layout(tmp_path: Path, venvs: VenvFactory) -> None:

@@ -12,6 +12,7 @@ from neurondoctor.report.status_lines import (
     combined_plans,
     environment_line,
     host_line,
+    listed_line,
     release_line,
     verdict_line,
 )
@@ -51,6 +52,10 @@ def render_markdown(report: Report) -> str:
                  f"{markdown_data(snapshot.kernel or 'unknown')}")
     for env in report.environments:
         lines.append(f"- Python: {markdown_prose(environment_line(env, report.latest_release))}")
+    listed = listed_line(report.facts.listed_environments, report.facts.environments_cut_at)
+    if listed:
+        lines.append(f"- Python: {markdown_prose(listed)}: " + ", ".join(
+            markdown_data(item.path) for item in report.facts.listed_environments[:20]))
     releases = release_line(report)
     if releases:
         lines.append(f"- Release: {markdown_prose(releases)}")

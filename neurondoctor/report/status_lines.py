@@ -7,6 +7,10 @@ reads the health verdict, never recounts it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Optional
+
+from neurondoctor.facts import ListedEnvironment
 from neurondoctor.neuron_version import release_words
 from neurondoctor.report.health import STATE_DEGRADED, STATE_OK, STATE_UNHEALTHY, STATE_UNKNOWN
 from neurondoctor.report.model import (
@@ -50,6 +54,15 @@ def environment_line(env: EnvironmentSummary, latest: str | None) -> str:
         parts.append(f"built and guarded by neurondoctor for {env.guarded_release}")
     about = ", ".join(filter(None, (env.python, env.holds, env.kind if env.kind not in (None, "venv") else None)))
     return f"{env.path}{f' ({about})' if about else ''}: " + ", ".join(parts)
+
+
+def listed_line(listed: Sequence[ListedEnvironment], cut_at: Optional[int]) -> Optional[str]:
+    """`3 more environment(s) without torch or a Neuron package, listed in the facts (-v)`, and the bound when
+    discovery stopped at it; None when there is nothing to say."""
+    if not listed and not cut_at:
+        return None
+    text = f"{len(listed)} more environment(s) without torch or a Neuron package, not judged (-v lists them)"
+    return text + (f"; discovery stopped at {cut_at:,} environments" if cut_at else "")
 
 
 HOST_LABELS = (("aws-neuronx-dkms", "driver"), ("aws-neuronx-runtime-lib", "runtime"),

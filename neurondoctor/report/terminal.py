@@ -34,6 +34,7 @@ from neurondoctor.report.status_lines import (
     combined_plans,
     environment_line,
     host_line,
+    listed_line,
     release_line,
     verdict_line,
 )
@@ -151,6 +152,7 @@ def render_terminal(report: Report, stream: TextIO, verbose: bool = False, color
     say()
     labelled = [("Host", host_line(report))]
     labelled += [("Python", environment_line(env, report.latest_release)) for env in report.environments]
+    labelled += [("Python", listed_line(report.facts.listed_environments, report.facts.environments_cut_at))]
     labelled += [("Release", release_line(report)),
                  ("Target", f"Neuron {report.target_release} (--release)" if report.target_release else None)]
     for label, text in labelled:

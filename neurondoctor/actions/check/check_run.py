@@ -148,8 +148,6 @@ def collect_environments(fs: RootFS, options: CheckOptions, timings: dict[str, f
                 listed.append(ListedEnvironment(found.path, found.kind or "venv", found.reason))
         fallback = path_interpreter(options.environ) if fs.is_live and not targets else None
         if fallback is not None:
-            prefix = os.path.dirname(os.path.dirname(os.path.realpath(fallback.path)))
-            listed[:] = [item for item in listed if os.path.realpath(item.path) != prefix]
             targets.append((fallback.path, True, fallback.reason, None))
     environments = []
     for path, live, reason, kind in targets:
@@ -165,7 +163,16 @@ def collect_environments(fs: RootFS, options: CheckOptions, timings: dict[str, f
             failures.append(CollectorFailure(ENVIRONMENTS_COLLECTOR,
                                              f"inspecting {path} crashed: {type(error).__name__}: {error}"))
         _timed(timings, f"python-env:{path}", started)
+    judged = {_prefix_of(env) for env in environments}
+    listed[:] = [item for item in listed if os.path.realpath(item.path) not in judged]  # judged live: not twice
     return environments, cut
+
+
+def _prefix_of(env: PythonEnvironment) -> str:
+    """Where an environment lives: its folder, or for a live interpreter the prefix its executable is in."""
+    if env.mode == "live" and env.interpreter_target:
+        return os.path.dirname(os.path.dirname(os.path.realpath(env.interpreter_target)))
+    return os.path.realpath(env.path)
 
 
 def _status(findings: list[Finding]) -> str:
