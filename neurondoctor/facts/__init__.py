@@ -63,7 +63,7 @@ class Facts:
     environments: list[PythonEnvironment] = field(default_factory=list)
     environ: dict[str, str] = field(default_factory=dict)
     listed_environments: list[ListedEnvironment] = field(default_factory=list)
-    environments_cut_at: Optional[int] = None  # discovery stopped at this many ("listed up to 1,000")
+    environments_cut_at: Optional[int] = None  # discovery stopped at its bound after this many environments
 
     def failed(self, collectors: tuple[str, ...]) -> list[CollectorFailure]:
         """The failures among these collectors, in the order they were recorded."""

@@ -28,6 +28,7 @@ from neurondoctor.run_trust import foreign_control
 
 MAX_ENVIRONMENTS = 1000
 MAX_LISTED = 2000  # entries looked at per folder level
+MAX_EXAMINED = 20000  # folder entries looked at in one discovery, all places together
 NEURON_REASON = "Neuron environment location"
 ACTIVE_REASON = "active environment (${})"
 PATH_REASON = "python3 on PATH"
@@ -132,10 +133,10 @@ def _homes(fs: RootFS, environ: Mapping[str, str]) -> list[str]:
     return [home for home in dict.fromkeys(homes) if fs.is_dir(home)]
 
 
-def _kernel_interpreters(fs: RootFS, folders: list[str]) -> Iterator[tuple[str, str]]:
+def _kernel_interpreters(fs: RootFS, folders: list[str], walk: _Walk) -> Iterator[tuple[str, str]]:
     """(environment prefix, kernel name) for each kernelspec whose `argv[0]` is an absolute interpreter path."""
     for folder in folders:
-        for spec in (f"{kernel}/kernel.json" for kernel in _folders_under(fs, folder, "*")):
+        for spec in (f"{kernel}/kernel.json" for kernel in _folders_under(fs, folder, "*", walk)):
             try:
                 document = json.loads(fs.read_text(spec, limit=64 * 1024))
             except (OSError, ValueError, RecursionError):  # a nesting bomb is not a kernelspec
@@ -147,16 +148,30 @@ def _kernel_interpreters(fs: RootFS, folders: list[str]) -> Iterator[tuple[str, 
                     yield str(interpreter.parent.parent), spec.rsplit("/", 2)[-2]
 
 
-def _folders_under(fs: RootFS, base: str, pattern: str) -> list[str]:
-    """The folders below `base` that a slash-separated glob names, one level at a time, at most MAX_LISTED per
-    level (a home of a hundred thousand files is not walked)."""
+@dataclass
+class _Walk:
+    """What one discovery may still look at: a home of a thousand repositories of a thousand files each is not
+    walked to the end (MAX_EXAMINED entries in all); `cut` says it was stopped."""
+
+    remaining: int = MAX_EXAMINED
+    cut: bool = False
+
+    def take(self, entries: list[str]) -> list[str]:
+        taken = entries[:max(0, min(MAX_LISTED, self.remaining))]
+        self.remaining -= len(taken)
+        self.cut = self.cut or len(taken) < len(entries)
+        return taken
+
+
+def _folders_under(fs: RootFS, base: str, pattern: str, walk: _Walk) -> list[str]:
+    """The folders below `base` that a slash-separated glob names, one level at a time, within the walk's bounds."""
     level = [base]
     for part in pattern.split("/"):
-        level = [path for folder in level for path in fs.glob(folder, part)[:MAX_LISTED] if fs.is_dir(path)]
+        level = [path for folder in level for path in walk.take(fs.glob(folder, part)) if fs.is_dir(path)]
     return level
 
 
-def _candidates(fs: RootFS, environ: Mapping[str, str]) -> Iterator[tuple[str, str, bool]]:
+def _candidates(fs: RootFS, environ: Mapping[str, str], walk: _Walk) -> Iterator[tuple[str, str, bool]]:
     """(in-view prefix, reason, always judged), Neuron places first, in a stable order; duplicates are dropped by
     the caller."""
     for inner in _neuron_places(fs):
@@ -165,12 +180,12 @@ def _candidates(fs: RootFS, environ: Mapping[str, str]) -> Iterator[tuple[str, s
     places = [(home, pattern, reason) for home in homes for pattern, reason in _HOME_PLACES]
     places += [("/opt", pattern, reason) for pattern, reason in _OPT_PLACES]
     for base, pattern, reason in places:
-        for inner in _folders_under(fs, base, pattern):
+        for inner in _folders_under(fs, base, pattern, walk):
             yield inner, reason, False
     for prefix in _SYSTEM_PREFIXES:
         yield prefix, "the system interpreter", False
     kernel_folders = [*_KERNEL_FOLDERS, *(f"{home}/.local/share/jupyter/kernels" for home in homes)]
-    for prefix, name in _kernel_interpreters(fs, kernel_folders):
+    for prefix, name in _kernel_interpreters(fs, kernel_folders, walk):
         yield prefix, f"Jupyter kernel {name}", False
 
 
@@ -185,7 +200,8 @@ def discover_environments(fs: RootFS, environ: Mapping[str, str],
                 seen.add(os.path.realpath(active))
                 discovery.found.append(DiscoveredEnvironment(active, False, ACTIVE_REASON.format(variable),
                                                              layout_of(fs, active)))
-    for inner, reason, always in _candidates(fs, environ):
+    walk = _Walk()
+    for inner, reason, always in _candidates(fs, environ, walk):
         resolved = fs.resolve(inner)
         if resolved is None:
             continue
@@ -205,6 +221,7 @@ def discover_environments(fs: RootFS, environ: Mapping[str, str],
             discovery.cut = True
             break
         discovery.found.append(DiscoveredEnvironment(str(fs.host_path(inner)), False, reason, kind, always))
+    discovery.cut = discovery.cut or walk.cut
     return discovery
 
 

@@ -62,7 +62,8 @@ def listed_line(listed: Sequence[ListedEnvironment], cut_at: Optional[int]) -> O
     if not listed and not cut_at:
         return None
     text = f"{len(listed)} more environment(s) without torch or a Neuron package, not judged (-v lists them)"
-    return text + (f"; discovery stopped at {cut_at:,} environments" if cut_at else "")
+    return text + (f"; discovery stopped at its bound after {cut_at:,} environment(s) (it looks at 1,000 "
+                   "environments and 20,000 folder entries at most)" if cut_at else "")
 
 
 HOST_LABELS = (("aws-neuronx-dkms", "driver"), ("aws-neuronx-runtime-lib", "runtime"),

@@ -113,7 +113,8 @@ def _fact_lines(report: Report) -> list[str]:
         more = f" and {len(listed) - LISTED_SHOWN} more" if len(listed) > LISTED_SHOWN else ""
         lines.append(f"  listed, not judged (no torch or Neuron package): {shown}{more}")
     if report.facts.environments_cut_at:
-        lines.append(f"  environments listed up to {report.facts.environments_cut_at:,}: more were there")
+        lines.append(f"  discovery stopped at its bound after {report.facts.environments_cut_at:,} environment(s): "
+                     "more may be there")
     timings = ", ".join(f"{key} {value:.0f} ms" for key, value in report.collector_timings_ms.items())
     lines.append(f"  collectors: {escape(timings)}")
     return [redact_secrets(line) for line in lines]  # `-v` shows what collectors read: its secrets never

@@ -21,7 +21,6 @@ from neurondoctor.host.collect_host import collect_host_snapshot
 from neurondoctor.host.instance_identity import read_hostname, read_instance_id, read_instance_type
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.pyenv.discovery import (
-    MAX_ENVIRONMENTS,
     discover_environments,
     operator_environments,
     path_interpreter,
@@ -302,7 +301,8 @@ def run_check(options: CheckOptions, catalog: Optional[ReleaseCatalog] = None) -
     environments, cut = collect_environments(fs, options, timings, host.collector_failures, catalog, listed)
     _timed(timings, "environments", step)
     facts = Facts(host=host, environments=environments, environ=relevant_environ(options.environ),
-                  listed_environments=listed, environments_cut_at=MAX_ENVIRONMENTS if cut else None)
+                  listed_environments=listed,
+                  environments_cut_at=len(environments) + len(listed) if cut else None)
     ctx = RuleContext(facts, catalog, target_release=options.release)
     checks = run_checks(ctx, select_checks(options.select, options.skip), options.select, options.skip)
     summaries = []
