@@ -80,13 +80,17 @@ class SiteDir:
     torch_build: Optional[TorchBuild] = None
     companion_builds: dict[str, TorchBuild] = field(default_factory=dict)  # torchvision, torchaudio
 
+    _judged: Optional[list[Distribution]] = field(default=None, repr=False, compare=False)
+
     def judged_distributions(self) -> list[Distribution]:
         """The records the rules judge and their fixes may name: all of a system site (root's, where Debian's
         packages carry Debian-style versions), and elsewhere only those whose name and version are valid
-        metadata; the others are ND-VENV-004's, whose fix moves them aside (issue 25 §3)."""
-        if self.role == SITE_ROLE_SYSTEM:
-            return self.distributions
-        return [dist for dist in self.distributions if not dist.invalid_metadata]
+        metadata; the others are ND-VENV-004's, whose fix moves them aside (issue 25 §3). Computed once: facts
+        do not change after collection, and every rule asks."""
+        if self._judged is None:
+            self._judged = self.distributions if self.role == SITE_ROLE_SYSTEM else [
+                dist for dist in self.distributions if not dist.invalid_metadata]
+        return self._judged
 
     def invalid_distributions(self) -> list[Distribution]:
         """The records outside a system site whose name or version is not valid metadata."""
@@ -127,6 +131,7 @@ class PythonEnvironment:
     neurondoctor_venv: Optional[dict[str, Any]] = None
     guard_pins: Optional[dict[str, str]] = None
     problems: list[str] = field(default_factory=list)
+    _effective: Optional[dict[str, Distribution]] = field(default=None, repr=False, compare=False)
 
     @property
     def python_major_minor(self) -> Optional[str]:
@@ -141,12 +146,15 @@ class PythonEnvironment:
         return own or [site for site in self.site_dirs if site.role == SITE_ROLE_SYSTEM]
 
     def effective_distributions(self) -> dict[str, Distribution]:
-        """What `import` and `importlib.metadata` see: the first distribution of each name on the path."""
-        seen: dict[str, Distribution] = {}
-        for site in self.site_dirs:
-            for dist in site.judged_distributions():
-                seen.setdefault(dist.name, dist)
-        return seen
+        """What `import` and `importlib.metadata` see: the first distribution of each name on the path. Computed
+        once (the rules ask some twenty times per environment); callers do not change the mapping."""
+        if self._effective is None:
+            seen: dict[str, Distribution] = {}
+            for site in self.site_dirs:
+                for dist in site.judged_distributions():
+                    seen.setdefault(dist.name, dist)
+            self._effective = seen
+        return self._effective
 
     def companion_build(self, name: str) -> Optional[TorchBuild]:
         """torchvision's or torchaudio's version.py, from the first site dir holding that package."""

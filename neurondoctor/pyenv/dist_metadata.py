@@ -143,7 +143,9 @@ def read_distribution(fs: RootFS, site: str, entry_name: str) -> Optional[Distri
     url, editable = (_direct_url(fs, f"{meta_path}/direct_url.json") if "direct_url.json" in present
                      else (None, False))
     placeholder = False
-    if data is not None and len(data) < _SMALL_FILE:  # placeholders are tiny; real packages rarely are
+    # Placeholders are tiny, and squat Neuron names (compat.json `placeholders`: torch-neuronx, neuronx-cc,
+    # libneuronxla, transformers-neuronx): only those have their code read, not every small package's.
+    if data is not None and len(data) < _SMALL_FILE and "neuron" in display_name.lower():
         module_guess = normalize_package_name(display_name).replace("-", "_")
         placeholder = PLACEHOLDER_MARKER in data or _placeholder_code(
             fs, site, top_level or ([module_guess] if _MODULE_NAME.match(module_guess) else []))

@@ -89,7 +89,10 @@ def _encode(value: object) -> Any:
     if isinstance(value, Fix):
         return value.lines()
     if hasattr(value, "__dataclass_fields__"):
-        return vars(value)
+        fields = vars(value)
+        if any(key.startswith("_") for key in fields):  # a computed cache, not a fact
+            return {key: item for key, item in fields.items() if not key.startswith("_")}
+        return fields
     return str(value)
 
 
