@@ -310,3 +310,14 @@ def build_host(root: Path, spec: HostSpec) -> Path:
         for number, device in enumerate(holder.devices, start=10):
             (proc / "fd" / str(number)).symlink_to(f"/dev/neuron{device}")
     return root
+
+
+def pinned_inf1_host(root: Path, release: str = "2.26.1", tools: str = "2.26.14.0") -> Path:
+    """An inf1.6xlarge as AWS sets Inf1 up from Neuron 2.26 on (announce-correction-neuron-driver-support-inf1): the
+    driver pinned to 2.24.* and loaded, the release's tools, no runtime-lib or collectives (Inf1's frameworks
+    bundle their runtime)."""
+    return build_host(root, HostSpec(
+        instance_type="inf1.6xlarge", release=release, runtime_library=False, collectives_library=False,
+        package_versions={"aws-neuronx-dkms": "2.24.7.0", "aws-neuronx-tools": tools,
+                          "aws-neuronx-runtime-lib": None, "aws-neuronx-collectives": None},
+        loaded_version="2.24.7.0"))

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import check_json, findings_by_id
-from tests.host_fixture import HostSpec, build_host
+from tests.host_fixture import HostSpec, build_host, pinned_inf1_host
 from tests.neuron_envs import HEALTHY_STACKS, simple_wheel, stack_wheels, torch_wheel
 from tests.wheelhouse import (
     VenvFactory,
@@ -136,11 +136,7 @@ INF1_TOOLS = {"2.26.1": "2.26.14.0", "2.31.1": "2.31.15.0", "2.33.0": "2.33.38.0
 
 @pytest.mark.parametrize("release", sorted(INF1_TOOLS))
 def test_a_healthy_inf1_host_on_the_inf1_lines(tmp_path: Path, venvs: VenvFactory, release: str) -> None:
-    root = build_host(tmp_path / "inf1", HostSpec(
-        instance_type="inf1.6xlarge", release=release, runtime_library=False, collectives_library=False,
-        package_versions={"aws-neuronx-dkms": "2.24.7.0", "aws-neuronx-tools": INF1_TOOLS[release],
-                          "aws-neuronx-runtime-lib": None, "aws-neuronx-collectives": None},
-        loaded_version="2.24.7.0"))
+    root = pinned_inf1_host(tmp_path / "inf1", release, INF1_TOOLS[release])
     interpreter = install_image_interpreter(root, "3.10")
     venv = venvs.create("aws_neuron_venv_pytorch_inf1", parent=root / "home" / "ubuntu")
     venvs.install(venv, [simple_wheel("torch-neuron", "1.13.1.2.11.13.0", ("torch==1.13.1",)), torch_wheel("1.13.1"),

@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import check_json, findings_by_id
 from tests.fixes.harness import bad_findings, fix_and_check, run_verbatim, user_env
-from tests.host_fixture import HostSpec, build_host
+from tests.host_fixture import HostSpec, build_host, pinned_inf1_host
 from tests.neuron_envs import HEALTHY_STACKS, NEURON_REPO, simple_wheel, stack_wheels, torch_wheel
 from tests.wheelhouse import VenvFactory, add_pip, venv_python, write_pip_conf
 
@@ -105,11 +105,7 @@ def test_a_torch_environment_on_inf1_gets_the_inf1_line(tmp_path: Path, venvs: V
     from tests.neuron_envs import simple_wheel, torch_wheel
 
     python310 = _working_python(tmp_path / "bin", "3.10")
-    root = build_host(tmp_path / "inf1", HostSpec(
-        instance_type="inf1.6xlarge", release="2.26.1", runtime_library=False, collectives_library=False,
-        package_versions={"aws-neuronx-dkms": "2.24.7.0", "aws-neuronx-tools": "2.26.14.0",
-                          "aws-neuronx-runtime-lib": None, "aws-neuronx-collectives": None},
-        loaded_version="2.24.7.0"))
+    root = pinned_inf1_host(tmp_path / "inf1")
     venv = venvs.create("inf1-porting")
     venvs.install(venv, [torch_wheel("2.1.0")])
     neuron = [simple_wheel("torch-neuron", "1.13.1.2.11.13.0", ("torch==1.13.1",)),
@@ -139,11 +135,7 @@ def test_a_newer_torch_over_torch_neuron_is_put_back(tmp_path: Path, venvs: Venv
     from tests.neuron_envs import simple_wheel, torch_wheel
 
     python310 = _working_python(tmp_path / "bin", "3.10")
-    root = build_host(tmp_path / "inf1", HostSpec(
-        instance_type="inf1.6xlarge", release="2.26.1", runtime_library=False, collectives_library=False,
-        package_versions={"aws-neuronx-dkms": "2.24.7.0", "aws-neuronx-tools": "2.26.14.0",
-                          "aws-neuronx-runtime-lib": None, "aws-neuronx-collectives": None},
-        loaded_version="2.24.7.0"))
+    root = pinned_inf1_host(tmp_path / "inf1")
     venv = venvs.create("inf1-upgraded", python=str(python310))
     add_pip(venv)
     venvs.install(venv, [simple_wheel("torch-neuron", "1.13.1.2.11.13.0", ("torch==1.13.1",)),
