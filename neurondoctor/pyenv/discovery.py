@@ -38,18 +38,19 @@ DISCOVERY_GLOBS = (
     ("/home/*", "aws_neuron_venv_*"),
     ("/root", "aws_neuron_venv_*"),
 )
-# Below a home: (folder pattern relative to it, why). Conda installs and their `envs/`, the managers' folders.
+# Below a home: (folder pattern relative to it, why). The managers' folders first, so that a home of many folders
+# spends its share of the walk on them before the generic one or two levels down.
 _HOME_PLACES = (
-    ("*", "a folder in the home"),
-    ("*/*", "a folder in the home"),
-    ("*/.venv", "a project environment"),
     (".pyenv/versions/*", "pyenv"),
     (".local/pipx/venvs/*", "pipx"),
     (".local/share/pipx/venvs/*", "pipx"),
     (".cache/pypoetry/virtualenvs/*", "poetry"),
     (".local/share/virtualenvs/*", "pipenv"),
     (".conda/envs/*", "conda"),
+    ("*/.venv", "a project environment"),
     ("*/envs/*", "conda"),
+    ("*", "a folder in the home"),
+    ("*/*", "a folder in the home"),
 )
 _OPT_PLACES = (("*", "a folder in /opt"), ("*/envs/*", "conda"))
 _SYSTEM_PREFIXES = ("/usr/local", "/usr")
