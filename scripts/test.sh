@@ -11,6 +11,8 @@ fi
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
 .venv/bin/ruff check neurondoctor scripts tests
 .venv/bin/mypy
-# The XLA tier (torch 2.9.0 + torch-xla 2.9.0, cached per machine) runs last, after everything else passed.
-.venv/bin/python -m pytest -m "not xla" "$@"
+# The main tier runs on every core (pytest-xdist, a test file per worker: NEURONDOCTOR_TEST_WORKERS=0 runs it in
+# one process). The XLA tier (torch 2.9.0 + torch-xla 2.9.0, cached per machine) runs last, in one process, after
+# everything else passed.
+.venv/bin/python -m pytest -m "not xla" -n "${NEURONDOCTOR_TEST_WORKERS:-auto}" --dist loadfile "$@"
 exec .venv/bin/python -m pytest -m xla "$@"

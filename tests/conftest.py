@@ -49,10 +49,43 @@ def pytest_configure(config: pytest.Config) -> None:
     Finding.__post_init__ = recording  # type: ignore[method-assign]
 
 
+_SHARED_RECORDS = "NEURONDOCTOR_TEST_RECORDS"  # where xdist workers leave what fired, for the controller
+
+
+def _merge_worker_records(config: pytest.Config) -> None:
+    """Under pytest-xdist each worker runs part of the tests: they write the ids that fired and the fix lines
+    printed, and the controller (which runs none) reads them all before judging the run."""
+    folder = os.environ.get(_SHARED_RECORDS)
+    if not folder:
+        return
+    worker = getattr(config, "workerinput", None)
+    if worker is not None:
+        record = {"fired": sorted(FIRED_IDS), "fix_lines": {key: sorted(value) for key, value in FIX_LINES.items()}}
+        (Path(folder) / f"{worker['workerid']}.json").write_text(json.dumps(record))
+        return
+    for path in Path(folder).glob("*.json"):
+        record = json.loads(path.read_text())
+        FIRED_IDS.update(record["fired"])
+        for key, lines in record["fix_lines"].items():
+            FIX_LINES.setdefault(key, set()).update(lines)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if getattr(session.config, "workerinput", None) is None and session.config.pluginmanager.hasplugin("xdist") \
+            and getattr(session.config.option, "numprocesses", None):
+        import tempfile
+
+        os.environ[_SHARED_RECORDS] = tempfile.mkdtemp(prefix="nd-test-records-")  # inherited by the workers
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Each declared finding id has a test that makes it fire (issue 9): checked on a full, passing run of the
-    main tier, where a missing one fails the session."""
+    main tier, where a missing one fails the session (on the controller, from every worker's records)."""
     config = session.config
+    _merge_worker_records(config)
+    if getattr(config, "workerinput", None) is not None:
+        return
     full_run = (config.args_source == pytest.Config.ArgsSource.TESTPATHS and not config.option.keyword
                 and config.option.markexpr == "not xla" and exitstatus == 0)
     if not full_run:

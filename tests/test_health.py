@@ -216,7 +216,7 @@ def test_the_deadline_reports_the_last_verdict_stale(tmp_path: Path) -> None:
                    env=slurm.env()).returncode == 0
     hang = tmp_path / "hang" / "bin" / "python"
     hang.parent.mkdir(parents=True)
-    hang.write_text("#!/bin/sh\nexec sleep 300\n")
+    hang.write_text("#!/bin/sh\nexec sleep 307\n")  # a duration no other test uses (tests run side by side)
     hang.chmod(0o755)
     started = time.monotonic()
     result = run_cli(["health", "--slurm", "--root", str(root), "--python", str(hang), "--deadline", "3",
@@ -229,7 +229,7 @@ def test_the_deadline_reports_the_last_verdict_stale(tmp_path: Path) -> None:
     assert (written["state"], written["stale"]) == ("ok", True)
     assert [call.split()[0] for call in slurm.calls()] == ["show"]  # only the first, healthy run asked Slurm
     leftovers = [process for process in psutil.process_iter(["cmdline"])
-                 if process.info["cmdline"] == ["sleep", "300"]]
+                 if process.info["cmdline"] == ["sleep", "307"]]
     assert leftovers == []
 
 
