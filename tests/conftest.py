@@ -68,6 +68,9 @@ def _merge_worker_records(config: pytest.Config) -> None:
         FIRED_IDS.update(record["fired"])
         for key, lines in record["fix_lines"].items():
             FIX_LINES.setdefault(key, set()).update(lines)
+    import shutil
+
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.hookimpl(tryfirst=True)
