@@ -102,15 +102,24 @@ def test_a_grandchild_that_escapes_with_setsid_does_not_stretch_the_timeout(tmp_
     assert leftover.stdout.strip() == ""  # what still held the pipe was killed
 
 
-def test_a_hanging_neuron_ls_with_a_daemonised_grandchild_on_the_live_host(tmp_path: Path) -> None:
+def _check_with_neuron_ls(tmp_path: Path, script: str, command_timeout: str,
+                          timeout: float) -> tuple[subprocess.CompletedProcess[str], float]:
+    """`check --json` on the live host with `neuron-ls` replaced by `script` (first on PATH) and the given
+    NEURONDOCTOR_COMMAND_TIMEOUT: the result and the seconds it took."""
     tools = tmp_path / "bin"
     tools.mkdir()
-    (tools / "neuron-ls").write_text("#!/bin/sh\nsetsid sh -c 'sleep 120' &\nsleep 120\n")
+    (tools / "neuron-ls").write_text(f"#!/bin/sh\n{script}\n")
     (tools / "neuron-ls").chmod(0o755)
     started = time.monotonic()
     result = run_cli(["check", "--json"], env=cli_env({"PATH": f"{tools}:{os.environ['PATH']}",
-                                                         "NEURONDOCTOR_COMMAND_TIMEOUT": "2"}), timeout=60)
-    assert time.monotonic() - started < 20 and "Traceback" not in result.stderr
+                                                         "NEURONDOCTOR_COMMAND_TIMEOUT": command_timeout}),
+                     timeout=timeout)
+    return result, time.monotonic() - started
+
+
+def test_a_hanging_neuron_ls_with_a_daemonised_grandchild_on_the_live_host(tmp_path: Path) -> None:
+    result, elapsed = _check_with_neuron_ls(tmp_path, "setsid sh -c 'sleep 120' &\nsleep 120", "2", 60)
+    assert elapsed < 20 and "Traceback" not in result.stderr
     assert subprocess.run(["pgrep", "-f", "sleep 120"], capture_output=True).stdout.strip() == b""
 
 
@@ -127,14 +136,8 @@ def test_durations_from_the_environment_are_finite_and_bounded(value: str, secon
 def test_a_timeout_from_the_environment_never_removes_the_deadline(tmp_path: Path) -> None:
     """Issue 25 §7: `NEURONDOCTOR_COMMAND_TIMEOUT=inf` falls back to the default, with a warning."""
     value = "inf"
-    tools = tmp_path / "bin"
-    tools.mkdir()
-    (tools / "neuron-ls").write_text("#!/bin/sh\nsleep 117.345\n")
-    (tools / "neuron-ls").chmod(0o755)
-    started = time.monotonic()
-    result = run_cli(["check", "--json"], env=cli_env({"PATH": f"{tools}:{os.environ['PATH']}",
-                                                         "NEURONDOCTOR_COMMAND_TIMEOUT": value}), timeout=90)
-    assert time.monotonic() - started < 45 and "Traceback" not in result.stderr
+    result, elapsed = _check_with_neuron_ls(tmp_path, "sleep 117.345", value, 90)
+    assert elapsed < 45 and "Traceback" not in result.stderr
     assert f"warning: NEURONDOCTOR_COMMAND_TIMEOUT='{value}' is not a number of seconds" in result.stderr
     assert subprocess.run(["pgrep", "-f", "sleep 117.345"], capture_output=True).stdout.strip() == b""
 
