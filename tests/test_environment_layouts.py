@@ -209,3 +209,19 @@ def test_near_miss_a_folder_with_a_bin_but_no_python_is_no_environment(tmp_path:
     (root / "opt" / "tool" / "bin" / "python3").write_text("#!/bin/sh\n")
     shutil.rmtree(root / "usr" / "local", ignore_errors=True)
     assert discover_environments(RootFS(str(root)), {}).found == []
+
+
+def test_the_distributions_python_with_pips_installs_in_usr_local(tmp_path: Path, venvs: VenvFactory) -> None:
+    """`sudo pip install torch-neuronx …` with Amazon Linux's /usr/bin/python3 puts the stack into
+    /usr/local/lib/pythonX.Y/site-packages: the look before judging reads the folders inspection reads, so the
+    system environment is judged, not only listed."""
+    from tests.layouts import installation
+
+    root = build_host(tmp_path / "host", HostSpec(instance_type="trn1.2xlarge", release="2.31.1", os="al2023",
+                                                  kernel="6.1.115-126.197.amzn2023.x86_64"))
+    installation(root / "usr", PY)
+    install_into(venvs, root / "usr" / "local" / "lib" / f"python{PY}" / "site-packages",
+                 stack_wheels(HEALTHY_STACKS["2.31.1"]))
+    _, report, _ = check_json(["--root", str(root)])
+    assert _environments(report) == {str(root / "usr"): ("system", "the system interpreter")}
+    assert report["release"]["environments"] == {str(root / "usr"): "2.31.1"}

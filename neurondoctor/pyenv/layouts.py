@@ -17,18 +17,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection
+from pathlib import Path
 from typing import Optional
 
-from neurondoctor.facts.python_env import INSTALLATION_KINDS, KINDS
+from neurondoctor.facts.python_env import INSTALLATION_KINDS, KINDS, SITE_ROLE_SYSTEM, SITE_ROLE_VENV
 from neurondoctor.host.rootfs import RootFS
-from neurondoctor.neuron_version import normalize_package_name
+from neurondoctor.neuron_version import normalize_package_name, release_tuple
 
-__all__ = ["INSTALLATION_KINDS", "KINDS", "holds_any", "layout_of", "site_folders"]
+__all__ = ["INSTALLATION_KINDS", "KINDS", "PYTHON_DIR", "holds_any", "installation_sites", "layout_of",
+           "python_versions", "site_folders", "site_packages_dirs"]
 
 
 _PROJECT_FILES = ("pyproject.toml", "poetry.lock", "pdm.lock", "uv.lock", "Pipfile", "Pipfile.lock")
 _PROJECT_CACHES = ("/pypoetry/virtualenvs/", "/.local/share/virtualenvs/", "/pdm/venvs/")
-_PYTHON_DIR = re.compile(r"^python(\d+\.\d+)t?$")
+PYTHON_DIR = re.compile(r"^python(\d+\.\d+)t?$")
 
 
 def _has_interpreter(fs: RootFS, inner: str) -> bool:
@@ -66,20 +68,47 @@ def layout_of(fs: RootFS, inner: str) -> Optional[str]:
     return "pyenv" if "/.pyenv/versions/" in f"{inner}/" else "system"
 
 
-def site_folders(fs: RootFS, inner: str) -> list[str]:
-    """The folders an environment's packages live in, for a look before reading them: its `lib*/pythonX.Y/
-    site-packages`, and for `/usr` Debian's `dist-packages` as well."""
-    found = []
+def python_versions(fs: RootFS, inner: str) -> list[str]:
+    """X.Y of every `lib*/pythonX.Y` folder of a prefix, oldest first."""
+    names = [path.rsplit("/", 1)[-1] for lib in ("lib", "lib64") for path in fs.glob(f"{inner}/{lib}", "python3*")]
+    return sorted({found.group(1) for found in map(PYTHON_DIR.match, names) if found}, key=release_tuple)
+
+
+def site_packages_dirs(fs: RootFS, inner: str) -> list[tuple[str, str]]:
+    """(X.Y, in-view site-packages path) for each `lib*/pythonX.Y/site-packages` that exists, once per folder
+    (lib64 is often a link to lib)."""
+    found: list[tuple[str, str]] = []
+    seen: set[Path] = set()
     for lib in ("lib", "lib64"):
-        for python_dir in fs.glob(f"{inner}/{lib}", "python3*"):
-            if _PYTHON_DIR.match(python_dir.rsplit("/", 1)[-1]):
-                found += [f"{python_dir}/site-packages", f"{python_dir}/dist-packages"]
-    if inner == "/usr":
-        found += ["/usr/lib/python3/dist-packages",
-                  *(f"{path}/dist-packages" for path in fs.glob("/usr/local/lib", "python3*"))]
-    if inner == "/usr/local":
-        found = [folder for folder in found if not folder.endswith("/dist-packages")]
-    return [folder for folder in found if fs.is_dir(folder)]
+        for python_dir in fs.glob(f"{inner}/{lib}", "python*"):
+            match = PYTHON_DIR.match(python_dir.rsplit("/", 1)[-1])
+            site = f"{python_dir}/site-packages"
+            resolved = fs.resolve(site)
+            if match and resolved is not None and resolved.is_dir() and resolved not in seen:
+                seen.add(resolved)
+                found.append((match.group(1), site))
+    return found
+
+
+def installation_sites(fs: RootFS, inner: str, major_minor: str) -> list[tuple[str, str]]:
+    """(in-view folder, role) of an installation's own import path, in import order: its
+    `lib*/pythonX.Y/site-packages`; for `/usr`, Debian's and Amazon Linux's `/usr/local` folders (where its pip
+    installs) before the distribution's own packages, which keep their Debian-style versions (role system)."""
+    if inner != "/usr":
+        return [(site, SITE_ROLE_VENV) for version, site in site_packages_dirs(fs, inner) if version == major_minor]
+    own = [f"/usr/local/{lib}/python{major_minor}/{leaf}" for lib in ("lib64", "lib")
+           for leaf in ("dist-packages", "site-packages")]
+    system = [f"/usr/{lib}/python{major_minor}/site-packages" for lib in ("lib64", "lib")]
+    system += ["/usr/lib/python3/dist-packages"]
+    return [(site, SITE_ROLE_VENV) for site in own if fs.is_dir(site)] + [
+        (site, SITE_ROLE_SYSTEM) for site in system if fs.is_dir(site)]
+
+
+def site_folders(fs: RootFS, inner: str) -> list[str]:
+    """The folders an environment's packages live in, for a look before reading them: the ones its inspection
+    reads (`installation_sites`), for every Python of the prefix."""
+    return list(dict.fromkeys(site for version in python_versions(fs, inner)
+                              for site, _ in installation_sites(fs, inner, version)))
 
 
 def _record_name(entry: str) -> Optional[str]:

@@ -14,13 +14,17 @@ from typing import Optional
 
 from neurondoctor.facts.python_env import SITE_ROLE_SYSTEM, SITE_ROLE_USER, SITE_ROLE_VENV, PythonEnvironment, SiteDir
 from neurondoctor.host.rootfs import RootFS
-from neurondoctor.neuron_version import release_tuple
-from neurondoctor.pyenv.layouts import INSTALLATION_KINDS, layout_of
+from neurondoctor.pyenv.layouts import (
+    INSTALLATION_KINDS,
+    PYTHON_DIR,
+    installation_sites,
+    layout_of,
+    python_versions,
+    site_packages_dirs,
+)
 from neurondoctor.pyenv.pip_config import read_pip_config
 from neurondoctor.pyenv.site_scan import inspect_site_dir
 from neurondoctor.pyenv.venv_marker import read_venv_marker
-
-_PYTHON_DIR = re.compile(r"^python(\d+\.\d+)t?$")
 
 
 def parse_pyvenv_cfg(text: str) -> dict[str, str]:
@@ -71,21 +75,6 @@ def home_dirs_for(fs: RootFS, inner_dir: Optional[str], environ: Mapping[str, st
     if mapped is not None and mapped != "/" and fs.is_dir(mapped):
         return [mapped]
     return _homes_under(fs)
-
-
-def _python_dirs(fs: RootFS, inner_dir: str) -> list[tuple[str, str]]:
-    """(X.Y, in-view site-packages path) for each `lib*/pythonX.Y/site-packages` that exists."""
-    found: list[tuple[str, str]] = []
-    seen: set[Path] = set()
-    for lib in ("lib", "lib64"):
-        for python_dir in fs.glob(f"{inner_dir}/{lib}", "python*"):
-            match = _PYTHON_DIR.match(python_dir.rsplit("/", 1)[-1])
-            site = f"{python_dir}/site-packages"
-            resolved = fs.resolve(site)
-            if match and resolved is not None and resolved.is_dir() and resolved not in seen:
-                seen.add(resolved)
-                found.append((match.group(1), site))
-    return found
 
 
 def _leads_to_a_file(path: Optional[Path]) -> bool:
@@ -144,27 +133,12 @@ def _system_site(fs: RootFS, cfg: dict[str, str], major_minor: str) -> Optional[
     return None
 
 
-def _installation_sites(fs: RootFS, inner: str, major_minor: str) -> list[tuple[str, str]]:
-    """(in-view folder, role) of an installation's own import path, in import order: its
-    `lib*/pythonX.Y/site-packages`; for `/usr`, Debian's and Amazon Linux's `/usr/local` folders (where its pip
-    installs) before the distribution's own packages, which keep their Debian-style versions (role system)."""
-    if inner != "/usr":
-        return [(site, SITE_ROLE_VENV) for version, site in _python_dirs(fs, inner) if version == major_minor]
-    own = [f"/usr/local/{lib}/python{major_minor}/{leaf}" for lib in ("lib64", "lib")
-           for leaf in ("dist-packages", "site-packages")]
-    system = [f"/usr/{lib}/python{major_minor}/site-packages" for lib in ("lib64", "lib")]
-    system += ["/usr/lib/python3/dist-packages"]
-    return [(site, SITE_ROLE_VENV) for site in own if fs.is_dir(site)] + [
-        (site, SITE_ROLE_SYSTEM) for site in system if fs.is_dir(site)]
-
-
-def _installation_version(fs: RootFS, inner: str, env: PythonEnvironment) -> Optional[str]:
-    """X.Y of the interpreter `bin/python3` leads to (`python3.12`), else of the newest `lib/pythonX.Y`."""
-    match = _PYTHON_DIR.match((env.interpreter_target or "").rsplit("/", 1)[-1])
+def _installation_version(env: PythonEnvironment, fs: RootFS, inner: str) -> Optional[str]:
+    """X.Y of the interpreter `bin/python3` leads to (`python3.12`), else of the newest `lib*/pythonX.Y`."""
+    match = PYTHON_DIR.match((env.interpreter_target or "").rsplit("/", 1)[-1])
     if match:
         return match.group(1)
-    names = [path.rsplit("/", 1)[-1] for path in fs.glob(f"{inner}/lib", "python3*")]
-    versions = sorted({found.group(1) for found in map(_PYTHON_DIR.match, names) if found}, key=release_tuple)
+    versions = python_versions(fs, inner)
     return versions[-1] if versions else None
 
 
@@ -184,10 +158,10 @@ def _inspect_installation(root: RootFS, fs: RootFS, inner: str, env: PythonEnvir
     site on its import path, because such an interpreter enables it (`python -m site`: ENABLE_USER_SITE True),
     which is how `pip install --user torch` shadows a conda torch."""
     env.interpreter, env.interpreter_exists, env.interpreter_target = _interpreter(fs, inner)
-    env.python_version = _installation_version(fs, inner, env)
+    env.python_version = _installation_version(env, fs, inner)
     major_minor = env.python_major_minor
     homes = home_dirs_for(root, inner if fs is root or root.is_live else None, environ)
-    sites = _installation_sites(fs, inner, major_minor) if major_minor else []
+    sites = installation_sites(fs, inner, major_minor) if major_minor else []
     if major_minor:
         _add_user_sites(root, env, homes, major_minor)
     for site, role in sites:
@@ -221,7 +195,7 @@ def inspect_venv(root: RootFS, venv_dir: str, environ: Mapping[str, str],
     env.interpreter, env.interpreter_exists, env.interpreter_target = _interpreter(fs, inner)
     if not env.interpreter_exists and fs is not root and not root.is_live:
         _base_interpreter_in_root(root, env)
-    python_dirs = _python_dirs(fs, inner)
+    python_dirs = site_packages_dirs(fs, inner)
     env.python_version = _version(env.pyvenv_cfg, python_dirs)
     major_minor = env.python_major_minor
     # User sites and pip configuration are host facts: read from the root, for the homes that apply to this venv
