@@ -8,7 +8,6 @@ not a pass: it says what it has, what the release needs, and the one command tha
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Optional
 
 from neurondoctor.facts.python_env import Distribution, PythonEnvironment
@@ -18,6 +17,7 @@ from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, neuron_host, pin, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Command, Fix, command
+from neurondoctor.rules.python_stack.labels import framework_lines_held
 from neurondoctor.rules.python_stack.torch_build import is_cuda_build, nvidia_distributions, torch_version_shown
 
 CATEGORY = "framework-missing"
@@ -70,8 +70,8 @@ def _what_the_release_needs(ctx: RuleContext, release: str, python: Optional[str
     return " + ".join(parts), options
 
 
-def _inf1_line(ctx: RuleContext, release: str,
-               python: Optional[str]) -> Optional[tuple[str, Callable[[str], list[Command]]]]:
+def _inf1_line(ctx: RuleContext, release: str, python: Optional[str],
+               target: str) -> Optional[tuple[str, list[Command]]]:
     """On Inf1 the PyTorch line is torch-neuron with neuron-cc (compat.json `framework_lines`; `neurondoctor venv
     create` builds torch-neuronx environments only): what the release lists for Inf1, and the steps AWS's Inf1
     install page runs (`pip config set global.extra-index-url` the Neuron repository, then `pip install torch-neuron
@@ -91,17 +91,14 @@ def _inf1_line(ctx: RuleContext, release: str,
     chosen = python if python in supported else (sorted(supported, key=release_tuple)[-1] if supported else "3")
     needs = (f"torch-neuron {framework.version} + neuron-cc {compilers[0].version} + torch {torch} on Python "
              f"{', '.join(supported) or '?'} (Inf1's PyTorch line)")
-
-    def steps(target: str) -> list[Command]:
-        python_in_target = f"{target}/bin/python"
-        return [command(f"python{chosen}", "-m", "venv", target),
-                command(python_in_target, "-m", "pip", "config", "--site", "set", "global.extra-index-url",
-                        ctx.catalog.pip_repository),
-                command(python_in_target, "-m", "pip", "install", pin("torch-neuron", framework.version),
-                        pin("neuron-cc[tensorflow]", compilers[0].version), pin("torch", f"{torch}+cpu"),
-                        "protobuf", "--extra-index-url", ctx.catalog.pip_repository,
-                        "--extra-index-url", str(ctx.catalog.compat.get("torch_cpu_index")))]
-    return needs, steps
+    python_in_target = f"{target}/bin/python"
+    return needs, [command(f"python{chosen}", "-m", "venv", target),
+                   command(python_in_target, "-m", "pip", "config", "--site", "set", "global.extra-index-url",
+                           ctx.catalog.pip_repository),
+                   command(python_in_target, "-m", "pip", "install", pin("torch-neuron", framework.version),
+                           pin("neuron-cc[tensorflow]", compilers[0].version), pin("torch", f"{torch}+cpu"),
+                           "protobuf", "--extra-index-url", ctx.catalog.pip_repository,
+                           "--extra-index-url", str(ctx.catalog.compat.get("torch_cpu_index")))]
 
 
 def _native_note(ctx: RuleContext, release: str) -> str:
@@ -126,12 +123,14 @@ def torch_without_framework(ctx: RuleContext) -> list[Finding]:
     for env in ctx.facts.environments:
         stack = ctx.torch_stack(env)
         if (stack.torch is None or stack.framework is not None or _addon_without_extra(ctx, env)
-                or _framework_line(ctx, env)):
+                or framework_lines_held(env, ctx.catalog)):
+            # tensorflow-neuron, mx-neuron or jax-neuronx beside a torch some library pulled in is a Neuron
+            # environment: it is not offered a torch-neuronx one (issue 26 §2)
             continue
         target = f"{env.path.rstrip('/')}-neuron"
-        inf1 = _inf1_line(ctx, release, env.python_major_minor)
+        inf1 = _inf1_line(ctx, release, env.python_major_minor, target)
         if inf1 is not None:
-            needs, steps = inf1[0], inf1[1](target)
+            needs, steps = inf1
         else:
             needs, options = _what_the_release_needs(ctx, release, env.python_major_minor)
             steps = [command("neurondoctor", "venv", "create", target, "--release", release, *options)]
@@ -146,15 +145,6 @@ def torch_without_framework(ctx: RuleContext) -> list[Finding]:
             evidence={"venv": env.path, "torch": stack.torch.version, "release": release, "needs": needs},
             fix=Fix(steps)))
     return findings
-
-
-def _framework_line(ctx: RuleContext, env: PythonEnvironment) -> list[str]:
-    """The Neuron framework lines this environment holds (compat.json `framework_lines`): one with
-    tensorflow-neuron, mx-neuron or jax-neuronx beside a torch some library pulled in has its Neuron framework, and
-    is not offered a torch-neuronx environment (issue 26 §2)."""
-    installed = env.effective_distributions()
-    return [name for name in ctx.catalog.compat.get("framework_lines", {})
-            if name in installed and not installed[name].placeholder]
 
 
 def _addon_without_extra(ctx: RuleContext, env: PythonEnvironment) -> list[tuple[Distribution, str, list[str]]]:
