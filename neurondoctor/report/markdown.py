@@ -7,6 +7,7 @@ import re
 from neurondoctor.output_text import markdown_data, markdown_prose, neutralize
 from neurondoctor.report.model import Report
 from neurondoctor.report.status_lines import (
+    LISTED_SHOWN,
     SEVERITY_ORDER,
     area_line,
     combined_plans,
@@ -55,7 +56,7 @@ def render_markdown(report: Report) -> str:
     listed = listed_line(report.facts.listed_environments, report.facts.environments_cut_at)
     if listed:
         lines.append(f"- Python: {markdown_prose(listed)}: " + ", ".join(
-            markdown_data(item.path) for item in report.facts.listed_environments[:20]))
+            markdown_data(item.path) for item in report.facts.listed_environments[:LISTED_SHOWN]))
     releases = release_line(report)
     if releases:
         lines.append(f"- Release: {markdown_prose(releases)}")

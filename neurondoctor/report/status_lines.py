@@ -57,6 +57,9 @@ def environment_line(env: EnvironmentSummary, latest: str | None) -> str:
     return f"{env.path}{f' ({about})' if about else ''}: " + ", ".join(parts)
 
 
+LISTED_SHOWN = 20  # listed environments named in a report, the rest counted
+
+
 def listed_line(listed: Sequence[ListedEnvironment], cut_at: Optional[int]) -> Optional[str]:
     """`3 more environment(s) without torch or a Neuron package, listed in the facts (-v)`, and the bound when
     discovery stopped at it; None when there is nothing to say."""

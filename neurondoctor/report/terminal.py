@@ -28,6 +28,7 @@ from neurondoctor.report.model import (
     Report,
 )
 from neurondoctor.report.status_lines import (
+    LISTED_SHOWN,
     SEVERITY_ORDER,
     apply_hint,
     area_line,
@@ -83,9 +84,6 @@ def _finding_lines(finding: Finding, width: Optional[int], verbose: bool) -> lis
         for key, value in finding.evidence.items():
             lines += [_styled("dim", line) for line in wrap_words(f"{key}: {value}", width, "      ", "        ")]
     return lines
-
-
-LISTED_SHOWN = 20
 
 
 def _fact_lines(report: Report) -> list[str]:
