@@ -331,7 +331,12 @@ def _headers(kind: str, name: str) -> str | None:
     return match.group(1).strip() if match else None
 
 
-def _install(kind: str, specs: list[str], allow_held: bool) -> None:
+def _upstream(version: str) -> tuple[int, ...]:
+    """A deb version's upstream part as numbers (`2.23.110.0-9b5179492` → 2, 23, 110, 0), as dpkg orders Neuron's."""
+    return tuple(int(part) for part in re.findall(r"\d+", version.split(":")[-1].split("-")[0]))
+
+
+def _install(kind: str, specs: list[str], allow_held: bool, allow_downgrades: bool) -> None:
     for spec in specs:
         headers = _headers(kind, spec)
         if headers is not None:
@@ -350,6 +355,9 @@ def _install(kind: str, specs: list[str], allow_held: bool) -> None:
             if held and not allow_held:
                 raise Refused("E: Held packages were changed and -y was used without --allow-change-held-packages.",
                               100)
+            previous = next((stanza["Version"] for stanza in dpkg_stanzas() if stanza["Package"] == name), None)
+            if previous and _upstream(version) < _upstream(previous) and not allow_downgrades:
+                raise Refused("E: Packages were downgraded and -y was used without --allow-downgrades.", 100)
         _record_package(kind, name, version)
         _package_files(name, True)
         if name == DKMS_PACKAGE:
@@ -416,7 +424,7 @@ def _package_manager(kind: str, args: list[str]) -> None:
     if operation == "install" and kind == "rpm" and targets == ["python3-dnf-plugin-versionlock"]:
         return
     if operation in ("install", "upgrade"):
-        _install(kind, targets, "--allow-change-held-packages" in args)
+        _install(kind, targets, "--allow-change-held-packages" in args, "--allow-downgrades" in args)
     elif operation in ("remove", "purge", "erase"):
         _remove(kind, targets)
     else:

@@ -30,7 +30,8 @@ def test_a_driver_newer_than_inf1_supports(tmp_path: Path) -> None:
     finding = findings_by_id(report)["ND-INST-002"][0]
     assert (finding["category"], finding["severity"]) == ("instance-unsupported", "error")
     assert finding["title"] == "aws-neuronx-dkms 2.29.0.0 does not support Inf1; the last driver that does is 2.24.*"
-    assert finding["fix"][0] == "sudo apt-get install -y --allow-change-held-packages 'aws-neuronx-dkms=2.24.*'"
+    assert finding["fix"][0] == ("sudo apt-get install -y --allow-change-held-packages --allow-downgrades "
+                                 "'aws-neuronx-dkms=2.24.*'")
     assert code == 1
 
 

@@ -86,7 +86,8 @@ def test_ubuntu_20_04_after_its_last_release(tmp_path: Path, venvs: VenvFactory)
         "warning", "Ubuntu 20.04.6 LTS is not supported by Neuron 2.31.1: its install guide ends with Neuron 2.21")
     glibc = found["ND-OS-003"][0]
     assert glibc["evidence"]["glibc"] == "2.31" and "dpkg libc6" in str(glibc["detail"])
-    assert glibc["fix"][-1] == "sudo apt-get install -y --allow-change-held-packages 'aws-neuronx-tools=2.25.145.0*'"
+    assert glibc["fix"][-1] == ("sudo apt-get install -y --allow-change-held-packages --allow-downgrades "
+                                "'aws-neuronx-tools=2.25.145.0*'")
 
 
 def test_the_glibc_of_an_unreadable_c_library_is_what_the_os_ships(tmp_path: Path, venvs: VenvFactory) -> None:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Optional
 
 from neurondoctor.facts.host import HostSnapshot
+from neurondoctor.neuron_version import release_tuple
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.fix import Command, Part, Shell, command, pipeline
 
@@ -25,11 +26,21 @@ def package_manager(snapshot: HostSnapshot) -> str:
     return snapshot.os.package_manager
 
 
+def is_downgrade(snapshot: HostSnapshot, name: str, version: Optional[str]) -> bool:
+    """Whether installing `name` at `version` (a full version or a `2.24.` prefix) moves an installed one down."""
+    package = snapshot.packages.get(name)
+    wanted = release_tuple(version.rstrip(".")) if version else ()
+    return package is not None and bool(wanted) and release_tuple(package.version)[:len(wanted)] > wanted
+
+
 def install_command(snapshot: HostSnapshot, packages: Sequence[tuple[str, Optional[str]]]) -> Command:
+    """apt refuses to move a package down under `-y` unless told (`E: Packages were downgraded and -y was used
+    without --allow-downgrades.`); dnf installs the version named, up or down."""
     manager = package_manager(snapshot)
     if manager == "apt":
         specs = [f"{name}={version}*" if version else name for name, version in packages]
-        return command("sudo", "apt-get", "install", "-y", "--allow-change-held-packages", *specs)
+        down = ["--allow-downgrades"] if any(is_downgrade(snapshot, *package) for package in packages) else []
+        return command("sudo", "apt-get", "install", "-y", "--allow-change-held-packages", *down, *specs)
     specs = [f"{name}-{version}*" if version else name for name, version in packages]
     return command("sudo", manager, "install", "-y", *specs)
 
