@@ -164,6 +164,16 @@ def check_compat_document(doc: Any) -> None:
         for key in ("installed", "beside", "remove"):
             _string_list(item.get(key), f"{where}.{key}")
         _require(isinstance(item.get("why"), str), f"{where}.why", "expected a string")
+    for index, entry in enumerate(top.get("undeclared_requirements", [])):
+        where = f"compat.undeclared_requirements[{index}]"
+        item = _object(entry, where)
+        for key in ("package", "requires", "source"):
+            _require(isinstance(item.get(key), str), f"{where}.{key}", "expected a string")
+        _require(item.get("basis") in ("documented", "reported"), f"{where}.basis", "expected documented or reported")
+        _require(item.get("judged", "always") in ("always", "when-installed"), f"{where}.judged",
+                 "expected always or when-installed")
+        _require(item.get("index", "pypi") in ("pypi", "neuron"), f"{where}.index", "expected pypi or neuron")
+        _require(isinstance(item.get("beside", ""), str), f"{where}.beside", "expected a string")
 
 
 INSTANCES_SCHEMA = "neurondoctor.instances/1"

@@ -3,9 +3,13 @@ check again, and the rule that nothing new may be wrong afterwards."""
 
 from __future__ import annotations
 
+import glob
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import check_json, cli_env, findings_by_id
 from tests.wheelhouse import venv_python
@@ -49,3 +53,16 @@ def fix_and_check(args: list[str], env: dict[str, str], finding_id: str) -> dict
     after = check_json(args, env=env)[1]
     assert bad_findings(after) == set(), (finding["fix"], bad_findings(after))
     return finding
+
+
+def working_python(folder: Path, version: str) -> Path:
+    """A `pythonX.Y` that runs, linked into `folder` (a pyenv shim on PATH may name a version that is not enabled):
+    the one on PATH, else one pyenv installed; the test skips without one."""
+    candidates = [shutil.which(f"python{version}"), *sorted(glob.glob(
+        str(Path.home() / f".pyenv/versions/{version}*/bin/python{version}")))]
+    for candidate in filter(None, candidates):
+        if subprocess.run([candidate, "-c", "pass"], capture_output=True, timeout=60).returncode == 0:
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / f"python{version}").symlink_to(candidate)
+            return folder / f"python{version}"
+    pytest.skip(f"needs a python{version} that runs (the Inf1 lines' wheels are for Python 3.8-3.10)")

@@ -7,10 +7,8 @@ import shutil
 import sys
 from pathlib import Path
 
-import pytest
-
 from tests.conftest import check_json, findings_by_id
-from tests.fixes.harness import bad_findings, fix_and_check, run_verbatim, user_env
+from tests.fixes.harness import bad_findings, fix_and_check, run_verbatim, user_env, working_python
 from tests.host_fixture import HostSpec, build_host, pinned_inf1_host
 from tests.neuron_envs import HEALTHY_STACKS, NEURON_REPO, simple_wheel, stack_wheels, torch_wheel
 from tests.wheelhouse import VenvFactory, add_pip, venv_python, write_pip_conf
@@ -79,23 +77,6 @@ def test_the_neuron_repository_as_the_only_index_before_anything_is_installed(tm
     assert check_json(["--root", str(root), "--venv", str(venv)], env=user_env(tmp_path))[1]["findings"] == []
 
 
-def _working_python(folder: Path, version: str) -> Path:
-    """A `pythonX.Y` that runs, linked into `folder` (a pyenv shim on PATH may name a version that is not enabled):
-    the one on PATH, else one pyenv installed; the test skips without one."""
-    import glob
-    import shutil
-    import subprocess
-
-    candidates = [shutil.which(f"python{version}"), *sorted(glob.glob(
-        str(Path.home() / f".pyenv/versions/{version}*/bin/python{version}")))]
-    for candidate in filter(None, candidates):
-        if subprocess.run([candidate, "-c", "pass"], capture_output=True, timeout=60).returncode == 0:
-            folder.mkdir(parents=True, exist_ok=True)
-            (folder / f"python{version}").symlink_to(candidate)
-            return folder / f"python{version}"
-    pytest.skip(f"needs a python{version} (torch-neuron's wheels are for 3.8-3.10)")
-
-
 def test_a_torch_environment_on_inf1_gets_the_inf1_line(tmp_path: Path, venvs: VenvFactory) -> None:
     """Issue 26 §2: on Inf1, ND-FW-001 offers what AWS's Inf1 page installs (torch-neuron + neuron-cc[tensorflow],
     pinned to the release), never a torch-neuronx venv. Its lines run verbatim against local indexes, and the new
@@ -104,7 +85,7 @@ def test_a_torch_environment_on_inf1_gets_the_inf1_line(tmp_path: Path, venvs: V
     from tests.local_index import served_index
     from tests.neuron_envs import simple_wheel, torch_wheel
 
-    python310 = _working_python(tmp_path / "bin", "3.10")
+    python310 = working_python(tmp_path / "bin", "3.10")
     root = pinned_inf1_host(tmp_path / "inf1")
     venv = venvs.create("inf1-porting")
     venvs.install(venv, [torch_wheel("2.1.0")])
@@ -134,7 +115,7 @@ def test_a_newer_torch_over_torch_neuron_is_put_back(tmp_path: Path, venvs: Venv
     from tests.local_index import served_index
     from tests.neuron_envs import simple_wheel, torch_wheel
 
-    python310 = _working_python(tmp_path / "bin", "3.10")
+    python310 = working_python(tmp_path / "bin", "3.10")
     root = pinned_inf1_host(tmp_path / "inf1")
     venv = venvs.create("inf1-upgraded", python=str(python310))
     add_pip(venv)

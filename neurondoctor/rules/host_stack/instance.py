@@ -17,9 +17,11 @@ from neurondoctor.rules.python_stack.release_detection import PackageReleases
 
 
 def _instances(ctx: RuleContext, package: PackageReleases) -> list[str]:
-    entries = [entry for entry in ctx.catalog.entries(package.releases[0], package.dist.name)
-               if entry.matches(normalize_neuron_version(package.dist.version))] if package.releases else []
-    return sorted({instance for entry in entries for instance in entry.instances})
+    """Every family any release lists this version for, as ND-INST-003 reads host packages: AWS's manifest of
+    2.29.0-2.30.0 lists tensorflow-neuronx 2.10.1.2.1.0 for trn1 and inf1, where 2.10.0-2.28.1 say trn1 and inf2."""
+    version = normalize_neuron_version(package.dist.version)
+    return sorted({instance for release in package.releases for entry in ctx.catalog.entries(release, package.dist.name)
+                   if entry.matches(version) for instance in entry.instances})
 
 
 def wrong_instance_packages(ctx: RuleContext) -> list[Finding]:

@@ -118,9 +118,9 @@ def _neuron_side(ctx: RuleContext, env: PythonEnvironment, dist: Distribution) -
             or (dist.name in PINNED_BESIDE and ctx.neuron_env(env)))
 
 
-def _install(ctx: RuleContext, env: PythonEnvironment, items: list[Unmet]) -> Fix:
+def _install(ctx: RuleContext, env: PythonEnvironment, items: list[Unmet], neuron_index: bool = False) -> Fix:
     specs = [item.requirement.shown() for item in items]
-    index = any(item.requirement.name in ctx.catalog.neuron_pip_packages() for item in items)
+    index = neuron_index or any(item.requirement.name in ctx.catalog.neuron_pip_packages() for item in items)
     return Fix([pip_command(env, "install", *specs,
                             *(["--extra-index-url", ctx.catalog.pip_repository] if index else []))])
 
@@ -156,33 +156,48 @@ def requirement_mismatches(ctx: RuleContext) -> list[Finding]:
     return findings
 
 
+def _entry_applies(entry: Mapping[str, object], installed: Mapping[str, Distribution]) -> Optional[Distribution]:
+    """The installed package an entry speaks of, when its versions and its `beside` package are there too."""
+    dist = installed.get(str(entry.get("package", "")))
+    if dist is None or satisfies(dist.version, str(entry.get("versions", ""))) is not True:
+        return None
+    beside = entry.get("beside")
+    return dist if beside is None or str(beside) in installed else None
+
+
 def undeclared_requirements(ctx: RuleContext) -> list[Finding]:
     """ND-REQ-003: what a package needs and its metadata does not declare (compat.json `undeclared_requirements`,
     each entry with its source): `pip check` cannot see it, the import fails. Documented (release notes, AWS's
-    answer) is an error; reported (a maintainer's tested combination) a warning (ARCHITECTURE.md §6)."""
+    answer) is an error; reported (a maintainer's tested combination) a warning (ARCHITECTURE.md §6).
+    An entry may hold only `beside` another package (torch-neuron's TensorFlow comes with its compiler, neuron-cc),
+    and may judge only a version that is installed (`judged: when-installed`: a serving image without TensorFlow
+    runs precompiled models); `index: neuron` when the right version is on the Neuron repository only."""
     findings = []
     for env in ctx.facts.environments:
         installed = env.effective_distributions()
         for entry in ctx.catalog.compat.get("undeclared_requirements", []):
-            dist = installed.get(str(entry.get("package", "")))
+            dist = _entry_applies(entry, installed)
             requirement = parse_requirement(str(entry.get("requires", "")))
-            if dist is None or requirement is None or satisfies(dist.version, str(entry.get("versions", ""))) \
-                    is not True:
+            if dist is None or requirement is None:
                 continue
             target = installed.get(requirement.name)
+            if target is None and entry.get("judged") == "when-installed":
+                continue
             if target is not None and satisfies(target.version, requirement.specifier) is not False:
                 continue
             found = f"has {target.version}" if target else "is not installed"
+            beside = f" beside {entry['beside']}" if entry.get("beside") else ""
             findings.append(Finding(
                 id="ND-REQ-003", category="framework-pin-mismatch",
                 severity=SEVERITY_ERROR if entry.get("basis") == "documented" else SEVERITY_WARNING,
-                title=(f"{dist.display_name} {dist.version} needs {requirement.shown()}, which its metadata does not "
-                       f"declare; {requirement.display_name} {found}"),
+                title=(f"{dist.display_name} {dist.version}{beside} needs {requirement.shown()}, which its metadata "
+                       f"does not declare; {requirement.display_name} {found}"),
                 detail=f"{entry.get('symptom', '')} ({entry.get('source', '')}).",
                 evidence={"venv": env.path, "package": dist.display_name, "version": dist.version,
                           "requirement": requirement.text, "installed": target.version if target else None,
                           "basis": entry.get("basis")},
-                fix=_install(ctx, env, [Unmet(dist, requirement, target.version if target else None)])))
+                fix=_install(ctx, env, [Unmet(dist, requirement, target.version if target else None)],
+                             neuron_index=entry.get("index") == "neuron")))
     return findings
 
 
