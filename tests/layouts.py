@@ -29,6 +29,23 @@ def installation(prefix: Path, version: str) -> None:
     (library / "os.py").write_text("# the standard library's os module\n")
 
 
+def runnable_installation(prefix: Path) -> str:
+    """An installation that runs, for fixes that must execute (`PREFIX/bin/python -m pip …`): this machine's
+    interpreter copied into `bin/`, its standard library linked entry by entry into `lib/pythonX.Y/`, and an empty
+    `site-packages` of its own. Python finds its prefix from the `lib/pythonX.Y/os.py` landmark beside the binary,
+    so `sys.prefix` is `prefix`, as for a conda or a source-built Python. Returns `X.Y`."""
+    version = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    installation(prefix, version)
+    library = prefix / "lib" / f"python{version}"
+    (library / "os.py").unlink()
+    real = Path(sys.base_prefix) / "lib" / f"python{version}"
+    for entry in real.iterdir():
+        if entry.name != "site-packages":
+            (library / entry.name).symlink_to(entry)
+    (library / "site-packages").mkdir()
+    return version
+
+
 def install_into(venvs: VenvFactory, site: Path, wheels: list[WheelSpec]) -> None:
     """pip's own install records in `site` (`pip install --target`)."""
     site.mkdir(parents=True, exist_ok=True)
@@ -56,11 +73,14 @@ def source_built_python(venvs: VenvFactory, root: Path, version: str, wheels: li
 
 def conda_install(venvs: VenvFactory, prefix: Path, version: str, wheels: list[WheelSpec],
                   conda_packages: tuple[str, ...] = ("python-3.10.12-hd12c33a_0_cpython", "pip-23.3-pyhd8ed1ab_0"),
-                  ) -> Path:
+                  runnable: bool = False) -> Path:
     """A Miniforge/Mambaforge install (`mambaforge.sh -b -p /opt/conda`, then `pip install …`: the Neuron
     PyTorch inference DLC for Inf1, docker/pytorch/inference/1.13.1/Dockerfile.neuron): `conda-meta/` with one
     JSON record per conda package and a `history`, its own `bin/python`, no pyvenv.cfg."""
-    installation(prefix, version)
+    if runnable:
+        version = runnable_installation(prefix)
+    else:
+        installation(prefix, version)
     meta = prefix / "conda-meta"
     meta.mkdir(parents=True, exist_ok=True)
     (meta / "history").write_text("==> 2024-10-01 12:00:00 <==\n# cmd: /opt/conda/bin/conda install python\n")

@@ -143,7 +143,9 @@ def _fill_from_report(env: PythonEnvironment, root: RootFS, report: dict[str, An
             env.site_dirs.append(inspect_site_dir(live_fs, entry, role))
     venv_inner: Optional[str] = prefix if report.get("in_venv") else None
     homes = home_dirs_for(live_fs, venv_inner, environ)
-    env.pip_config = read_pip_config(root if root.is_live else live_fs, homes, live_fs, venv_inner, environ)
+    # pip's site configuration is `sys.prefix/pip.conf` for every interpreter, not only a venv's (pip's
+    # configuration.py; `pip config --site set` in a conda environment writes it there).
+    env.pip_config = read_pip_config(root if root.is_live else live_fs, homes, live_fs, prefix or None, environ)
     if venv_inner:
         read_venv_marker(live_fs, venv_inner, env)
     return env
