@@ -152,6 +152,21 @@ def test_near_miss_tensorflow_2_without_the_compiler(tmp_path: Path, venvs: Venv
     assert "ND-REQ-003" not in _inf1_torch_host(tmp_path, venvs, [*wheels, simple_wheel("tensorflow", "2.10.1")])
 
 
+def test_the_trn_compiler_in_the_inf1_pytorch_image(tmp_path: Path, venvs: VenvFactory) -> None:
+    """aws/deep-learning-containers#3082: pytorch-inference-neuron:1.13.1-neuron-py38-sdk2.10.0 shipped neuronx-cc
+    2.6.0.19 and neuronx-hwm where Inf1 needs neuron-cc[tensorflow]. The Trn/Inf2 compiler is for another family
+    (its release entries list trn1 and inf2), and the image has no Inf1 compiler."""
+    root = _image(tmp_path, "inf1.xlarge", {"aws-neuronx-tools": "2.10.1.0"}, runtime=False)
+    conda_install(venvs, root / "opt" / "conda", "3.8", [
+        simple_wheel("torch-neuron", "1.13.1.2.7.1.0", ("torch==1.13.1",)), torch_wheel("1.13.1"),
+        simple_wheel("neuronx-cc", "2.6.0.19+3d819e565"), simple_wheel("neuronx-hwm", "2.6.0.0+826e77395")])
+    found = findings_by_id(check_json(["--root", str(root)])[1])
+    wrong = {item["evidence"]["package"]: item for item in found["ND-INST-001"]}
+    assert wrong["neuronx-cc"]["title"] == "neuronx-cc 2.6.0.19+3d819e565 is built for inf2, trn1, not for this inf1.xlarge"
+    assert wrong["neuronx-cc"]["category"] == "instance-unsupported"
+    assert wrong["neuronx-cc"]["fix"][0].endswith("-m pip uninstall -y neuronx-cc")
+
+
 # --- TensorFlow on Trn1/Inf2 (tensorflow-neuronx) ----------------------------------------------------------------
 # aws/deep-learning-containers tensorflow/inference/docker/2.10/py3/sdk2.17.0/Dockerfile.neuronx: runtime-lib and
 # collectives 2.20.*, tools 2.17.*, the model server deb, `pip install neuronx-cc==2.12.* tensorflow-neuronx==
