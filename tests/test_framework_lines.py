@@ -162,7 +162,8 @@ def test_the_trn_compiler_in_the_inf1_pytorch_image(tmp_path: Path, venvs: VenvF
         simple_wheel("neuronx-cc", "2.6.0.19+3d819e565"), simple_wheel("neuronx-hwm", "2.6.0.0+826e77395")])
     found = findings_by_id(check_json(["--root", str(root)])[1])
     wrong = {item["evidence"]["package"]: item for item in found["ND-INST-001"]}
-    assert wrong["neuronx-cc"]["title"] == "neuronx-cc 2.6.0.19+3d819e565 is built for inf2, trn1, not for this inf1.xlarge"
+    assert wrong["neuronx-cc"]["title"] == ("neuronx-cc 2.6.0.19+3d819e565 is built for inf2, trn1, not for this "
+                                            "inf1.xlarge")
     assert wrong["neuronx-cc"]["category"] == "instance-unsupported"
     assert wrong["neuronx-cc"]["fix"][0].endswith("-m pip uninstall -y neuronx-cc")
 
