@@ -9,19 +9,15 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import check_json, findings_by_id
 from tests.fixes.harness import bad_findings, user_env
 from tests.host_fixture import HostSpec, build_host, pinned_inf1_host
 from tests.host_simulator import HostSimulator
 from tests.layouts import conda_install, source_built_python
 from tests.neuron_envs import HEALTHY_STACKS, NEURON_REPO, simple_wheel, stack_wheels, torch_wheel
-from tests.wheelhouse import (
-    VenvFactory,
-    install_image_interpreter,
-    relabel_python,
-    repoint_to_image_interpreter,
-    write_pip_conf,
-)
+from tests.wheelhouse import VenvFactory, WheelSpec, image_venv
 
 
 def _bad(report: dict[str, object]) -> list[tuple[str, str]]:
@@ -48,15 +44,6 @@ TF_INF1_WHEELS = [simple_wheel("tensorflow-neuron", "2.10.1.2.10.8.0"), simple_w
                   simple_wheel("protobuf", "3.20.3")]
 
 
-def test_the_tensorflow_inf1_dlc_image_is_clean(tmp_path: Path, venvs: VenvFactory) -> None:
-    root = _image(tmp_path, "inf1.xlarge", TF_INF1_IMAGE, runtime=False)
-    prefix = source_built_python(venvs, root, "3.10", TF_INF1_WHEELS, NEURON_REPO)
-    code, report, _ = check_json(["--root", str(root)])
-    assert _bad(report) == [] and code == 0
-    assert report["release"]["environments"] == {str(prefix): "2.17.0"}
-    assert report["environments"][0]["holds"].startswith("TensorFlow")
-
-
 # aws-neuron-sdk#1071: tensorflow-neuron for Inf1 (2.20.2's) does not run on the runtime-lib 2.21 brought for
 # Trn1/Inf2 ("TDRV:arch_init Architecture not found"); AWS's way out is the runtime packages of Inf1's own line.
 # Release 2.21.0 lists runtime-lib 2.12.23.0 and collectives 2.12.35.0 for inf1, 2.23.110.0 / 2.23.133.0 for the rest.
@@ -69,12 +56,7 @@ TF_INF1_2_21 = [simple_wheel("tensorflow-neuron", "2.10.1.2.12.2.0"), simple_whe
 def _inf1_tensorflow_host(tmp_path: Path, venvs: VenvFactory, packages: dict[str, str]) -> Path:
     root = build_host(tmp_path / "inf1", HostSpec(instance_type="inf1.6xlarge", release=None,
                                                   package_versions=packages, loaded_version="2.19.64.0"))
-    interpreter = install_image_interpreter(root, "3.10")
-    venv = venvs.create("aws_neuron_venv_tensorflow_inf1", parent=root / "home" / "ubuntu")
-    venvs.install(venv, TF_INF1_2_21)
-    write_pip_conf(venv)
-    repoint_to_image_interpreter(venv, interpreter)
-    relabel_python(venv, "3.10")
+    image_venv(venvs, root, root / "home" / "ubuntu", "aws_neuron_venv_tensorflow_inf1", "3.10", TF_INF1_2_21)
     return root
 
 
@@ -123,14 +105,9 @@ TORCH_NEURON = [simple_wheel("torch-neuron", "1.13.1.2.11.13.0", ("torch==1.13.1
                 simple_wheel("neuron-cc", "1.24.0.0", ("numpy<1.24",)), simple_wheel("numpy", "1.23.5")]
 
 
-def _inf1_torch_host(tmp_path: Path, venvs: VenvFactory, wheels: list) -> dict[str, list[dict[str, object]]]:
+def _inf1_torch_host(tmp_path: Path, venvs: VenvFactory, wheels: list[WheelSpec]) -> dict[str, list[dict[str, object]]]:
     root = pinned_inf1_host(tmp_path / "inf1")
-    interpreter = install_image_interpreter(root, "3.10")
-    venv = venvs.create("aws_neuron_venv_pytorch_inf1", parent=root / "home" / "ubuntu")
-    venvs.install(venv, wheels)
-    write_pip_conf(venv)
-    repoint_to_image_interpreter(venv, interpreter)
-    relabel_python(venv, "3.10")
+    image_venv(venvs, root, root / "home" / "ubuntu", "aws_neuron_venv_pytorch_inf1", "3.10", wheels)
     return findings_by_id(check_json(["--root", str(root)])[1])
 
 
@@ -180,12 +157,16 @@ TF_NEURONX_WHEELS = [simple_wheel("tensorflow-neuronx", "2.10.1.2.1.0"), simple_
                      simple_wheel("protobuf", "3.20.3")]
 
 
-def test_the_tensorflow_neuronx_dlc_image(tmp_path: Path, venvs: VenvFactory) -> None:
-    root = _image(tmp_path, "inf2.xlarge", TF_NEURONX_IMAGE, runtime=True)
-    prefix = source_built_python(venvs, root, "3.10", TF_NEURONX_WHEELS, NEURON_REPO)
+@pytest.mark.parametrize(("instance_type", "image", "wheels"), [
+    ("inf1.xlarge", TF_INF1_IMAGE, TF_INF1_WHEELS), ("inf2.xlarge", TF_NEURONX_IMAGE, TF_NEURONX_WHEELS)])
+def test_the_tensorflow_dlc_images_are_clean(tmp_path: Path, venvs: VenvFactory, instance_type: str,
+                                             image: dict[str, str], wheels: list[WheelSpec]) -> None:
+    """Both TensorFlow DLCs of release 2.17.0, each on its family: the Inf1 one without a runtime-lib."""
+    root = _image(tmp_path, instance_type, image, runtime="aws-neuronx-runtime-lib" in image)
+    prefix = source_built_python(venvs, root, "3.10", wheels, NEURON_REPO)
     code, report, _ = check_json(["--root", str(root)])
     assert _bad(report) == [] and code == 0
-    assert report["release"]["environments"][str(prefix)].endswith("2.17.0")
+    assert report["release"]["environments"] == {str(prefix): "2.17.0"}
     assert report["environments"][0]["holds"].startswith("TensorFlow")
 
 
@@ -198,20 +179,9 @@ JAX_2_31 = [simple_wheel("jax-neuronx", "0.10.0.1.0.10466", ("libneuronxla>=3.0"
             simple_wheel("jax", "0.10.0", ("jaxlib<=0.10.0,>=0.10.0",)), simple_wheel("jaxlib", "0.10.0")]
 
 
-def _dlami_venv(root: Path, venvs: VenvFactory, name: str, wheels: list) -> Path:
-    """A venv under the DLAMI's /opt, on the AMI's own python3.11."""
-    interpreter = install_image_interpreter(root, "3.11")
-    venv = venvs.create(name, parent=root / "opt")
-    venvs.install(venv, wheels)
-    write_pip_conf(venv)
-    repoint_to_image_interpreter(venv, interpreter)
-    relabel_python(venv, "3.11")
-    return venv
-
-
 def test_the_dlami_jax_venv_is_clean(tmp_path: Path, venvs: VenvFactory) -> None:
     root = build_host(tmp_path / "trn1", HostSpec(instance_type="trn1.32xlarge", release="2.31.1"))
-    _dlami_venv(root, venvs, "aws_neuronx_venv_jax_0_9", JAX_2_31)
+    image_venv(venvs, root, root / "opt", "aws_neuronx_venv_jax_0_9", "3.11", JAX_2_31)
     code, report, _ = check_json(["--root", str(root)])
     assert _bad(report) == [] and code == 0
     assert report["environments"][0]["holds"].startswith("JAX")
@@ -222,7 +192,7 @@ def test_near_miss_the_jax_venv_beside_the_pytorch_venv(tmp_path: Path, venvs: V
     root = build_host(tmp_path / "trn1", HostSpec(instance_type="trn1.32xlarge", release="2.31.1"))
     for name, wheels in (("aws_neuronx_venv_jax_0_9", JAX_2_31),
                          ("aws_neuronx_venv_pytorch_2_9", stack_wheels(HEALTHY_STACKS["2.31.1"]))):
-        _dlami_venv(root, venvs, name, wheels)
+        image_venv(venvs, root, root / "opt", name, "3.11", wheels)
     code, report, _ = check_json(["--root", str(root)])
     assert _bad(report) == [] and code == 0
 

@@ -186,3 +186,16 @@ def relabel_python(venv: Path, version: str, micro: int = 12) -> None:
             line = f"command = /usr/bin/python{version} -m venv {venv}"
         lines.append(line)
     cfg.write_text("\n".join(lines) + "\n")
+
+
+def image_venv(venvs: VenvFactory, root: Path, parent: Path, name: str, version: str,
+               wheels: list[WheelSpec]) -> Path:
+    """A venv in a host tree as the image's own `pythonX.Y -m venv` left it, with `wheels` installed and the
+    Neuron repository in its pip.conf: read statically under `--root`."""
+    interpreter = install_image_interpreter(root, version)
+    venv = venvs.create(name, parent=parent)
+    venvs.install(venv, wheels)
+    write_pip_conf(venv)
+    repoint_to_image_interpreter(venv, interpreter)
+    relabel_python(venv, version)
+    return venv
