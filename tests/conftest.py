@@ -24,6 +24,7 @@ REPO = Path(__file__).resolve().parent.parent
 # (read from its output): the session ends by asserting each declared id fired at least once.
 FIRED_IDS: set[str] = set()
 FIX_LINES: dict[str, set[str]] = {}  # id -> every fix line a check report printed for it in this run
+FIRED_SEVERITIES: dict[str, set[str]] = {}  # id -> every severity it was printed at (`check --list` declares them)
 # A fix line that runs in user space (issue 13 §1): pip or uv in an environment, pip configuration, the user's
 # shell variables, `neurondoctor venv create` / `manifests update`.
 _USER_SPACE_FIX = re.compile(r"(^| )-m pip |^uv pip |^neurondoctor (venv create|manifests update)|^(export|unset) "
@@ -45,6 +46,7 @@ def pytest_configure(config: pytest.Config) -> None:
         original(self)
         if sys._getframe(2).f_globals.get("__name__", "").startswith("neurondoctor."):
             FIRED_IDS.add(self.id)
+            FIRED_SEVERITIES.setdefault(self.id, set()).add(self.severity)
 
     Finding.__post_init__ = recording  # type: ignore[method-assign]
 
@@ -60,7 +62,8 @@ def _merge_worker_records(config: pytest.Config) -> None:
         return
     worker = getattr(config, "workerinput", None)
     if worker is not None:
-        record = {"fired": sorted(FIRED_IDS), "fix_lines": {key: sorted(value) for key, value in FIX_LINES.items()}}
+        record = {"fired": sorted(FIRED_IDS), "fix_lines": {key: sorted(value) for key, value in FIX_LINES.items()},
+                  "severities": {key: sorted(value) for key, value in FIRED_SEVERITIES.items()}}
         (Path(folder) / f"{worker['workerid']}.json").write_text(json.dumps(record))
         return
     for path in Path(folder).glob("*.json"):
@@ -68,6 +71,8 @@ def _merge_worker_records(config: pytest.Config) -> None:
         FIRED_IDS.update(record["fired"])
         for key, lines in record["fix_lines"].items():
             FIX_LINES.setdefault(key, set()).update(lines)
+        for key, severities in record["severities"].items():
+            FIRED_SEVERITIES.setdefault(key, set()).update(severities)
     import shutil
 
     shutil.rmtree(folder, ignore_errors=True)
@@ -97,10 +102,16 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     from tests.fixes.fix_kinds import EXECUTED
 
     never = sorted(spec.id for _, spec in all_finding_specs() if spec.id not in FIRED_IDS)
+    declared = {spec.id: set(spec.severities) for _, spec in all_finding_specs()}
+    undeclared = sorted(f"{finding_id} ({', '.join(sorted(severities - declared.get(finding_id, set())))})"
+                        for finding_id, severities in FIRED_SEVERITIES.items()
+                        if severities - declared.get(finding_id, set()))
     unexecuted = sorted(finding_id for finding_id, lines in FIX_LINES.items()
                         if finding_id not in EXECUTED and any(_USER_SPACE_FIX.search(line) for line in lines))
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     for problem, ids in (("finding ids no test made fire", never),
+                         ("finding ids printed at a severity `check --list` does not declare (FindingSpec.also)",
+                          undeclared),
                          ("finding ids with user-space fixes no test runs (tests/fixes/fix_kinds.py)", unexecuted)):
         if ids:
             if reporter is not None:
@@ -196,6 +207,7 @@ def check_json(args: Sequence[str], env: Optional[dict[str, str]] = None,
     document = validated_report(result.stdout)
     for finding in document["findings"]:
         FIX_LINES.setdefault(finding["id"], set()).update(finding["fix"])
+        FIRED_SEVERITIES.setdefault(finding["id"], set()).add(finding["severity"])
     return result.returncode, document, result.stderr
 
 

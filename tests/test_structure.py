@@ -150,6 +150,12 @@ def test_list_prints_every_declared_id() -> None:
     document = json.loads(run_cli(["check", "--list", "--json"]).stdout)
     assert document["schema"] == "neurondoctor.checks/1"
     assert {finding["id"] for check in document["checks"] for finding in check["findings"]} == declared
+    listed_severities = {finding["id"]: finding["severities"] for check in document["checks"]
+                         for finding in check["findings"]}
+    assert listed_severities["ND-REQ-003"] == ["error", "warning"]  # documented, or only reported (issue 27 §2)
+    assert listed_severities["ND-PIP-002"] == ["warning", "info"]
+    assert {row[0]: row[2] for row in rows}["ND-REQ-003"] == "error|warning"
+    # A full main-tier run fails when an id is printed at a severity this list does not declare (tests/conftest.py).
 
 
 def test_declared_ids_are_unique_and_every_check_owns_its_prefixes() -> None:

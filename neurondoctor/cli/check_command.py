@@ -61,7 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def write_id_list(stream: TextIO, as_json: bool) -> None:
-    """`check --list`: every check, then its finding ids, tab-separated; the probes' ids last."""
+    """`check --list`: every check, then its finding ids, tab-separated, with every severity each can be printed at
+    (`error|warning`: the usual one first); the probes' ids last."""
     from neurondoctor.rules.registry import CHECKS, PROBE_CHECKS
 
     checks = (*CHECKS, *PROBE_CHECKS)
@@ -69,14 +70,15 @@ def write_id_list(stream: TextIO, as_json: bool) -> None:
         document = {"schema": "neurondoctor.checks/1", "checks": [
             {"id": check.id, "title": check.title, "run_by": "check" if check in CHECKS else check.id,
              "findings": [{"id": spec.id, "category": spec.category, "severity": spec.severity,
-                           "title": spec.title, "docs": list(spec.docs)} for spec in check.findings]}
+                           "severities": list(spec.severities), "title": spec.title, "docs": list(spec.docs)}
+                          for spec in check.findings]}
             for check in checks]}
         stream.write(json.dumps(document) + "\n")
         return
     for check in checks:
         stream.write(f"{check.id}\tcheck\t-\t{check.title}\n")
         for spec in check.findings:
-            stream.write(f"{spec.id}\t{spec.category}\t{spec.severity}\t{spec.title}\n")
+            stream.write(f"{spec.id}\t{spec.category}\t{'|'.join(spec.severities)}\t{spec.title}\n")
 
 
 def run(argv: Sequence[str], environ: Optional[Mapping[str, str]] = None) -> int:

@@ -21,20 +21,27 @@ NO_ENVIRONMENT = "no Python environment found (name one with --venv DIR or --pyt
 
 @dataclass(frozen=True)
 class FindingSpec:
-    """A finding id a rule can emit: its category, its usual severity (a rule may lower or raise it where the
-    facts say so) and one line on what it means, for `check --list` and `explain`."""
+    """A finding id a rule can emit: its category, its usual severity and the others its rule may give it where the
+    facts say so (`also`), and one line on what it means, for `check --list` and `explain`."""
 
     id: str
     category: str
     severity: str
     title: str
     docs: tuple[str, ...] = ()
+    also: tuple[str, ...] = ()  # the other severities its rule gives it where the facts say so
 
     def __post_init__(self) -> None:
         if self.category not in CATEGORIES:
             raise ValueError(f"{self.id}: unknown category {self.category!r}")
-        if self.severity not in SEVERITIES:
-            raise ValueError(f"{self.id}: unknown severity {self.severity!r}")
+        for severity in (self.severity, *self.also):
+            if severity not in SEVERITIES:
+                raise ValueError(f"{self.id}: unknown severity {severity!r}")
+
+    @property
+    def severities(self) -> tuple[str, ...]:
+        """Every severity the id can be printed at, its usual one first (`check --list`)."""
+        return (self.severity, *self.also)
 
 
 @dataclass(frozen=True)

@@ -191,12 +191,12 @@ RULE_SET = RuleSet(
     rules=(os_support, old_kernel, old_glibc, framework_os),
     findings=(
         FindingSpec("ND-OS-001", "os-unsupported", SEVERITY_WARNING,
-                    "an OS this release is not tested on, or one whose support ended"),
+                    "an OS this release is not tested on, or one whose support ended", also=(SEVERITY_ERROR,)),
         FindingSpec("ND-OS-002", "os-unsupported", SEVERITY_ERROR, "a kernel older than the driver's minimum"),
         FindingSpec("ND-OS-003", "os-unsupported", SEVERITY_ERROR,
                     "a Neuron binary that needs a newer GLIBC than the host has"),
         FindingSpec("ND-OS-004", "os-unsupported", SEVERITY_ERROR,
                     "a framework outside its own support matrix: its ended OS or a machine without wheels (a "
-                    "warning for an OS it does not list)"),
+                    "warning for an OS it does not list)", also=(SEVERITY_WARNING,)),
     ),
 )

@@ -252,10 +252,12 @@ RULE_SET = RuleSet(
     rules=(driver_runtime_mismatch, compiler_newer_than_runtime, runtime_files_missing),
     findings=(
         FindingSpec("ND-RT-001", "driver-runtime-mismatch", SEVERITY_ERROR,
-                    "the runtime is from a newer release than the driver, or a documented incompatible pair"),
+                    "the runtime is from a newer release than the driver, or a documented incompatible pair",
+                    also=(SEVERITY_WARNING,)),
         FindingSpec("ND-RT-002", "runtime-compiler-mismatch", SEVERITY_ERROR,
                     "an environment's neuronx-cc is from a newer release than the host runtime"),
-        FindingSpec("ND-RT-003", "tools-missing", SEVERITY_ERROR, "libnrt, libnccom or the Neuron tools missing"),
+        FindingSpec("ND-RT-003", "tools-missing", SEVERITY_ERROR, "libnrt, libnccom or the Neuron tools missing",
+        also=(SEVERITY_WARNING,)),
     ),
 )
 HOST_RELEASE_RULE_SET = RuleSet(

@@ -203,7 +203,8 @@ RULE_SET = RuleSet(
     rules=(torch_without_framework, addon_without_neuron_extra),
     findings=(
         FindingSpec("ND-FW-001", CATEGORY, SEVERITY_WARNING,
-                    "torch without a Neuron framework on a Neuron host (an error when judged with --release)"),
+                    "torch without a Neuron framework on a Neuron host (an error when judged with --release)",
+                    also=(SEVERITY_ERROR,)),
         FindingSpec("ND-FW-002", CATEGORY, SEVERITY_ERROR,
                     "a Neuron add-on (optimum-neuron) installed without the extra that brings the Neuron packages"),
     ),

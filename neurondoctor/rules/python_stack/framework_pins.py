@@ -12,7 +12,7 @@ from neurondoctor.facts.python_env import PythonEnvironment
 from neurondoctor.neuron_version import normalize_package_name
 from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, pin, pip_command
-from neurondoctor.rules.finding import SEVERITY_ERROR, Finding
+from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Fix
 from neurondoctor.rules.python_stack.release_detection import EnvironmentRelease, PackageReleases
 from neurondoctor.rules.python_stack.torch_build import cpu_torch_command
@@ -170,7 +170,7 @@ RULE_SET = RuleSet(
     rules=(release_outliers, known_conflicts, missing_framework_partners, guard_pins_moved),
     findings=(
         FindingSpec("ND-PIN-001", "framework-pin-mismatch", SEVERITY_ERROR,
-                    "Neuron framework packages from releases that do not go together"),
+                    "Neuron framework packages from releases that do not go together", also=(SEVERITY_WARNING,)),
         FindingSpec("ND-PIN-002", "framework-pin-mismatch", SEVERITY_ERROR,
                     "a known conflict (torch-neuron beside torch-neuronx, TensorFlow/JAX beside torch-xla, …)"),
         FindingSpec("ND-PIN-003", "framework-pin-mismatch", SEVERITY_ERROR, "torch-neuronx without torch or torch-xla"),

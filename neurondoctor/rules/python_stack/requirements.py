@@ -210,6 +210,6 @@ RULE_SET = RuleSet(
                     "the environment's other unmet requirements (what `pip check` would list)"),
         FindingSpec("ND-REQ-003", "framework-pin-mismatch", SEVERITY_ERROR,
                     "a documented requirement the package's metadata does not declare (a warning when only "
-                    "reported)"),
+                    "reported)", also=(SEVERITY_WARNING,)),
     ),
 )

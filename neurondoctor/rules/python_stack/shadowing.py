@@ -104,7 +104,7 @@ RULE_SET = RuleSet(
     rules=(shadowing_copies, duplicate_records),
     findings=(
         FindingSpec("ND-SHADOW-001", "shadowing", SEVERITY_ERROR,
-                    "user-site or PYTHONPATH copies imported instead of the environment's"),
+                    "user-site or PYTHONPATH copies imported instead of the environment's", also=(SEVERITY_WARNING,)),
         FindingSpec("ND-SHADOW-002", "shadowing", SEVERITY_WARNING, "duplicate records of one distribution"),
     ),
 )
