@@ -60,6 +60,9 @@ def test_a_thousand_nodes_with_planted_drift(tmp_path: Path, base: dict[str, Any
     assert summary["failing"] == []
     assert sorted(Path(path).name for path in summary["unreadable"]) == [
         "empty.json", "fifo.json", "garbage.json", "not-a-report.json", "truncated.json"]
+    reasons = {Path(path).name: why for path, why in summary["unreadable_reasons"].items()}  # as the text gives them
+    assert set(reasons) == {Path(path).name for path in summary["unreadable"]} and all(reasons.values())
+    assert "not a regular file" in reasons["fifo.json"] and "not JSON" in reasons["empty.json"]
     assert len(result.stdout) < 4096  # only the nodes that differ are named
 
 

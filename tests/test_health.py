@@ -111,6 +111,10 @@ def test_dry_run_and_an_operators_drain(tmp_path: Path) -> None:
     assert ("would run: scontrol update 'nodename=trn1-a' 'state=drain' 'reason=neurondoctor: ND-DRV-002"
             in result.stderr)
     assert [call.split()[0] for call in slurm.calls()] == ["show"]  # nothing changed
+    assert not (tmp_path / "s.json").exists()  # --dry-run writes nothing anywhere (issue 27 §3)
+    result = run_cli(["health", "--slurm", "--dry-run", "--root", str(broken), "--format", "prometheus", "--output",
+                      str(tmp_path / "neurondoctor.prom")], env=slurm.env())
+    assert not (tmp_path / "neurondoctor.prom").exists() and "neurondoctor_health" in result.stdout
     healthy = build_host(tmp_path / "healthy", HostSpec())
     slurm.node.write_text(node_text("IDLE+DRAIN", "maintenance: swapping an EFA cable"))
     result = run_cli(["health", "--slurm", "--root", str(healthy), "--status-file", str(tmp_path / "s.json")],

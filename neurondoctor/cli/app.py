@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Callable, Optional
 import typer
 
 from neurondoctor import __version__, exit_codes
+from neurondoctor.cli.output_format import FORMAT_HELP, chosen_format
 from neurondoctor.output_text import write_text
 
 if TYPE_CHECKING:
@@ -146,6 +147,7 @@ def probe_ops(
                              help="inventory (every aten op of one step, classified against the release data) or "
                                   "xla (the ops that really fall back to CPU on an XLA device)."),
     as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout."),
+    output_format: str = typer.Option("text", "--format", metavar="FORMAT", help=FORMAT_HELP),
     timeout: float = typer.Option(600.0, "--timeout", help="Seconds before the model step is stopped."),
 ) -> None:
     """List the ops of a model's training step and which of them run on CPU instead of the device."""
@@ -154,6 +156,7 @@ def probe_ops(
     from neurondoctor.actions.probe.ops_command import ProbeOpsOptions, run_probe_ops
     from neurondoctor.report.probe_text import render_inventory_text
 
+    as_json = chosen_format(as_json, output_format) == "json"
     _emit_probe("ops", python, as_json, lambda progress: run_probe_ops(ProbeOpsOptions(
         model_spec=model_spec, python=python, mode=mode, timeout=timeout, environ=dict(os.environ),
         progress=progress)),
@@ -166,6 +169,7 @@ def probe_shapes(
                                               "returns lists the inputs to try"),
     python: Optional[str] = typer.Option(None, "--python", help="Target interpreter with torch-xla."),
     as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout."),
+    output_format: str = typer.Option("text", "--format", metavar="FORMAT", help=FORMAT_HELP),
     timeout: float = typer.Option(600.0, "--timeout", help="Seconds before the model steps are stopped."),
 ) -> None:
     """Count the graphs a training step compiles as batch and sequence length vary; suggest buckets."""
@@ -174,6 +178,7 @@ def probe_shapes(
     from neurondoctor.actions.probe.shapes_command import ProbeShapesOptions, run_probe_shapes
     from neurondoctor.report.probe_text import render_shapes_text
 
+    as_json = chosen_format(as_json, output_format) == "json"
     _emit_probe("shapes", python, as_json, lambda progress: run_probe_shapes(ProbeShapesOptions(
         model_spec=model_spec, python=python, timeout=timeout, environ=dict(os.environ), progress=progress)),
                 render_shapes_text)
@@ -186,6 +191,7 @@ def probe_canary(
     cpu_backend: bool = typer.Option(False, "--cpu-backend", help="Compile only; no device needed."),
     runs: int = typer.Option(100, "--runs", help="Runs for the latency percentiles."),
     as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout."),
+    output_format: str = typer.Option("text", "--format", metavar="FORMAT", help=FORMAT_HELP),
     timeout: float = typer.Option(1800.0, "--timeout", help="Seconds before the canary is stopped."),
 ) -> None:
     """Trace a small model with torch_neuronx, run it on a NeuronCore, compare with CPU, save/load, time it."""
@@ -194,6 +200,7 @@ def probe_canary(
     from neurondoctor.actions.probe.canary_command import CanaryOptions, run_canary
     from neurondoctor.report.probe_text import render_canary_text
 
+    as_json = chosen_format(as_json, output_format) == "json"
     _emit_probe("canary", python, as_json, lambda progress: run_canary(CanaryOptions(
         python=python, root=root, cpu_backend=cpu_backend, runs=runs, timeout=timeout, environ=dict(os.environ),
         progress=progress)),
@@ -205,11 +212,12 @@ def explain(
     source: str = typer.Argument("-", metavar="[LOGFILE|-|FINDING-ID]",
                                  help="A compiler/runtime log, - for stdin (default), or a finding id."),
     as_json: bool = typer.Option(False, "--json", help="One JSON document: {category, op, variant, ways_out}."),
+    output_format: str = typer.Option("text", "--format", metavar="FORMAT", help=FORMAT_HELP),
 ) -> None:
     """What an error text (or a finding id) means and the ways out; exit 0 recognised, 3 not, 2 unreadable."""
     from neurondoctor.cli.explain_command import run_explain
 
-    raise typer.Exit(run_explain(source, as_json))
+    raise typer.Exit(run_explain(source, chosen_format(as_json, output_format) == "json"))
 
 
 @app.command()
@@ -263,7 +271,9 @@ def manifests_show(release: str = typer.Argument(..., help="A release such as 2.
 
 
 @manifests_app.command("status")
-def manifests_status(as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout.")) -> None:
+def manifests_status(as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout."),
+                     output_format: str = typer.Option("text", "--format", metavar="FORMAT", help=FORMAT_HELP),
+                     ) -> None:
     """Which release data is in use (bundled, `manifests update`'s copy, NEURONDOCTOR_MANIFESTS), its newest
     release, the manifest's date and age, and where it came from."""
     import json
@@ -271,6 +281,7 @@ def manifests_status(as_json: bool = typer.Option(False, "--json", help="One JSO
 
     from neurondoctor.release_data.manifest_status import data_status, render_status, status_document
 
+    as_json = chosen_format(as_json, output_format) == "json"
     status = data_status(os.environ)
     if as_json:
         sys.stdout.write(json.dumps(status_document(status)) + "\n")
@@ -327,7 +338,8 @@ def _report_load_problems(catalog: ReleaseCatalog) -> None:
 def fleet_summarize(
     paths: list[str] = typer.Argument(..., help="REPORT.json, REPORTS.jsonl or a directory of them (repeatable)."),
     as_json: bool = typer.Option(False, "--json", help="One neurondoctor.fleet/1 document on stdout."),
-    output_format: str = typer.Option("text", "--format", help="text or markdown (for a ticket or a wiki page)."),
+    output_format: str = typer.Option("text", "--format", metavar="FORMAT",
+                                      help="text, markdown (for a ticket or a wiki page) or json (as --json)."),
 ) -> None:
     """Nodes per release, version drift per component (the majority and the nodes that differ), failing findings
     with their nodes, nodes whose verdict is unknown, unreadable reports. Exit 1 when the fleet is not uniform or a
@@ -337,10 +349,12 @@ def fleet_summarize(
     from neurondoctor.actions.fleet.summary import summarize_paths
     from neurondoctor.report.fleet import render_fleet_markdown, render_fleet_text
 
-    if output_format not in ("text", "markdown"):
-        raise exit_codes.UserError(f"--format {output_format}: text or markdown (or --json)")
+    output_format = chosen_format(as_json, output_format, ("text", "markdown", "json"))
+    for given in paths:  # a typo is a usage error, not a fleet of 0 nodes
+        if not os.path.lexists(given):
+            raise exit_codes.UserError(f"{given}: no such file or directory")
     summary = summarize_paths(paths)
-    if as_json:
+    if output_format == "json":
         sys.stdout.write(json.dumps(summary.to_json()) + "\n")
     else:
         write_text(render_fleet_markdown(summary) if output_format == "markdown" else render_fleet_text(summary))
@@ -359,6 +373,7 @@ def bootstrap(
     status_file: Optional[str] = typer.Option(None, "--status-file", help="Where the result goes "
                                               "(default with --apply: /var/lib/neurondoctor/bootstrap.json)."),
     as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout."),
+    output_format: str = typer.Option("text", "--format", metavar="FORMAT", help=FORMAT_HELP),
 ) -> None:
     """Set up a Neuron host for a release, for cloud-init user-data and AMI builds: the Neuron repository, kernel
     headers, the release's driver, runtime, collectives and tools (held), a driver reload, the guarded venv, then
@@ -370,6 +385,7 @@ def bootstrap(
     from neurondoctor.release_data.catalog import load_catalog
     from neurondoctor.report.health import health_exit_code
 
+    as_json = chosen_format(as_json, output_format) == "json"
     options = BootstrapOptions(release=release, venv=venv, root=root, image=image, apply=apply,
                                status_file=status_file)
     outcome = run_bootstrap(options, load_catalog(), sys.stderr)

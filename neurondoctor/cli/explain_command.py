@@ -23,6 +23,9 @@ _FINDING_ID = re.compile(r"^ND-[A-Z]+-\d{3}$")
 def _read_input(source: str) -> str:
     """The text of a file or stdin (`-`), its last INPUT_LIMIT bytes, decoded with replacement."""
     if source == "-":
+        if sys.stdin.isatty():  # nothing piped in: waiting silently on a terminal helps no one
+            raise exit_codes.UserError("explain: give it a log file, a finding id (ND-…), or pipe a log into "
+                                       "`neurondoctor explain -`; usage: neurondoctor explain [LOGFILE|-|FINDING-ID]")
         kept = bytearray()  # the tail only: a piped log of any size never sits in memory whole
         while chunk := sys.stdin.buffer.read(1 << 20):
             kept += chunk
@@ -41,14 +44,16 @@ def _finding_document(finding_id: str) -> Optional[dict[str, Any]]:
 
     for check, spec in all_finding_specs():
         if spec.id == finding_id:
-            return {"id": spec.id, "category": spec.category, "severity": spec.severity, "means": spec.title,
+            return {"id": spec.id, "category": spec.category, "severity": spec.severity,
+                    "severities": list(spec.severities), "means": spec.title,
                     "check": check.title,
                     "fix": f"neurondoctor check --select {spec.id} prints the exact fix for this host"}
     return None
 
 
 def _finding_text(document: dict[str, Any]) -> str:
-    return (f"{document['id']} ({document['category']}, {document['severity']}): {document['means']}\n"
+    return (f"{document['id']} ({document['category']}, {' or '.join(document['severities'])}): "
+            f"{document['means']}\n"
             f"Area: {document['check']}. Fix: `neurondoctor check --select {document['id']}` prints the exact "
             "commands for this host (add --fix to apply the user-space ones).\n")
 

@@ -49,7 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--slurm", action="store_true",
                         help="drain this Slurm node when unhealthy, resume it when it was drained by neurondoctor "
                              "and is healthy again; nothing on unknown")
-    parser.add_argument("--dry-run", action="store_true", help="with --slurm: print the scontrol command, run none")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="with --slurm: print the scontrol command and run none; write no status file, no "
+                             "--output, no syslog line")
     parser.add_argument("--deadline", type=float, metavar="S",
                         help="give up on the check after S seconds and report the previous verdict, stale "
                              "(default 30, or health.conf's)")
@@ -94,10 +96,12 @@ def _config(environ: Mapping[str, str]) -> HealthConfig:
     return parse_health_config(data.decode("utf-8", errors="replace"), str(path))
 
 
-def _log(line: str) -> None:
+def _log(line: str, to_syslog: bool = True) -> None:
     """One line per run: syslog (daemon facility, where slurmd's own lines go) and stderr."""
     line = printable(line, needs_ascii(sys.stderr))
     sys.stderr.write(line + "\n")
+    if not to_syslog:
+        return
     try:
         import syslog
 
@@ -177,12 +181,13 @@ def run(argv: Sequence[str], environ: Optional[Mapping[str, str]] = None) -> int
     outcome = run_health(options, catalog, deadline, status_file, config.problems)
     decision = apply_to_slurm(outcome, env, config.slurm_conf, args.dry_run) if args.slurm else None
     rendered = _render(outcome.report, output_format)
-    if args.output:
+    # --dry-run writes nothing anywhere (issue 27 §3): the report goes to stdout, no status file, no syslog line.
+    if args.output and not args.dry_run:
         ours = is_prometheus_textfile if output_format == "prometheus" else is_report_document
         replace_owned_file(Path(args.output), rendered.encode(), ours)
     else:
         write_text(rendered)
-    if status_file is not None:
+    if status_file is not None and not args.dry_run:
         write_status(outcome, status_file, create_directory=status_file == DEFAULT_STATUS_FILE)
     health = outcome.report.health
     line = f"neurondoctor health: {health.state}" + (" (stale)" if outcome.stale else "")
@@ -192,7 +197,7 @@ def run(argv: Sequence[str], environ: Optional[Mapping[str, str]] = None) -> int
             line += f"; would run: {decision.shown()}"
     if health.reasons:
         line += f"; {health.reasons[0][:160]}" + (f" (+{len(health.reasons) - 1})" if len(health.reasons) > 1 else "")
-    _log(line)
+    _log(line, to_syslog=not args.dry_run)
     return exit_codes.UNKNOWN if outcome.stale else outcome.report.exit_code()
 
 

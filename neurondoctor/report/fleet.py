@@ -76,7 +76,8 @@ class FleetSummary:
     def to_json(self) -> dict[str, Any]:
         return {"schema": SCHEMA, "nodes": len(self.nodes), "releases": self.releases(), "drift": self.drift(),
                 "failing": self.failing(), "unknown": self.unknown(),
-                "unreadable": [where for where, _ in self.unreadable]}
+                "unreadable": [where for where, _ in self.unreadable],
+                "unreadable_reasons": {where: why for where, why in self.unreadable}}
 
     def exit_code(self) -> int:
         """1 not uniform or a node unhealthy, else 3 a node unknown or a report unreadable, else 0."""
