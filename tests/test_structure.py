@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import io
 import json
+import re
 import shlex
 import subprocess
 import sys
@@ -292,6 +293,19 @@ def test_help_texts_list_every_value() -> None:
     assert "nhc" in check_help and "npd" in check_help and "--list" in check_help
     ops_help = run_cli(["probe", "ops", "--help"]).stdout
     assert "xla" in ops_help and "inventory" in ops_help
+
+
+def test_help_texts_show_plain_metavars() -> None:
+    """Issue 27 §6: `--root DIR`, `Usage: … venv create [OPTIONS] DIR`, never `{path}`, `<str>` or `<list[str]>`."""
+    commands = [["bundle"], ["explain"], ["bootstrap"], ["fleet", "summarize"], ["manifests", "show"],
+                ["manifests", "status"], ["manifests", "update"], ["probe", "ops"], ["probe", "shapes"],
+                ["probe", "canary"], ["venv", "create"]]
+    for words in commands:
+        shown = run_cli([*words, "--help"]).stdout
+        assert shown.startswith("Usage: neurondoctor " + " ".join(words)), words
+        assert not re.search(r"<[a-z][a-z\[\]]*>|\{[A-Za-z_.]+\}", shown), (words, shown)
+    assert "Usage: neurondoctor venv create [OPTIONS] DIR\n" in run_cli(["venv", "create", "--help"]).stdout
+    assert "--root DIR" in run_cli(["bundle", "--help"]).stdout
 
 
 def test_verbose_shows_pip_settings_from_the_environment(tmp_path: Path, healthy_venv: Path) -> None:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Callable, Optional
 import typer
 
 from neurondoctor import __version__, exit_codes
+from neurondoctor.cli.help_format import use_plain_metavars
 from neurondoctor.cli.output_format import FORMAT_HELP, chosen_format
 from neurondoctor.output_text import write_text
 
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from neurondoctor.release_data.catalog import ReleaseCatalog
     from neurondoctor.report.model import ProbeReport
 
+use_plain_metavars()
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Checks that the layers of an AWS Neuron host agree, and says the exact fix.")
 manifests_app = typer.Typer(no_args_is_help=True, help="The bundled Neuron release data.")
@@ -65,17 +67,22 @@ app.add_typer(venv_app, name="venv")
 
 @venv_app.command("create")
 def venv_create(
-    path: str = typer.Argument(..., help="Where the environment goes."),
-    release: str = typer.Option(..., "--release", help="Neuron release, e.g. 2.31.1."),
+    path: str = typer.Argument(..., metavar="DIR", help="Where the environment goes."),
+    release: str = typer.Option(..., "--release", metavar="X.Y.Z", help="Neuron release, e.g. 2.31.1."),
     framework: str = typer.Option(
-        "pytorch", "--framework",
+        "pytorch", "--framework", metavar="NAME",
         help="pytorch (PyTorch/XLA, every instance) or pytorch-native (TorchNeuron: Trn2/Trn3, Python 3.12-3.14)."),
-    torch: Optional[str] = typer.Option(None, "--torch", help="torch X.Y when the release offers several."),
-    python: Optional[str] = typer.Option(None, "--python", help="Interpreter to build on (default python3)."),
-    installer: Optional[str] = typer.Option(None, "--installer", help="uv (default when present) or pip."),
-    index_url: Optional[str] = typer.Option(None, "--index-url", help="A mirror to use instead of PyPI."),
-    extra_index_url: list[str] = typer.Option([], "--extra-index-url", help="Further index (repeatable)."),
-    find_links: list[str] = typer.Option([], "--find-links", help="Local wheel directory (repeatable)."),
+    torch: Optional[str] = typer.Option(None, "--torch", metavar="X.Y",
+                                        help="torch X.Y when the release offers several."),
+    python: Optional[str] = typer.Option(None, "--python", metavar="PYTHON",
+                                         help="Interpreter to build on (default python3)."),
+    installer: Optional[str] = typer.Option(None, "--installer", metavar="uv|pip",
+                                            help="uv (default when present) or pip."),
+    index_url: Optional[str] = typer.Option(None, "--index-url", metavar="URL",
+                                            help="A mirror to use instead of PyPI."),
+    extra_index_url: list[str] = typer.Option([], "--extra-index-url", metavar="URL",
+                                              help="Further index (repeatable)."),
+    find_links: list[str] = typer.Option([], "--find-links", metavar="DIR", help="Local wheel directory (repeatable)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan and the commands; build nothing."),
     force: bool = typer.Option(False, "--force", help="Replace an existing environment once the new one is built."),
 ) -> None:
@@ -141,14 +148,17 @@ def _emit_probe(kind: str, python: Optional[str], as_json: bool, run: Callable[[
 
 @probe_app.command("ops")
 def probe_ops(
-    model_spec: str = typer.Argument(..., help="file.py:factory, module:factory or builtin:mlp|transformer|convnet"),
-    python: Optional[str] = typer.Option(None, "--python", help="Target interpreter (default: the active venv)."),
-    mode: str = typer.Option("inventory", "--mode",
+    model_spec: str = typer.Argument(..., metavar="MODEL",
+                                     help="file.py:factory, module:factory or builtin:mlp|transformer|convnet"),
+    python: Optional[str] = typer.Option(None, "--python", metavar="PYTHON",
+                                         help="Target interpreter (default: the active venv)."),
+    mode: str = typer.Option("inventory", "--mode", metavar="inventory|xla",
                              help="inventory (every aten op of one step, classified against the release data) or "
                                   "xla (the ops that really fall back to CPU on an XLA device)."),
     as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout."),
     output_format: str = typer.Option("text", "--format", metavar="FORMAT", help=FORMAT_HELP),
-    timeout: float = typer.Option(600.0, "--timeout", help="Seconds before the model step is stopped."),
+    timeout: float = typer.Option(600.0, "--timeout", metavar="SECONDS",
+                                  help="Seconds before the model step is stopped."),
 ) -> None:
     """List the ops of a model's training step and which of them run on CPU instead of the device."""
     import os
@@ -165,12 +175,14 @@ def probe_ops(
 
 @probe_app.command("shapes")
 def probe_shapes(
-    model_spec: str = typer.Argument(..., help="file.py:factory or module:factory; a 4th item of what the factory "
+    model_spec: str = typer.Argument(..., metavar="MODEL",
+                                     help="file.py:factory or module:factory; a 4th item of what the factory "
                                               "returns lists the inputs to try"),
-    python: Optional[str] = typer.Option(None, "--python", help="Target interpreter with torch-xla."),
+    python: Optional[str] = typer.Option(None, "--python", metavar="PYTHON", help="Target interpreter with torch-xla."),
     as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout."),
     output_format: str = typer.Option("text", "--format", metavar="FORMAT", help=FORMAT_HELP),
-    timeout: float = typer.Option(600.0, "--timeout", help="Seconds before the model steps are stopped."),
+    timeout: float = typer.Option(600.0, "--timeout", metavar="SECONDS",
+                                  help="Seconds before the model steps are stopped."),
 ) -> None:
     """Count the graphs a training step compiles as batch and sequence length vary; suggest buckets."""
     import os
@@ -186,13 +198,14 @@ def probe_shapes(
 
 @probe_app.command("canary")
 def probe_canary(
-    python: Optional[str] = typer.Option(None, "--python", help="Target interpreter (default: the active venv)."),
-    root: str = typer.Option("/", "--root", help="Where to look for /dev/neuron* (default /)."),
+    python: Optional[str] = typer.Option(None, "--python", metavar="PYTHON",
+                                         help="Target interpreter (default: the active venv)."),
+    root: str = typer.Option("/", "--root", metavar="DIR", help="Where to look for /dev/neuron* (default /)."),
     cpu_backend: bool = typer.Option(False, "--cpu-backend", help="Compile only; no device needed."),
-    runs: int = typer.Option(100, "--runs", help="Runs for the latency percentiles."),
+    runs: int = typer.Option(100, "--runs", metavar="N", help="Runs for the latency percentiles."),
     as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout."),
     output_format: str = typer.Option("text", "--format", metavar="FORMAT", help=FORMAT_HELP),
-    timeout: float = typer.Option(1800.0, "--timeout", help="Seconds before the canary is stopped."),
+    timeout: float = typer.Option(1800.0, "--timeout", metavar="SECONDS", help="Seconds before the canary is stopped."),
 ) -> None:
     """Trace a small model with torch_neuronx, run it on a NeuronCore, compare with CPU, save/load, time it."""
     import os
@@ -209,7 +222,7 @@ def probe_canary(
 
 @app.command()
 def explain(
-    source: str = typer.Argument("-", metavar="[LOGFILE|-|FINDING-ID]",
+    source: str = typer.Argument("-", metavar="LOGFILE|-|FINDING-ID",
                                  help="A compiler/runtime log, - for stdin (default), or a finding id."),
     as_json: bool = typer.Option(False, "--json", help="One JSON document: {category, op, variant, ways_out}."),
     output_format: str = typer.Option("text", "--format", metavar="FORMAT", help=FORMAT_HELP),
@@ -222,14 +235,16 @@ def explain(
 
 @app.command()
 def bundle(
-    output: Optional[str] = typer.Option(None, "-o", "--output", help="Archive path (default: ./neurondoctor-…)."),
-    root: str = typer.Option("/", "--root", help="Collect from the Linux tree under DIR."),
-    venv: list[str] = typer.Option([], "--venv", help="Also inspect this environment (repeatable)."),
+    output: Optional[str] = typer.Option(None, "-o", "--output", metavar="FILE",
+                                         help="Archive path (default: ./neurondoctor-…)."),
+    root: str = typer.Option("/", "--root", metavar="DIR", help="Collect from the Linux tree under DIR."),
+    venv: list[str] = typer.Option([], "--venv", metavar="DIR", help="Also inspect this environment (repeatable)."),
     obfuscate: bool = typer.Option(False, "--obfuscate", help="Map hostnames, IPs, instance and account ids."),
-    since: Optional[str] = typer.Option(None, "--since", help="Kernel log window for journalctl, e.g. '2 hours ago'."),
-    max_size: float = typer.Option(100.0, "--max-size", help="Cap on collected data, in MB."),
-    max_time: float = typer.Option(120.0, "--max-time", help="Total time budget in seconds."),
-    command_timeout: float = typer.Option(10.0, "--command-timeout", help="Seconds per command."),
+    since: Optional[str] = typer.Option(None, "--since", metavar="WHEN",
+                                        help="Kernel log window for journalctl, e.g. '2 hours ago'."),
+    max_size: float = typer.Option(100.0, "--max-size", metavar="MB", help="Cap on collected data, in MB."),
+    max_time: float = typer.Option(120.0, "--max-time", metavar="SECONDS", help="Total time budget in seconds."),
+    command_timeout: float = typer.Option(10.0, "--command-timeout", metavar="SECONDS", help="Seconds per command."),
     force: bool = typer.Option(False, "--force", help="Replace the regular file named by -o if it exists."),
 ) -> None:
     """Write one redacted support archive: the check, command outputs, logs, package lists, a manifest."""
@@ -258,7 +273,7 @@ def manifests_list() -> None:
 
 
 @manifests_app.command("show")
-def manifests_show(release: str = typer.Argument(..., help="A release such as 2.31.1.")) -> None:
+def manifests_show(release: str = typer.Argument(..., metavar="X.Y.Z", help="A release such as 2.31.1.")) -> None:
     """Show every package of one release with its instances and Python versions."""
     from neurondoctor.release_data.catalog import load_catalog
     from neurondoctor.release_data.release_table import render_release
@@ -291,10 +306,12 @@ def manifests_status(as_json: bool = typer.Option(False, "--json", help="One JSO
 
 @manifests_app.command("update")
 def manifests_update(
-    url: Optional[str] = typer.Option(None, "--url", help="Where to fetch n2-manifest.json (default: "
+    url: Optional[str] = typer.Option(None, "--url", metavar="URL", help="Where to fetch n2-manifest.json (default: "
                                       "$NEURONDOCTOR_MANIFEST_URL, else AWS's)."),
-    file: Optional[str] = typer.Option(None, "--file", help="Use this n2-manifest.json instead (air-gapped hosts)."),
-    timeout: float = typer.Option(20.0, "--timeout", help="Seconds the whole download may take (positive)."),
+    file: Optional[str] = typer.Option(None, "--file", metavar="FILE",
+                                       help="Use this n2-manifest.json instead (air-gapped hosts)."),
+    timeout: float = typer.Option(20.0, "--timeout", metavar="SECONDS",
+                                  help="Seconds the whole download may take (positive)."),
 ) -> None:
     """Fetch a newer AWS release manifest, validate it, and use it from now on (never older than the one in use)."""
     import os
@@ -336,7 +353,8 @@ def _report_load_problems(catalog: ReleaseCatalog) -> None:
 
 @fleet_app.command("summarize")
 def fleet_summarize(
-    paths: list[str] = typer.Argument(..., help="REPORT.json, REPORTS.jsonl or a directory of them (repeatable)."),
+    paths: list[str] = typer.Argument(..., metavar="PATH...",
+                                      help="REPORT.json, REPORTS.jsonl or a directory of them (repeatable)."),
     as_json: bool = typer.Option(False, "--json", help="One neurondoctor.fleet/1 document on stdout."),
     output_format: str = typer.Option("text", "--format", metavar="FORMAT",
                                       help="text, markdown (for a ticket or a wiki page) or json (as --json)."),
@@ -363,14 +381,15 @@ def fleet_summarize(
 
 @app.command()
 def bootstrap(
-    release: str = typer.Option(..., "--release", help="The Neuron release to set up, e.g. 2.33.0."),
-    venv: str = typer.Option(..., "--venv", help="Where the guarded PyTorch environment goes."),
-    root: str = typer.Option("/", "--root", help="Plan for the tree under DIR (a mounted image, a fixture root); "
+    release: str = typer.Option(..., "--release", metavar="X.Y.Z", help="The Neuron release to set up, e.g. 2.33.0."),
+    venv: str = typer.Option(..., "--venv", metavar="DIR", help="Where the guarded PyTorch environment goes."),
+    root: str = typer.Option("/", "--root", metavar="DIR",
+                             help="Plan for the tree under DIR (a mounted image, a fixture root); "
                              "with --apply the commands run in `chroot DIR`."),
     image: bool = typer.Option(False, "--image", help="An image build: no device expected (no driver reload, no "
                                "canary, no device checks)."),
     apply: bool = typer.Option(False, "--apply", help="Run the plan (as root), then check."),
-    status_file: Optional[str] = typer.Option(None, "--status-file", help="Where the result goes "
+    status_file: Optional[str] = typer.Option(None, "--status-file", metavar="FILE", help="Where the result goes "
                                               "(default with --apply: /var/lib/neurondoctor/bootstrap.json)."),
     as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout."),
     output_format: str = typer.Option("text", "--format", metavar="FORMAT", help=FORMAT_HELP),
