@@ -336,7 +336,22 @@ def _upstream(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in re.findall(r"\d+", version.split(":")[-1].split("-")[0]))
 
 
-def _install(kind: str, specs: list[str], allow_held: bool, allow_downgrades: bool) -> None:
+def _installed_version(kind: str, name: str) -> str | None:
+    if kind == "rpm":
+        return rpm_packages().get(name)
+    return next((stanza["Version"] for stanza in dpkg_stanzas() if stanza["Package"] == name), None)
+
+
+def _installed_as_is(kind: str, name: str, version: str) -> bool:
+    """The package is fully installed at this very version: `apt-get install` and `dnf install` then do nothing
+    ("is already the newest version"), however its files look; only a reinstall writes them again."""
+    if kind == "rpm":
+        return rpm_packages().get(name) == version
+    return any(stanza["Package"] == name and stanza.get("Version") == version
+               and stanza.get("Status", "").endswith(" ok installed") for stanza in dpkg_stanzas())
+
+
+def _install(kind: str, specs: list[str], allow_held: bool, allow_downgrades: bool, reinstall: bool = False) -> None:
     for spec in specs:
         headers = _headers(kind, spec)
         if headers is not None:
@@ -348,7 +363,11 @@ def _install(kind: str, specs: list[str], allow_held: bool, allow_downgrades: bo
         else:
             match = re.fullmatch(r"(aws-neuron[a-z-]*?)-(\d[^\s]*)", spec)
             name, pattern = (match.group(1), match.group(2)) if match else (spec, "")
-        version = _choose(kind, name, pattern or None)
+        installed = _installed_version(kind, name)
+        # `dnf reinstall NAME` writes the installed version again; any other install picks from the repository
+        version = installed if reinstall and not pattern and installed else _choose(kind, name, pattern or None)
+        if not reinstall and _installed_as_is(kind, name, version):
+            continue
         if kind == "deb":
             held = any(stanza["Package"] == name and stanza.get("Status", "").startswith("hold")
                        for stanza in dpkg_stanzas())
@@ -423,8 +442,9 @@ def _package_manager(kind: str, args: list[str]) -> None:
         return
     if operation == "install" and kind == "rpm" and targets == ["python3-dnf-plugin-versionlock"]:
         return
-    if operation in ("install", "upgrade"):
-        _install(kind, targets, "--allow-change-held-packages" in args, "--allow-downgrades" in args)
+    if operation in ("install", "upgrade", "reinstall"):
+        _install(kind, targets, "--allow-change-held-packages" in args, "--allow-downgrades" in args,
+                 reinstall=operation == "reinstall" or "--reinstall" in args)
     elif operation in ("remove", "purge", "erase"):
         _remove(kind, targets)
     else:

@@ -77,6 +77,12 @@ CASES = {
     "compiler-newer-than-runtime": Case("ND-RT-002", {"release": "2.29.1"}, venv_release="2.31.1"),
     "runtime-missing": Case("ND-RT-003", {"runtime_library": False,
                                           "package_versions": {"aws-neuronx-runtime-lib": None}}),
+    # dpkg lists runtime-lib installed, its files are gone (a cleanup script took /opt/aws/neuron/lib): `apt-get
+    # install` says "already the newest version" and does nothing; the fix reinstalls (issue 27 §3).
+    "runtime-files-gone-apt": Case("ND-RT-003", {"runtime_library": False},
+                                   expect=("sudo apt-get install -y --reinstall",)),
+    "runtime-files-gone-dnf": Case("ND-RT-003", {"runtime_library": False, "os": "al2023",
+                                                 "kernel": AL2023_KERNEL}, rpm=True, expect=("sudo dnf reinstall -y",)),
     "device-permission": Case("ND-DEV-002", {"node_mode": 0o600}, expect=("sudo chmod 0666", "echo 'KERNEL")),
     "cores-busy": Case("ND-DEV-003", {"instance_type": "trn1.32xlarge",
                                       "holders": [Holder(4343, "python", "python train.py", (0,))]},

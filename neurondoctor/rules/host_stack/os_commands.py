@@ -45,6 +45,16 @@ def install_command(snapshot: HostSnapshot, packages: Sequence[tuple[str, Option
     return command("sudo", manager, "install", "-y", *specs)
 
 
+def reinstall_command(snapshot: HostSnapshot, packages: Sequence[tuple[str, Optional[str]]]) -> Command:
+    """Write an installed package's files again: a plain install of the version already there does nothing
+    (apt: "is already the newest version"; dnf: "already installed")."""
+    manager = package_manager(snapshot)
+    if manager == "apt":
+        specs = [f"{name}={version}*" if version else name for name, version in packages]
+        return command("sudo", "apt-get", "install", "-y", "--reinstall", "--allow-change-held-packages", *specs)
+    return command("sudo", manager, "reinstall", "-y", *[name for name, _ in packages])
+
+
 def remove_command(snapshot: HostSnapshot, names: Sequence[str], note: str = "") -> Command:
     manager = package_manager(snapshot)
     if manager == "apt":

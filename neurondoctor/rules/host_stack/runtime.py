@@ -21,6 +21,7 @@ from neurondoctor.rules.host_stack.os_commands import (
     RELOAD_DRIVER,
     host_target_release,
     install_command,
+    reinstall_command,
     release_version,
 )
 from neurondoctor.rules.python_stack.framework_pins import describe_releases
@@ -144,15 +145,27 @@ def runtime_files_missing(ctx: RuleContext) -> list[Finding]:
     if not missing:
         return []
     errors = [name for name, _ in missing if name != TOOLS]
+    # A package the package manager lists while its files are gone (a cleanup took /opt/aws/neuron) is not
+    # missing: installing it again does nothing; it is reinstalled at the version it is.
+    gone = [name for name, _ in missing if name in snapshot.packages]
+    absent = [name for name, _ in missing if name not in snapshot.packages]
+    commands = ([install_command(snapshot, [(name, release_version(ctx, release, name)) for name in absent])]
+                if absent else [])
+    if gone:
+        commands.append(reinstall_command(snapshot, [(name, snapshot.packages[name].version) for name in gone]))
+    title = "; ".join(part for part in (
+        "missing on this host: " + ", ".join(absent) if absent else "",
+        "installed, but the files are gone: " + ", ".join(gone) if gone else "") if part)
     return [Finding(
         id="ND-RT-003",
         category="tools-missing",
         severity=SEVERITY_ERROR if errors else SEVERITY_WARNING,
-        title="missing on this host: " + ", ".join(name for name, _ in missing),
+        title=title,
         detail="; ".join(f"{name}: {why}" for name, why in missing) + " (nrt-ts).",
         evidence={"runtime_libraries": snapshot.runtime_libraries,
-                  "collectives_libraries": snapshot.collectives_libraries, "tools": snapshot.tools},
-        fix=Fix([install_command(snapshot, [(name, release_version(ctx, release, name)) for name, _ in missing])]),
+                  "collectives_libraries": snapshot.collectives_libraries, "tools": snapshot.tools,
+                  "installed_without_files": gone},
+        fix=Fix(commands),
     )]
 
 
