@@ -147,6 +147,9 @@ def test_driver_stale_names_the_holders(catalog: ReleaseCatalog, tmp_path: Path)
     finding = ids(judge(catalog, root))["ND-DRV-003"]
     assert (finding.category, finding.severity) == ("driver-stale", "error")
     assert finding.fix_lines == ["sudo kill 4121", "sudo rmmod neuron", "sudo modprobe neuron"]
+    assert "Stop the 1 process using it" in finding.detail and "PID 4121 is python." in finding.detail
+    unused = ids(judge(catalog, host(tmp_path, "unused", loaded_version="2.28.0.0")))["ND-DRV-003"]
+    assert "Nothing is using it" in unused.detail and "Stop the 0" not in unused.detail  # issue 27 §3
     near_miss = host(tmp_path, "same", loaded_version="2.29.0.0-d8a9b6f0e")
     assert "ND-DRV-003" not in ids(judge(catalog, near_miss))
 

@@ -197,6 +197,13 @@ def driver_not_loaded(ctx: RuleContext) -> list[Finding]:
     )]
 
 
+def _users_line(used_by: int) -> str:
+    """What to do before the reload, by how many processes hold the module: none needs no stopping."""
+    if used_by == 0:
+        return "Nothing is using it: reload it, or reboot."
+    return f"Stop the {used_by} process{'es' if used_by > 1 else ''} using it, then reload, or reboot."
+
+
 def driver_stale(ctx: RuleContext) -> list[Finding]:
     """ND-DRV-003: the loaded module is not the installed package's version (upgrade without reload)."""
     snapshot = ctx.facts.host.snapshot
@@ -215,7 +222,7 @@ def driver_stale(ctx: RuleContext) -> list[Finding]:
         title=f"loaded Neuron driver {normalize_neuron_version(loaded)} is not the installed {installed}",
         detail=("The package was upgraded but the old module is still in the kernel (`modinfo neuron` shows the "
                 "new version, misleadingly). A newer runtime fails with `compatibility id … is not compatible`. "
-                f"Stop the {module.used_by} process(es) using it, then reload, or reboot."
+                + _users_line(module.used_by)
                 + "".join(f" PID {holder.pid} is {holder.command}." for holder in snapshot.holders)),
         evidence={"loaded": loaded, "installed": package.version, "used_by": module.used_by,
                   "holders": [holder.pid for holder in snapshot.holders]},
