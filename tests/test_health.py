@@ -406,3 +406,19 @@ def test_a_long_kern_log_is_read_from_its_end(tmp_path: Path) -> None:
     assert (root / "var/log/kern.log").stat().st_size > 17 << 20
     result = run_cli(["health", "--root", str(root), "--format", "npd"])
     assert result.returncode == 1 and result.stdout.startswith("ND-HW-002 NEURON_HW_ERR=SRAM_UNCORRECTABLE_ERROR")
+
+
+def test_nhc_prints_only_unknown_lines_while_the_verdict_is_unknown(tmp_path: Path) -> None:
+    """Issue 27 §2: an unreadable module list makes the verdict unknown; a trn1.32xlarge without its EFA interfaces
+    is a warning beside it. A drain script that drains on `ERROR:` or `WARNING:` must not act on a node it could
+    not judge. (An error beside an unreadable check is certain: that node is unhealthy, its lines `ERROR:`.)"""
+    root = build_host(tmp_path / "root", HostSpec(instance_type="trn1.32xlarge", efa=False))
+    (root / "proc/modules").unlink()
+    os.mkfifo(root / "proc/modules")
+    result = run_cli(["health", "--root", str(root), "--format", "nhc"], timeout=60)
+    lines = result.stdout.splitlines()
+    assert result.returncode == 3 and lines
+    assert all(line.startswith("UNKNOWN: neurondoctor: ") for line in lines), lines
+    assert any("also found warning ND-" in line for line in lines), lines
+    judged = build_host(tmp_path / "judged", HostSpec(node_mode=0o600))  # near miss: the same error, judged
+    assert run_cli(["health", "--root", str(judged), "--format", "nhc"]).stdout.startswith("ERROR: neurondoctor: ")

@@ -5,7 +5,8 @@ npd: a custom-plugin monitor reads exit 0 (OK) / 1 (NonOK) / other (Unknown) and
 80 bytes by default (node-problem-detector docs/custom_plugin_monitor.md), so the line leads with the worst
 finding's id. nhc: LBNL NHC and Slurm `HealthCheckProgram` scripts drain with a reason; every error and warning is
 a `SEVERITY: neurondoctor: ID title` line, the first being the reason to drain with; an unknown verdict is
-`UNKNOWN:` lines, which no drain script should read as a failure to drain on, nor as a pass. The exit code is the
+`UNKNOWN:` lines only (its findings too, as `UNKNOWN: … also found …`), which no drain script should read as a
+failure to drain on, nor as a pass. The exit code is the
 same as for every other format (ARCHITECTURE.md §7).
 """
 
@@ -49,10 +50,13 @@ def render_npd(report: Report, limit: int = NPD_MESSAGE_LIMIT) -> str:
 
 def render_nhc(report: Report) -> str:
     health = report.health
+    if health.state == STATE_UNKNOWN:  # only UNKNOWN lines: a drain script must not read an `ERROR:` and drain
+        return "\n".join(neutralize(line) for line in (
+            *(f"UNKNOWN: neurondoctor: {reason}" for reason in health.reasons or ["could not judge this node"]),
+            *(f"UNKNOWN: neurondoctor: also found {finding.severity} {finding.id} {finding.title}"
+              for finding in _ranked(report)))) + "\n"
     lines = [f"{finding.severity.upper()}: neurondoctor: {finding.id} {finding.title}" for finding in _ranked(report)]
-    if health.state == STATE_UNKNOWN:
-        lines += [f"UNKNOWN: neurondoctor: {reason}" for reason in health.reasons]
-    elif health.state == STATE_UNHEALTHY:
+    if health.state == STATE_UNHEALTHY:
         lines += [f"UNKNOWN: neurondoctor: {reason}" for reason in health.reasons if reason.startswith("could not")]
     if not lines:
         ran = [check for check in report.checks if check.status != STATUS_SKIPPED]
