@@ -185,6 +185,37 @@ def empty_folder(tmp_path: Path) -> str:
     return str(folder)
 
 
+_RANK = {"info": 1, "warning": 2, "error": 3}
+_STATUS_RANK = {"ok": 0, "info": 1, "warning": 2, "error": 3}
+
+
+def assert_answers_agree(document: dict[str, Any]) -> None:
+    """Issue 27 §2, on every report a test reads: each area's status is the worst of its own findings (`ok` none,
+    `skipped` judged nothing), the summary counts are the findings', and the verdict follows them."""
+    severities: dict[str, list[str]] = {}
+    for finding in document["findings"]:
+        severities.setdefault(finding["id"], []).append(finding["severity"])
+    counted = {"error": 0, "warning": 0, "info": 0}
+    for finding in document["findings"]:
+        counted[finding["severity"]] += 1
+    for check in document["checks"]:
+        own = [severities[finding_id].pop(0) for finding_id in check["findings"]]
+        if check["status"] in _STATUS_RANK:
+            worst = max((_RANK[severity] for severity in own), default=0)
+            assert worst == _STATUS_RANK[check["status"]], (check["id"], check["status"], own)
+        elif check["status"] == "skipped":
+            assert own == [], (check["id"], own)
+    assert all(not left for left in severities.values()), severities  # every finding belongs to one area
+    assert document["summary"] == {"errors": counted["error"], "warnings": counted["warning"],
+                                   "info": counted["info"]}, (document["summary"], counted)
+    state = document["health"]["state"]
+    assert (state == "unhealthy") == (counted["error"] > 0), (state, counted)
+    if state == "ok":
+        assert counted["warning"] == 0
+    if state == "degraded":
+        assert counted["warning"] > 0
+
+
 def validated_report(text: str) -> dict[str, Any]:
     """A `check --json` document, validated against the shipped JSON Schema and read back by `load_report`."""
     import jsonschema
@@ -197,6 +228,7 @@ def validated_report(text: str) -> dict[str, Any]:
     read = load_report(text)
     assert [finding.id for finding in read.findings] == [finding["id"] for finding in document["findings"]]
     assert read.health.state == document["health"]["state"]
+    assert_answers_agree(document)
     return document
 
 

@@ -56,6 +56,15 @@ def always(ctx: RuleContext) -> bool:
     return True
 
 
+def has_environments(ctx: RuleContext) -> bool:
+    """An area that judges Python environments judges nothing without one: it is skipped (`[–]`), never `[✓]`."""
+    return bool(ctx.facts.environments)
+
+
+def no_environment(ctx: RuleContext) -> str:
+    return NO_ENVIRONMENT
+
+
 @dataclass(frozen=True)
 class Check:
     """One report area (one status line).

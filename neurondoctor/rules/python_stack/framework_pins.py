@@ -62,17 +62,17 @@ def release_outliers(ctx: RuleContext) -> list[Finding]:
             if verdict.target:
                 against = f"the target release {verdict.target}"
             elif verdict.anchor:
-                against = (f"{verdict.anchor.dist.display_name} {verdict.anchor.dist.version} "
+                against = (f"the release of {verdict.anchor.dist.display_name} {verdict.anchor.dist.version} "
                            f"(Neuron {describe_releases(verdict.agreed)})")
             else:
-                against = "the environment"
+                against = "the release of the environment"
             symptom = str(props.get("symptom", ""))
             findings.append(Finding(
                 id="ND-PIN-001",
                 category=CATEGORY,
                 severity=str(props["severity"]),
                 title=(f"{package.dist.display_name} {package.dist.version} is from Neuron "
-                       f"{describe_releases(package.releases)}, not from the release of {against}"),
+                       f"{describe_releases(package.releases)}, not from {against}"),
                 detail=("Neuron framework packages are released together and must be pinned to one release."
                         + (f" Symptom: {symptom}" if symptom else "") + f" ({props.get('source', '')})"),
                 evidence={"venv": env.path, "package": package.dist.display_name,

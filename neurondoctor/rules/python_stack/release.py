@@ -102,8 +102,9 @@ def newer_than_the_data(ctx: RuleContext) -> list[Finding]:
 
 def release_summary(ctx: RuleContext) -> str:
     envs = ctx.facts.environments
-    if not envs:
-        return NO_ENVIRONMENT
+    if not envs:  # the host's packages were still judged (ND-REL-003, ND-INST-*)
+        host = ctx.host_release().release
+        return (f"host on Neuron {host}; " if host else "") + NO_ENVIRONMENT
     named = sorted({release_words(ctx.release_of(env).agreed) for env in envs
                     if ctx.release_of(env).release and ctx.release_of(env).packages})  # --release alone names none
     if not named:
@@ -111,6 +112,13 @@ def release_summary(ctx: RuleContext) -> str:
                         for dist in env.effective_distributions().values() if dist.placeholder}
         return "no Neuron packages installed" + (
             f", but {placeholder_words(placeholders)}" if placeholders else "")
+    framework = ctx.catalog.compat.get("framework_packages", {})
+    outliers = sorted({(package.dist.display_name, "ND-PIN-001" if package.dist.name in framework else "ND-REL-001")
+                       for env in envs for package in ctx.release_of(env).outliers})
+    if outliers:  # reported by their own findings: never "every package is in that release" beside them
+        return (f"Neuron {', '.join(named)} except " + ", ".join(f"{name} (see {finding_id})"
+                                                                for name, finding_id in outliers)
+                + f" (newest known: {ctx.catalog.latest})")
     return (f"Neuron {', '.join(named)}; every package is in that release "
             f"(newest known: {ctx.catalog.latest})")
 

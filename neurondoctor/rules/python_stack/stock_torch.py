@@ -9,7 +9,14 @@ from __future__ import annotations
 
 from neurondoctor.facts.python_env import Distribution, PythonEnvironment
 from neurondoctor.neuron_version import major_minor
-from neurondoctor.rules.check import NO_ENVIRONMENT, Check, FindingSpec, RuleSet
+from neurondoctor.rules.check import (
+    NO_ENVIRONMENT,
+    Check,
+    FindingSpec,
+    RuleSet,
+    has_environments,
+    no_environment,
+)
 from neurondoctor.rules.context import RuleContext, TorchStack, pin, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Command, Fix, command
@@ -190,4 +197,4 @@ CHECK = Check("pytorch-stack", "PyTorch stack",
               (RULE_SET, torch_companions.RULE_SET, framework_pins.RULE_SET, requirements.RULE_SET,
                framework_missing.RULE_SET),
               pytorch_summary,
-              needs=("environments",))
+              needs=("environments",), applies=has_environments, not_applicable=no_environment)

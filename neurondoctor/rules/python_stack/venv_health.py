@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 from neurondoctor.facts.python_env import INSTALLATION_KINDS, PythonEnvironment
-from neurondoctor.rules.check import NO_ENVIRONMENT, Check, FindingSpec, RuleSet
+from neurondoctor.rules.check import (
+    NO_ENVIRONMENT,
+    Check,
+    FindingSpec,
+    RuleSet,
+    has_environments,
+    no_environment,
+)
 from neurondoctor.rules.context import RuleContext, pin, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Fix, command, note
@@ -156,4 +163,4 @@ RULE_SET = RuleSet(
 )
 CHECK = Check("python-env", "Python environment",
               (RULE_SET, python_support.RULE_SET, shadowing.RULE_SET), python_env_summary,
-              needs=("environments",))
+              needs=("environments",), applies=has_environments, not_applicable=no_environment)
