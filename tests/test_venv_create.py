@@ -134,8 +134,18 @@ def test_failed_force_rebuild_keeps_the_existing_env(index_url: str, tmp_path: P
     assert sorted(path.name for path in target.iterdir()) == before
     assert installed_torch(target) == "torch-2.9.0.dist-info"
     assert not list(tmp_path.glob(".keep*"))
+    # One line and a next step (issue 27 §4): no "done", no installer command, no cause chain; those under -v
+    errors = [line for line in failed.stderr.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and errors[0].startswith("error: installing the packages failed: ")
+    assert f"Nothing was left behind at {target}; next: run it again with -v" in errors[0]
+    assert "done in" not in failed.stderr and "failed after" in failed.stderr
+    assert failed.stderr.strip().splitlines()[-1] == errors[0] and "pip install" not in failed.stderr
+    verbose = run_cli(["venv", "create", str(target), "--release", "2.30.0", "--python", sys.executable,
+                       "--installer", "uv", "--index-url", index_url, "--force", "-v"], env=env, timeout=600)
+    assert verbose.returncode == 1 and "pip install" in verbose.stderr  # the installer's command, under -v
     unforced = create(target, index_url, "uv", env)
-    assert unforced.returncode == 1 and "already exists" in unforced.stderr
+    assert unforced.returncode == 2 and f"{target} is already an environment" in unforced.stderr
+    assert "next: pass --force to replace it once the new one is built" in unforced.stderr
 
 
 def test_dry_run_prints_the_plan(tmp_path: Path) -> None:

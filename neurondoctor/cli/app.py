@@ -85,6 +85,7 @@ def venv_create(
     find_links: list[str] = typer.Option([], "--find-links", metavar="DIR", help="Local wheel directory (repeatable)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan and the commands; build nothing."),
     force: bool = typer.Option(False, "--force", help="Replace an existing environment once the new one is built."),
+    verbose: bool = typer.Option(False, "-v", "--verbose", help="On a failure, the installer's command and output."),
 ) -> None:
     """Build a fresh, pinned, guarded environment for a Neuron release, then check it."""
     from neurondoctor.actions.venv.create import VenvCreateOptions, create_venv, describe_plan, prepare_venv
@@ -101,13 +102,15 @@ def venv_create(
         write_text(describe_plan(prepared))
         raise typer.Exit(exit_codes.OK)
     progress = progress_for_stderr()
+    failed = True
     try:
-        report = create_venv(prepared, progress)
+        report = create_venv(prepared, progress, verbose)
+        failed = False
     except KeyboardInterrupt:
         typer.echo("interrupted: the partial environment was removed", err=True)
         raise typer.Exit(exit_codes.INTERRUPTED) from None
     finally:
-        progress.close()
+        progress.close(failed)
     render_terminal(report, sys.stdout)
     raise typer.Exit(report.exit_code())
 

@@ -20,8 +20,9 @@ class PlainProgress:
         write_text(f"[{time.strftime('%H:%M:%S')}] {message}\n", sys.stderr)
         sys.stderr.flush()
 
-    def close(self) -> None:
-        self.step(f"done in {time.monotonic() - self.started:.1f} s")
+    def close(self, failed: bool = False) -> None:
+        elapsed = time.monotonic() - self.started
+        self.step(f"failed after {elapsed:.1f} s" if failed else f"done in {elapsed:.1f} s")
 
 
 class TerminalProgress:
@@ -42,7 +43,7 @@ class TerminalProgress:
         self.console.print(f"[dim]{time.monotonic() - self.started:5.1f} s[/dim] {shown}")
         self.status.update(shown)
 
-    def close(self) -> None:
+    def close(self, failed: bool = False) -> None:
         self.status.stop()
 
 

@@ -41,8 +41,11 @@ def test_venv_create_never_replaces_a_directory_that_is_not_a_venv(index_url: st
                                                                   force: bool) -> None:
     precious = _user_directory(tmp_path / "work")
     result = _create(tmp_path / "work", index_url, isolated_env(tmp_path), *(["--force"] if force else []))
-    assert result.returncode != 0 and "Traceback" not in result.stderr
-    assert ("not a virtual environment" in result.stderr) if force else ("already exists" in result.stderr)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    # One answer with or without --force (issue 27 §3): never "pass --force", never "done" or "nothing left behind"
+    assert result.stderr.strip().splitlines() == [
+        f"error: {tmp_path / 'work'} exists and is not a virtual environment (no pyvenv.cfg and bin/python); "
+        "neurondoctor replaces only environments, so it was left as it is; next: choose another path"]
     assert precious.read_text() == "three years of work\n"
     assert sorted(path.name for path in tmp_path.iterdir()) == ["home", "work"] or not list(
         tmp_path.glob(".work*"))
@@ -90,7 +93,7 @@ def test_a_directory_that_appears_during_the_build_is_not_clobbered(index_url: s
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     prepared = prepare_venv(VenvCreateOptions(path=str(target), release=RELEASE, python=sys.executable,
                                               installer="uv", index_url=index_url))
-    with pytest.raises(venv_builder.BuildError, match="already exists"):
+    with pytest.raises(venv_builder.TargetRefused, match="is not a virtual environment"):
         venv_builder.build_venv(prepared.plan, target, sys.executable, "uv")
     assert (target / "data").read_text() == "mine\n" and not (target / "pyvenv.cfg").exists()
     assert not list(tmp_path.glob(".racy*"))

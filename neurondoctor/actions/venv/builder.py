@@ -37,7 +37,18 @@ UV_INDEX_STRATEGY = "unsafe-best-match"  # the Neuron repository + PyPI mix need
 
 
 class BuildError(Exception):
-    """The build failed; nothing was left behind. The message says what failed, in one or two lines."""
+    """The build failed; nothing was left behind. The message says what failed in one line; `next_step` what to do
+    about it; `detail` (the installer's command and the last lines it printed) is for `-v`."""
+
+    def __init__(self, message: str, next_step: str = "", detail: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.next_step = next_step
+        self.detail = detail
+
+
+class TargetRefused(BuildError):
+    """What is at PATH may not be replaced: refused before anything starts."""
 
 
 class Progress(Protocol):
@@ -126,11 +137,26 @@ def _rewrite_paths(venv: Path, old: str, new: str) -> None:
             path.write_bytes(data.replace(old_bytes, new_bytes))
 
 
+def _last_line(text: str) -> str:
+    """The installer's last word, which names the cause (`× No solution found …`, `ERROR: Could not find …`)."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1][:200] if lines else ""
+
+
 def _run(argv: Sequence[str], timeout: float, what: str, env: Optional[dict[str, str]] = None) -> None:
     result = run_command(argv, timeout=timeout, env=env)
     if not result.ok:
-        tail = "\n".join((result.stderr or result.stdout).strip().splitlines()[-12:])
-        raise BuildError(f"{what} failed: {result.describe_failure()}" + (f"\n{tail}" if tail else ""))
+        output = result.stderr or result.stdout
+        tail = "\n".join(output.strip().splitlines()[-12:])
+        if result.timed_out:
+            cause, step = f"it did not finish within {result.duration_s:.0f} s", \
+                "check that the indexes answer (a mirror or a proxy), then run it again"
+        elif result.error:
+            cause, step = f"it could not run: {result.error}", "check the installer named in --installer"
+        else:
+            cause = _last_line(output) or f"the installer exited with status {result.returncode}"
+            step = "run it again with -v for the installer's output; --dry-run prints the plan and its commands"
+        raise BuildError(f"{what} failed: {cause}", step, f"{result.describe_failure()}\n{tail}".rstrip())
 
 
 def _install_environment() -> dict[str, str]:
@@ -150,14 +176,17 @@ def replaceable_environment(path: Path) -> bool:
     return (path / "pyvenv.cfg").is_file() and (python.exists() or python.is_symlink())
 
 
-def _check_target(target: Path, force: bool) -> None:
+def check_target(target: Path, force: bool) -> None:
+    """Only an environment may be replaced, and only with --force: anything else at PATH is never touched."""
     if not (target.exists() or target.is_symlink()):
         return
-    if not force:
-        raise BuildError(f"{target} already exists; pass --force to replace it once the new one is built")
     if not replaceable_environment(target):
-        raise BuildError(f"{target} is not a virtual environment (no pyvenv.cfg and bin/python); refusing to "
-                         "replace it, even with --force")
+        raise TargetRefused(f"{target} exists and is not a virtual environment (no pyvenv.cfg and bin/python); "
+                            "neurondoctor replaces only environments, so it was left as it is",
+                            "choose another path")
+    if not force:
+        raise TargetRefused(f"{target} is already an environment; it was left as it is",
+                            "pass --force to replace it once the new one is built, or choose another path")
 
 
 class BuildInterrupted(KeyboardInterrupt):
@@ -192,7 +221,8 @@ def build_lock(target: Path) -> Iterator[None]:
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError as error:
-            raise BuildError(f"another `neurondoctor venv create` is building {target}; wait for it") from error
+            raise BuildError(f"another `neurondoctor venv create` is building {target}",
+                             "wait for it to finish") from error
         try:
             yield
         finally:
@@ -206,13 +236,13 @@ def build_venv(plan: VenvPlan, target: Path, python: str, installer: str, force:
     """Build the planned environment at `target`; raises BuildError and leaves nothing behind on failure."""
     progress = progress or SilentProgress()
     target = target.absolute()
-    _check_target(target, force)
+    check_target(target, force)
     uv = find_uv() if installer == "uv" else None
     if installer == "uv" and uv is None:
-        raise BuildError("uv is not installed; use --installer pip or install uv")
+        raise BuildError("uv is not installed", "use --installer pip, or install uv")
     target.parent.mkdir(parents=True, exist_ok=True)
     with build_lock(target), _terminate_as_interrupt():
-        _check_target(target, force)
+        check_target(target, force)
         staging = target.with_name(f".{target.name}.neurondoctor-{secrets.token_hex(4)}")
         commands = build_commands(plan, staging, python, installer, uv,
                                   ensurepip_wheels(python) if installer == "uv" else None)
@@ -227,7 +257,7 @@ def build_venv(plan: VenvPlan, target: Path, python: str, installer: str, force:
             progress.step("writing the guard (constraints, pip.conf, activate)")
             _rewrite_paths(staging, str(staging), str(target))
             write_guard(plan, staging, installer, final=target)
-            _check_target(target, force)  # something may have appeared at PATH while we built
+            check_target(target, force)  # something may have appeared at PATH while we built
             _replace(staging, target)
         finally:
             if staging.exists():

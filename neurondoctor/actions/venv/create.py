@@ -17,8 +17,10 @@ from neurondoctor.actions.check.check_run import CheckOptions, run_check
 from neurondoctor.actions.venv.builder import (
     BuildError,
     Progress,
+    TargetRefused,
     build_commands,
     build_venv,
+    check_target,
     ensurepip_wheels,
     find_uv,
 )
@@ -88,7 +90,12 @@ def prepare_venv(options: VenvCreateOptions) -> PreparedVenv:
         # version ranks above PyPI's 2.9.0), not PyPI's x86_64 CUDA build with gigabytes of unused nvidia-* packages
         # (ND-TORCH-002). The guard's pip.conf keeps both, so later installs do the same.
         plan.extra_index_urls = [catalog.pip_repository, str(catalog.compat.get("torch_cpu_index"))]
-    return PreparedVenv(plan, Path(options.path).absolute(), python, installer, options.force)
+    target = Path(options.path).absolute()
+    try:
+        check_target(target, options.force)  # before anything starts: no progress, no "done", exit 2
+    except TargetRefused as error:
+        raise exit_codes.UserError(f"{error.message}; next: {error.next_step}") from error
+    return PreparedVenv(plan, target, python, installer, options.force)
 
 
 def describe_plan(prepared: PreparedVenv) -> str:
@@ -110,14 +117,17 @@ def describe_plan(prepared: PreparedVenv) -> str:
     return "\n".join(lines) + "\n"
 
 
-def create_venv(prepared: PreparedVenv, progress: Progress) -> Report:
+def create_venv(prepared: PreparedVenv, progress: Progress, verbose: bool = False) -> Report:
     """Build the environment, then check it; the report's verdict is the command's. A failed build raises
     UserError (exit 1) after removing everything it made; Ctrl-C propagates after the same clean-up."""
     try:
         build_venv(prepared.plan, prepared.target, prepared.python, prepared.installer, force=prepared.force,
                    progress=progress)
+    except TargetRefused as error:  # something appeared at PATH while it built: as refused before
+        raise exit_codes.UserError(f"{error.message}; next: {error.next_step}") from error
     except BuildError as error:
-        raise exit_codes.UserError(f"{error}\nNothing was left behind at {prepared.target}.",
-                                   exit_codes.FINDINGS) from error
+        detail = f"\n{error.detail}" if verbose and error.detail else ""
+        raise exit_codes.UserError(f"{error.message}. Nothing was left behind at {prepared.target}; next: "
+                                   f"{error.next_step}{detail}", exit_codes.FINDINGS) from error
     progress.step(f"built {prepared.target}; verifying it with neurondoctor check")
     return run_check(CheckOptions(pythons=[str(prepared.target / "bin" / "python")]))
