@@ -1,4 +1,4 @@
-"""The exit codes of every command (ARCHITECTURE.md §7), and the error a user can meet.
+"""The exit codes of every command (docs/contracts.md §7), and the error a user can meet.
 
 A library caller raises `UserError` for bad usage or input it was given; the command line prints it the one way
 (`error: …` on stderr) and exits with its code. Nothing below the command line prints an error itself.

@@ -2,7 +2,7 @@
 
 Installed Neuron versions carry build suffixes that the release manifest does not:
 `2.9.0.2.13.23887+8e870898` (pip), `2.27.34.0-ec8cd5e8b` (deb), `2.19.7.0_530fb3064-1` (rpm),
-`2.15.9.0-dkms` (rpm dkms). neuron-facts.md §1.4 (sdk-policy.rst, update-manual.rst, gh#812).
+`2.15.9.0-dkms` (rpm dkms). docs/neuron-facts.md §1.4 (sdk-policy.rst, update-manual.rst, gh#812).
 """
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ def build_venv(directory: Path, distributions: int) -> Path:
     """A venv with pip (collect_env lists packages with it), torch 2.13.0 CPU and filler distributions."""
     wheels = local_torch_wheel_dir()
     if wheels is None:
-        raise SystemExit("needs the local torch 2.13.0 CPU wheel (see machine-notes.md)")
+        raise SystemExit("needs the local torch 2.13.0 CPU wheel (see docs/measured.md)")
     venv = directory / "bench-venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
     python = venv / "bin" / "python"

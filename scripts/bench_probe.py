@@ -26,7 +26,7 @@ from tests.conftest import local_torch_wheel_dir  # noqa: E402
 def torch_venv(scratch: Path) -> Path:
     wheels = local_torch_wheel_dir()
     if wheels is None:
-        raise SystemExit("needs the local torch 2.13.0 CPU wheel (see machine-notes.md)")
+        raise SystemExit("needs the local torch 2.13.0 CPU wheel (see docs/measured.md)")
     venv = scratch / "torch-venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "--quiet",

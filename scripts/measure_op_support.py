@@ -66,7 +66,7 @@ def probe(python: str, script: str, spec: str, *flags: str) -> dict[str, Any]:
 
 def xla_spellings(op: str) -> set[str]:
     """The names an eager op goes by on the XLA device: functionalization makes in-place ops out of place and
-    view ops `*_copy` (machine-notes.md)."""
+    view ops `*_copy` (docs/measured.md)."""
     base = op[:-1] if op.endswith("_") and not op.endswith("__") else op
     return {op, base, f"{base}_copy"}
 

@@ -1,7 +1,7 @@
 """Regenerate `manifests/sdk.json` and `manifests/releases/*.json` from AWS's n2-manifest.json.
 
-Usage: python scripts/regenerate_manifests.py [PATH/TO/n2-manifest.json]
-(default: ../shared/reference/n2-manifest.json beside the repository). Releases the manifest does not list yet are
+Usage: python scripts/regenerate_manifests.py PATH/TO/n2-manifest.json (AWS publishes it in the Neuron docs
+repository as src/helperscripts/n2-manifest.json). Releases the manifest does not list yet are
 merged from `manifests/hand-kept/X.Y.Z.json` (release_data/hand_kept.py); a newer official copy that lists one
 wins, and the script says the hand-kept file can go. `manifests/compat.json` is kept by hand and is not touched.
 """
@@ -21,7 +21,10 @@ from neurondoctor.release_data.schema import SchemaError  # noqa: E402
 
 
 def main(argv: list[str]) -> int:
-    source = Path(argv[1]) if len(argv) > 1 else REPO.parent / "shared" / "reference" / "n2-manifest.json"
+    if len(argv) != 2:
+        print("usage: python scripts/regenerate_manifests.py PATH/TO/n2-manifest.json", file=sys.stderr)
+        return 2
+    source = Path(argv[1])
     target = REPO / "manifests"
     try:
         merged, superseded = merge_hand_kept(json.loads(source.read_text(encoding="utf-8")),

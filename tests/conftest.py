@@ -269,7 +269,7 @@ def clean_environ(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def local_torch_wheel_dir(version: str = "2.13.0") -> Optional[Path]:
-    """The directory holding this machine's CPU torch wheel (machine-notes.md), if any."""
+    """The directory holding this machine's CPU torch wheel (docs/measured.md), if any."""
     candidates = [*os.environ.get("PIP_FIND_LINKS", "").split(), "/opt/wheels"]
     for directory in filter(None, candidates):
         if any(Path(directory).glob(f"torch-{version}*cp{sys.version_info[0]}{sys.version_info[1]}*.whl")):
@@ -286,7 +286,7 @@ def torch_cpu_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     package index, so the probes run real Hugging Face models."""
     wheels = local_torch_wheel_dir()
     if wheels is None:
-        pytest.skip("needs the local torch 2.13.0 CPU wheel (see machine-notes.md)")
+        pytest.skip("needs the local torch 2.13.0 CPU wheel (see docs/measured.md)")
     venv = tmp_path_factory.mktemp("torch") / "torch-2.13-cpu"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "--quiet",

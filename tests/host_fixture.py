@@ -3,8 +3,8 @@
 What a trn1/inf2 host looks like to the doctor: os-release, the kernel release, DMI identity, PCI functions
 (vendor 0x1d0f), `/dev/neuronN` character devices, `sys/class/neuron_device`, `proc/modules`,
 `sys/module/neuron/version`, dpkg's status file, DKMS's tree, `opt/aws/neuron`, apt/yum repo files and
-`proc/<pid>/fd` links of processes holding devices (neuron-facts.md §4). Versions per release are written
-out from neuron-facts.md §1.3, not read from the manifests under test.
+`proc/<pid>/fd` links of processes holding devices (docs/neuron-facts.md §4). Versions per release are written
+out from docs/neuron-facts.md §1.3, not read from the manifests under test.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Optional
 
 import pytest
 
-# neuron-facts.md §1.3: aws-neuronx-dkms, runtime-lib, collectives, tools per release (2.24.1-2.27.1, 2.29.0 and
+# docs/neuron-facts.md §1.3: aws-neuronx-dkms, runtime-lib, collectives, tools per release (2.24.1-2.27.1, 2.29.0 and
 # 2.31.0 from AWS's n2-manifest.json, which §1.3 does not repeat).
 HOST_STACKS = {
     "2.24.1": ("2.22.2.0", "2.26.42.0", "2.26.43.0", "2.24.54.0"),
@@ -266,7 +266,7 @@ def build_host(root: Path, spec: HostSpec) -> Path:
             _write(root / f"lib/modules/{spec.kernel}/updates/dkms/neuron.ko.zst", "ELF")
         if spec.make_log is not None:
             _write(base / "build/make.log", spec.make_log)
-    if dkms_version:  # what the package's postinst leaves (neuron-facts.md §3: drv:postinstall)
+    if dkms_version:  # what the package's postinst leaves (docs/neuron-facts.md §3: drv:postinstall)
         _write(root / "etc/modules-load.d/neuron.conf", "neuron\n")
         _write(root / "lib/udev/rules.d/neuron-udev.rules", 'KERNEL=="neuron*", MODE="0666"\n')
     if spec.legacy_dkms:

@@ -5,9 +5,9 @@ Host-level fix lines (`sudo apt-get install …`, `sudo dnf …`, `modprobe`, `r
 the operation to the fixture root as the real tool would leave the host, in the files the collectors read:
 
 - apt/dnf resolve `name=VER*` / `name-VER*` against a repository of the versions the release data lists (with
-  the deb/rpm suffixes real packages carry, neuron-facts.md §1.4), refuse a held package without
+  the deb/rpm suffixes real packages carry, docs/neuron-facts.md §1.4), refuse a held package without
   `--allow-change-held-packages`, and see Neuron packages only when the Neuron repository file exists.
-  `aws-neuronx-dkms`'s install does what its postinst does (neuron-facts.md §3 `drv:postinstall`): registers the
+  `aws-neuronx-dkms`'s install does what its postinst does (docs/neuron-facts.md §3 `drv:postinstall`): registers the
   DKMS source, builds the module for the running kernel when its headers are there, writes
   `/etc/modules-load.d/neuron.conf` and the udev rule, and loads the module unless one is loaded already (an
   upgrade leaves the old module running: driver-stale).
@@ -36,7 +36,7 @@ REPO = Path(__file__).resolve().parents[1]
 FAKE_COMMANDS = ("sudo", "apt-get", "apt", "dnf", "yum", "rpm", "apt-key", "wget", "modprobe", "rmmod", "dkms",
                  "tee", "kill", "chmod", "udevadm", "ls", "rm", "systemctl", "install", "gpg", "chroot", "apt-mark")
 VERSIONLOCK = "etc/dnf/plugins/versionlock.list"
-NEURON_DEVICE_IDS = {"0x7064", "0x7164", "0x7264", "0x7364", "0x7464"}  # Inf2/Trn1/Trn2… (neuron-facts.md §3)
+NEURON_DEVICE_IDS = {"0x7064", "0x7164", "0x7264", "0x7364", "0x7464"}  # Inf2/Trn1/Trn2… (docs/neuron-facts.md §3)
 RPM_DB = "var/lib/rpm/neurondoctor-simulated.tsv"
 DKMS_PACKAGE = "aws-neuronx-dkms"
 

@@ -1,6 +1,6 @@
 """Test environments built from small specs: the Neuron packages of a release, and ways to break them.
 
-Versions are written out from neuron-facts.md §1.3 and §2 (the release table and the official pins), not
+Versions are written out from docs/neuron-facts.md §1.3 and §2 (the release table and the official pins), not
 read from the manifests under test, so a loader bug cannot make a broken fixture look healthy.
 """
 
@@ -24,7 +24,7 @@ class ReleaseStack:
     torch_xla: str
 
 
-# neuron-facts.md §1.3; 2.32.0 is the official install: 2.32 compiler + 2.31 torch-neuronx (§2). Releases §1.3
+# docs/neuron-facts.md §1.3; 2.32.0 is the official install: 2.32 compiler + 2.31 torch-neuronx (§2). Releases §1.3
 # does not repeat are AWS's n2-manifest.json entries: the newest torch-neuronx of the release and the torch and
 # torch-xla it pins.
 HEALTHY_STACKS = {

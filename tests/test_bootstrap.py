@@ -1,5 +1,5 @@
 """`bootstrap` (issue 17 §1): plans for Ubuntu 22.04/24.04 and AL2023 fixture roots against the install steps of the
-Neuron setup pages (neuron-facts.md §2) for the chosen release; `--apply` in a fixture root through the host
+Neuron setup pages (docs/neuron-facts.md §2) for the chosen release; `--apply` in a fixture root through the host
 simulator's recording apt-get/dnf/modprobe (its commands run in `chroot ROOT`, the simulator's), in order; a second
 run changes nothing; a failing step stops the run and the status file says which; non-root `--apply` is refused."""
 

@@ -83,7 +83,7 @@ def test_wrong_shape_is_refused_with_a_path(tmp_path: Path) -> None:
     assert "release.packages[2].instances" in loaded.problems[0].message
 
 
-@pytest.mark.skipif(not SHARED_MANIFEST.exists(), reason="needs ../shared/reference/n2-manifest.json")
+@pytest.mark.skipif(not SHARED_MANIFEST.exists(), reason="needs n2-manifest.json")
 def test_committed_manifests_are_what_the_script_generates(tmp_path: Path) -> None:
     merged, _ = merge_hand_kept(json.loads(SHARED_MANIFEST.read_text()),
                                 load_hand_kept(REPO / "manifests" / HAND_KEPT_DIR))

@@ -53,14 +53,14 @@ REPORTS = {
         "available - Requested:1 Available:0\n"
         "RuntimeError: Neuron runtime cannot be initialized; cannot determine the number of available NeuronCores\n",
         "cores-busy", "neuron-ls"),
-    # PyPI's placeholder (machine-notes.md): torch-neuronx installed without the Neuron repository
+    # PyPI's placeholder (docs/measured.md): torch-neuronx installed without the Neuron repository
     "wrong-package": (
         "Traceback (most recent call last):\n  File \"<string>\", line 1, in <module>\n"
         "  File \"/home/ubuntu/venv/lib/python3.10/site-packages/torch_neuronx/__init__.py\", line 1, in <module>\n"
         "ImportError: WRONG PACKAGE. Please install the package from Neuron Repository - "
         "pip.repos.neuron.amazonaws.com\n",
         "wrong-pip-index", "pip.repos.neuron.amazonaws.com"),
-    # train-ts / neuron-facts.md §3.3: torch upgraded under torch-xla
+    # train-ts / docs/neuron-facts.md §3.3: torch upgraded under torch-xla
     "xlac-undefined-symbol": (
         "  File \"/opt/aws_neuronx_venv_pytorch_2_9/lib/python3.10/site-packages/torch_xla/__init__.py\", line 20, "
         "in <module>\n    import _XLAC\nImportError: /opt/aws_neuronx_venv_pytorch_2_9/lib/python3.10/site-packages/"

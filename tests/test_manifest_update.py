@@ -25,7 +25,7 @@ def mirror(tmp_path: Path) -> Iterator[tuple[Path, str]]:
 def _newer_manifest() -> dict[str, object]:
     """The 2.32.0 manifest plus a 2.33.0 release, as AWS would publish the next one."""
     if not SHARED_MANIFEST.exists():
-        pytest.skip("needs ../shared/reference/n2-manifest.json")
+        pytest.skip("needs n2-manifest.json")
     document = json.loads(SHARED_MANIFEST.read_text())
     newest = json.loads(json.dumps(document["neuron_releases"][0]))
     newest["neuron_version"] = "2.33.0"

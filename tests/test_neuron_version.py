@@ -1,4 +1,4 @@
-"""Version normalisation for Neuron's build suffixes (neuron-facts.md §1.4)."""
+"""Version normalisation for Neuron's build suffixes (docs/neuron-facts.md §1.4)."""
 
 from __future__ import annotations
 

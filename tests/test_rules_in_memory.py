@@ -1,4 +1,4 @@
-"""Rules judged on facts built in memory: no disk, no venv (ARCHITECTURE.md §2)."""
+"""Rules judged on facts built in memory: no disk, no venv (docs/contracts.md §2)."""
 
 from __future__ import annotations
 
@@ -96,7 +96,7 @@ def test_target_release_flags_every_package_outside_it(catalog: ReleaseCatalog) 
 
 
 def test_python_unsupported_by_one_package_only(catalog: ReleaseCatalog) -> None:
-    # 2.28.1: torch-neuronx 2.7 has no Python 3.12 wheels while 2.8/2.9 do (n2-manifest; neuron-facts §3.3).
+    # 2.28.1: torch-neuronx 2.7 has no Python 3.12 wheels while 2.8/2.9 do (n2-manifest; docs/neuron-facts.md §3.3).
     env = environment(dist("torch-neuronx", "2.7.0.2.12.22436"), dist("neuronx-cc", "2.23.6484.0"),
                       dist("torch", "2.7.0"), dist("torch-xla", "2.7.0"), python="3.12.1", torch_version="2.7.0+cpu")
     found = findings(catalog, env)

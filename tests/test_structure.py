@@ -230,7 +230,7 @@ def _layer(module: str) -> int:
 
 
 def test_no_module_imports_a_higher_layer() -> None:
-    """ARCHITECTURE.md §2: facts, redaction, neuron_version, command_runner < release_data < host, pyenv < rules
+    """docs/contracts.md §2: facts, redaction, neuron_version, command_runner < release_data < host, pyenv < rules
     < report < actions < cli."""
     package = REPO / "neurondoctor"
     violations = []

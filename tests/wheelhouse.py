@@ -161,7 +161,7 @@ def repoint_to_image_interpreter(venv: Path, inner_interpreter: str) -> None:
 def relabel_python(venv: Path, version: str, micro: int = 12) -> None:
     """Make a venv built here by `python3.11 -m venv` look as one built by `pythonX.Y -m venv` on the user's host
     and copied: `lib/pythonX.Y`, pyvenv.cfg's version, and `bin/python*` links to `/usr/bin/pythonX.Y`, which the
-    machine reading the copy does not have. This machine has only Python 3.11 (machine-notes.md), and a copied
+    machine reading the copy does not have. This machine has only Python 3.11 (docs/measured.md), and a copied
     venv is read statically: nothing of it is run."""
     built = next((venv / "lib").glob("python3.*"))
     if built.name != f"python{version}":

@@ -1,4 +1,4 @@
-"""The typer application: every command but the `check` fast path (ARCHITECTURE.md §7).
+"""The typer application: every command but the `check` fast path (docs/contracts.md §7).
 
 Heavy modules are imported inside the commands that need them.
 """

@@ -82,7 +82,7 @@ def write_id_list(stream: TextIO, as_json: bool) -> None:
 
 
 def run(argv: Sequence[str], environ: Optional[Mapping[str, str]] = None) -> int:
-    """Parse, check, render; returns the exit code (ARCHITECTURE.md §7), raises UserError for bad input."""
+    """Parse, check, render; returns the exit code (docs/contracts.md §7), raises UserError for bad input."""
     args = build_parser().parse_args(list(argv))
     if args.list_ids:
         write_id_list(sys.stdout, args.as_json or args.output_format == "json")

@@ -2,7 +2,7 @@
 
 A finding id prints what the finding means and where its fix for this host comes from; any other input is an
 error text, explained by rules/error_explanation.py. Exit 0 when recognised, 3 when not, 2 when the input cannot
-be read (a FIFO or device where a file belongs, a missing file): ARCHITECTURE.md §7.
+be read (a FIFO or device where a file belongs, a missing file): docs/contracts.md §7.
 """
 
 from __future__ import annotations

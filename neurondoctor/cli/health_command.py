@@ -1,5 +1,5 @@
 """`neurondoctor health` and `neurondoctor-slurm-health`: the node health check of Slurm, node-problem-detector and
-Prometheus (ARCHITECTURE.md §7–8), on argparse like `check` (it runs every minute on every node).
+Prometheus (docs/contracts.md §7–8), on argparse like `check` (it runs every minute on every node).
 
 Options come from `/etc/neurondoctor/health.conf` (`NEURONDOCTOR_CONFIG` moves it), then the command line, which
 overrides the file. The verdict is the check's; `health` only adds the deadline, the formats schedulers read, the

@@ -1,4 +1,4 @@
-"""Progress displays the command line owns (STYLE.md: library code reports state, only the CLI draws): a live
+"""Progress displays the command line owns (library code reports state, only the CLI draws): a live
 status line with the elapsed time on a terminal, timestamped plain lines otherwise (CI logs, cloud-init)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Facts: plain typed data the collectors produce, the rules judge and the actions read (ARCHITECTURE.md §2).
+"""Facts: plain typed data the collectors produce, the rules judge and the actions read (docs/contracts.md §2).
 
 This package is the lowest layer: it imports nothing of the doctor's. Everything here serialises to JSON as its
 fields; rules are tested by building these in memory.

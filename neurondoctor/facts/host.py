@@ -1,4 +1,4 @@
-"""Typed facts about the host below Python (ARCHITECTURE.md §3): OS, kernel, PCI, driver, DKMS, packages,
+"""Typed facts about the host below Python (docs/contracts.md §3): OS, kernel, PCI, driver, DKMS, packages,
 runtime files, device nodes, processes holding devices, compile cache, and `neuron-ls` on a live host."""
 
 from __future__ import annotations

@@ -13,6 +13,6 @@ BUNDLE_ENV_PREFIXES = (*NEURON_ENV_PREFIXES, "PATH", "HF_HUB_OFFLINE")
 # OS packages kept from dpkg/rpm databases: the Neuron stack and EFA (a full host has thousands of others).
 NEURON_OS_PACKAGE_PREFIXES = ("aws-neuron", "efa")
 
-# PCI device family -> the name a user knows (neuron-facts.md §4).
+# PCI device family -> the name a user knows (docs/neuron-facts.md §4).
 DEVICE_NAMES = {"trn1": "Trainium1", "trn2": "Trainium2", "trn3": "Trainium3", "inf2": "Inferentia2",
                 "inf1": "Inferentia1"}

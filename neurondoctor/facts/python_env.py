@@ -1,5 +1,5 @@
 """Facts about one Python environment: its import path, distributions, torch build and pip configuration, read
-statically (`--venv`) or live (`--python`) by `pyenv` (ARCHITECTURE.md §4)."""
+statically (`--venv`) or live (`--python`) by `pyenv` (docs/contracts.md §4)."""
 
 from __future__ import annotations
 

@@ -1,1 +1,1 @@
-"""Host collectors: everything read from the tree under `--root` (ARCHITECTURE.md §3)."""
+"""Host collectors: everything read from the tree under `--root` (docs/contracts.md §3)."""

@@ -1,7 +1,7 @@
 """Collects the host snapshot: every §3 collector, each guarded and timed; commands only on a live host.
 
 A collector that fails leaves its part empty and records a `CollectorFailure` under its name, which the checks
-that need it read as "could not collect" (ARCHITECTURE.md §7: the verdict is then unknown, never healthy); a
+that need it read as "could not collect" (docs/contracts.md §7: the verdict is then unknown, never healthy); a
 command that is missing or hangs becomes a `CommandFact`, never a hang (every command has a timeout).
 """
 

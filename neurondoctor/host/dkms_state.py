@@ -1,4 +1,4 @@
-"""DKMS state of the Neuron driver for one kernel (neuron-facts.md §4 DKMS; drv:dkms.conf).
+"""DKMS state of the Neuron driver for one kernel (docs/neuron-facts.md §4 DKMS; drv:dkms.conf).
 
 DKMS name `aws-neuronx` (the deprecated package registered `aws-neuron`, gh#661); built modules land in
 `var/lib/dkms/aws-neuronx/<ver>/<kernel>/<arch>/module/neuron.ko*` and are installed to

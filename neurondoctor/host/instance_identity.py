@@ -1,7 +1,7 @@
 """The EC2 instance type, read from DMI without any network call.
 
 `/sys/devices/virtual/dmi/id/product_name` holds the instance type (`trn1.32xlarge`) when `sys_vendor` is
-`Amazon EC2` (neuron-facts.md §4 "Instance identity": read by Neuron-SDK-Detector; not in the Neuron docs,
+`Amazon EC2` (docs/neuron-facts.md §4 "Instance identity": read by Neuron-SDK-Detector; not in the Neuron docs,
 so a value that does not look like an instance type is ignored rather than trusted).
 """
 

@@ -4,7 +4,7 @@
 
 EFA registers pinned buffers: with a finite limit libfabric fails with -12 (ENOMEM); the EFA installer writes
 `/etc/security/limits.d/01_efa.conf` with `* soft memlock unlimited` and `* hard memlock unlimited` for this reason
-(aws-efa-installer; neuron-facts.md §9 EFA).
+(aws-efa-installer; docs/neuron-facts.md §9 EFA).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Device nodes `/dev/neuron*` (mode, owner) and the driver's sysfs view `sys/class/neuron_device/neuronN`.
 
-Read only: sysfs has writable `reset` and counter files (neuron-facts.md §4, sysfs user guide).
+Read only: sysfs has writable `reset` and counter files (docs/neuron-facts.md §4, sysfs user guide).
 
 Two layouts: driver 2.31 reorganised the tree under `/sys/devices/virtual/neuron_device` and moved several nodes to
 new paths, not backwards compatible (tools/neuron-sys-tools/neuron-sysfs-user-guide.rst, 2.33.0). Which one is read

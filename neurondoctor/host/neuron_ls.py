@@ -1,4 +1,4 @@
-"""`neuron-ls -j` on a live host, parsed by keys (the table layout varies between versions, neuron-facts §4).
+"""`neuron-ls -j` on a live host, parsed by keys (the table layout varies between versions, docs/neuron-facts.md §4).
 
 The JSON form is a top-level array of devices: `neuron_device`, `nc_count`, `neuroncore_ids`,
 `neuron_processes`, `logical_neuroncore_config` (trn2). Anything else is ignored; garbage yields no devices.

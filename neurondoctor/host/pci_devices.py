@@ -1,7 +1,7 @@
 """Neuron and EFA functions on the PCI bus: hardware is visible here even when no driver is loaded.
 
 Vendor `0x1d0f` (Amazon); devices `0x7164` Trainium1, `0x7264` Inferentia2, `0x7364` Trainium2, `0x7564` and
-`0x7565` Trainium3, `0x7064`–`0x7067` Inferentia1 (neuron-facts.md §4: drv:neuron_device.h, neuron_pci.c). EFA is
+`0x7565` Trainium3, `0x7064`–`0x7067` Inferentia1 (docs/neuron-facts.md §4: drv:neuron_device.h, neuron_pci.c). EFA is
 the same vendor with `0xefa0`–`0xefa3`.
 """
 

@@ -1,4 +1,4 @@
-"""Reads files of a Linux tree under `--root` as a chroot would see them (ARCHITECTURE.md §3).
+"""Reads files of a Linux tree under `--root` as a chroot would see them (docs/contracts.md §3).
 
 An absolute symlink target such as `/usr/lib/os-release` means `ROOT/usr/lib/os-release`, never the
 file on the machine running the doctor; a chain that loops or runs away reads as absent. Reads are bounded in

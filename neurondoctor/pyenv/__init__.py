@@ -1,1 +1,1 @@
-"""Python environments: static (`--venv`) and live (`--python`) inspection (ARCHITECTURE.md §4)."""
+"""Python environments: static (`--venv`) and live (`--python`) inspection (docs/contracts.md §4)."""

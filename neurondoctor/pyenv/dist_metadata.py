@@ -1,7 +1,7 @@
 """Reads what pip leaves in site-packages (`*.dist-info`, `*.egg-info`) without importing anything.
 
 Only the metadata headers are parsed (name, version, Requires-Dist), by hand: `email.parser` and
-`importlib.metadata` cost more than the whole scan (machine-notes.md). Garbage becomes a recorded
+`importlib.metadata` cost more than the whole scan (docs/measured.md). Garbage becomes a recorded
 problem on the distribution, never an exception. Every file is read through the environment's filesystem view
 (`RootFS`), so under `--root` a METADATA linked to `/etc/shadow` reads the root's copy, and a FIFO in a
 dist-info is "unreadable", never a hang.

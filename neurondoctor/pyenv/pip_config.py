@@ -80,7 +80,7 @@ def read_pip_config(host: RootFS, home_dirs: list[str], venv_fs: Optional[RootFS
                     environ: Mapping[str, str]) -> list[PipConfigSource]:
     """Every pip configuration source that exists, lowest precedence first.
 
-    Host files come from the root (ARCHITECTURE.md §4: host facts come from the root), the venv's own
+    Host files come from the root (docs/contracts.md §4: host facts come from the root), the venv's own
     `pip.conf` from wherever the venv lies, and `PIP_*` variables only from a live host's environment.
     """
     found = [_read_source(host, inner) for inner in host_pip_config_paths(home_dirs)]

@@ -1,7 +1,7 @@
 """`--venv DIR`: inspect an environment by reading its files only; nothing is started.
 
 Works on a venv whose interpreter is gone (that itself is a finding) and on a venv inside a mounted
-image: when DIR lies under `--root`, its links resolve inside the root (ARCHITECTURE.md §4).
+image: when DIR lies under `--root`, its links resolve inside the root (docs/contracts.md §4).
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def _homes_under(fs: RootFS) -> list[str]:
 
 
 def home_dirs_for(fs: RootFS, inner_dir: Optional[str], environ: Mapping[str, str]) -> list[str]:
-    """Homes (in-view paths) whose user site and pip config apply (ARCHITECTURE.md §4).
+    """Homes (in-view paths) whose user site and pip config apply (docs/contracts.md §4).
 
     The venv's owner's when it lies in a home; on a live host also `$HOME`. Under another root: `$HOME` mapped
     into the root when it lies under it, else every home under the root, because whoever runs the venv there
@@ -103,7 +103,7 @@ def _interpreter(fs: RootFS, inner_dir: str) -> tuple[str, bool, Optional[str]]:
 
 def _base_interpreter_in_root(root: RootFS, env: PythonEnvironment) -> None:
     """A venv copied out of the host beside its root: its absolute `bin/python -> /usr/bin/python3.10` names the
-    host's interpreter, which lies in the root, not on the machine reading the copy (ARCHITECTURE.md §4: the base
+    host's interpreter, which lies in the root, not on the machine reading the copy (docs/contracts.md §4: the base
     Python is a host fact). Gone only when it is in neither."""
     target = env.interpreter_target
     if target and target.startswith("/") and _leads_to_a_file(root.resolve(target)):
@@ -175,7 +175,7 @@ def inspect_venv(root: RootFS, venv_dir: str, environ: Mapping[str, str],
                  discovered_by: str = "argument", kind: Optional[str] = None) -> PythonEnvironment:
     """Static facts for one environment folder, of any layout (pyenv/layouts.py): `kind` when discovery already
     read it, else read here."""
-    venv_dir = os.path.abspath(venv_dir)  # fix commands name it absolutely, without `..` (ARCHITECTURE.md §4)
+    venv_dir = os.path.abspath(venv_dir)  # fix commands name it absolutely, without `..` (docs/contracts.md §4)
     fs, inner = filesystem_for(root, venv_dir)
     env = PythonEnvironment(path=str(Path(venv_dir).absolute()), mode="static", interpreter="",
                             discovered_by=discovered_by)

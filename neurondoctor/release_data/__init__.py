@@ -1,1 +1,1 @@
-"""Release data: the AWS release manifests as the doctor reads them (see ARCHITECTURE.md §5)."""
+"""Release data: the AWS release manifests as the doctor reads them (see docs/contracts.md §5)."""

@@ -1,7 +1,7 @@
 """The release catalog: which releases contain which package versions, built from `manifests/`.
 
 A corrupt or truncated file is recorded as a load problem naming the file and skipped; the rest of the
-catalog still answers, so the report still comes out (ARCHITECTURE.md §5).
+catalog still answers, so the report still comes out (docs/contracts.md §5).
 """
 
 from __future__ import annotations

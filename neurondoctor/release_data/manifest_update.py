@@ -2,7 +2,7 @@
 
 The download is refused unless it parses, passes the schema check and converts; a manifest whose newest release
 is older than the newest copy in use (the cached one or the bundled one) is refused too, so the data never goes
-back (ARCHITECTURE.md §5). Every redirect hop must pass the same URL check as the first request; the whole
+back (docs/contracts.md §5). Every redirect hop must pass the same URL check as the first request; the whole
 download has one deadline (a server that drips a byte a second is abandoned at `--timeout`, not after hours);
 JSON nested too deeply or too large is refused with a message. The converted files go to the user's cache
 directory, written to a temporary sibling and renamed into place.

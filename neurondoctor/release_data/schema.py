@@ -51,7 +51,7 @@ def _check_package(package: Any, where: str, instances_key: str, python_key: str
 
 
 def check_n2_manifest(doc: Any) -> None:
-    """AWS's n2-manifest.json: the keys the converter reads (neuron-facts.md §1.5)."""
+    """AWS's n2-manifest.json: the keys the converter reads (docs/neuron-facts.md §1.5)."""
     top = _object(doc, "manifest")
     for key in ("manifest_version", "neuron_releases", "package_properties", "repos_n2"):
         _require(key in top, "manifest", f"missing key {key!r}")

@@ -1,4 +1,4 @@
-"""The report document `neurondoctor.report/1` (ARCHITECTURE.md §7 ◆) and the probes' document, as written.
+"""The report document `neurondoctor.report/1` (docs/contracts.md §7 ◆) and the probes' document, as written.
 
 `report.schema.json` beside this module describes the report for other languages; `report/reader.py` reads it
 back. The writer serialises the report's dataclasses in place (no deep copy), because `check --json` is the hot

@@ -1,4 +1,4 @@
-"""The fleet summary (ARCHITECTURE.md §8 ◆ `neurondoctor.fleet/1`), pure: read-back reports in, nodes per
+"""The fleet summary (docs/contracts.md §8 ◆ `neurondoctor.fleet/1`), pure: read-back reports in, nodes per
 release, version drift per component, failing findings with their nodes, unknown nodes out, and the text and
 Markdown tables. Uniform means the same Neuron component versions on every node; only the nodes that differ from
 the majority are named, so the summary of 1,000 nodes stays small.

@@ -1,4 +1,4 @@
-"""The health verdict (ARCHITECTURE.md §7 ◆): one function turns a run's results into ok, degraded, unhealthy or
+"""The health verdict (docs/contracts.md §7 ◆): one function turns a run's results into ok, degraded, unhealthy or
 unknown, and everything that acts on a run (exit codes, the verdict line, nhc/npd/prometheus, Slurm, status files,
 fleet summaries) reads it instead of recounting findings.
 

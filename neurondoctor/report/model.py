@@ -81,7 +81,7 @@ class InputProblem:
 
 @dataclass
 class NodeIdentity:
-    """Which node a report is about, so fleet tools can key hundreds of reports (ARCHITECTURE.md §7)."""
+    """Which node a report is about, so fleet tools can key hundreds of reports (docs/contracts.md §7)."""
 
     hostname: Optional[str] = None
     instance_id: Optional[str] = None
@@ -108,7 +108,7 @@ class Report:
     host_release_versions: dict[str, str] = field(default_factory=dict)
     host_release_consistent: bool = True
     host_agreed_releases: list[str] = field(default_factory=list)
-    next_steps: list[str] = field(default_factory=list)  # `Next:` lines for a porting start (UX.md)
+    next_steps: list[str] = field(default_factory=list)  # `Next:` lines for a porting start
 
     @property
     def host_and_environments_agree(self) -> bool:

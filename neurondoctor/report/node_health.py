@@ -2,12 +2,12 @@
 
 Both read the health verdict (report/health.py) and never recount findings: `unknown` is never printed as OK.
 npd: a custom-plugin monitor reads exit 0 (OK) / 1 (NonOK) / other (Unknown) and the first line of stdout, at most
-80 bytes by default (node-problem-detector docs/custom_plugin_monitor.md), so the line leads with the worst
+80 bytes by default (node-problem-detector's custom plugin monitor documentation), so the line leads with the worst
 finding's id. nhc: LBNL NHC and Slurm `HealthCheckProgram` scripts drain with a reason; every error and warning is
 a `SEVERITY: neurondoctor: ID title` line, the first being the reason to drain with; an unknown verdict is
 `UNKNOWN:` lines only (its findings too, as `UNKNOWN: … also found …`), which no drain script should read as a
 failure to drain on, nor as a pass. The exit code is the
-same as for every other format (ARCHITECTURE.md §7).
+same as for every other format (docs/contracts.md §7).
 """
 
 from __future__ import annotations

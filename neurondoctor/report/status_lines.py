@@ -1,7 +1,7 @@
 """The one-line texts of a report, shared by the terminal and Markdown reporters.
 
 A healthy area shows the line its check wrote about what it verified; an unhealthy one leads with its worst
-finding's title; one that could not judge says why (UX.md: the verdict first and per area). The verdict line
+finding's title; one that could not judge says why (the verdict first, then per area). The verdict line
 reads the health verdict, never recounts it.
 """
 
@@ -149,7 +149,7 @@ def combined_plans(report: Report) -> list[tuple[str, Fix]]:
 
 
 def apply_hint(report: Report) -> str:
-    """How `check --fix` applies the plans: on the live host only (ARCHITECTURE.md §7)."""
+    """How `check --fix` applies the plans: on the live host only (docs/contracts.md §7)."""
     if report.root != "/":
         return ""
     return ("Or run the same check with --fix: it shows the plan, asks, backs up every file it edits and checks "

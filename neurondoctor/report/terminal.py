@@ -1,6 +1,6 @@
 """The terminal report: a header, one line per environment, one status line per area, hints with fixes.
 
-Modelled on flutter doctor (STYLE.md): `[✓] [!] [✗]` boxes (`[?]` could not check, `[☠]` crashed), the fix
+Modelled on flutter doctor: `[✓] [!] [✗]` boxes (`[?]` could not check, `[☠]` crashed), the fix
 command indented under its finding, `-v` for facts and per-check timings. Text is laid out as plain lines first
 (text_layout: wrapped to the terminal with hanging indents, commands kept copy-pasteable) and styled after.
 rich is imported here only, so `--json` never pays for it.

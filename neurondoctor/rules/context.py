@@ -135,7 +135,7 @@ def inf1_host(ctx: RuleContext) -> bool:
 
 def made_by_uv_without_pip(env: PythonEnvironment) -> bool:
     """`uv venv` writes `uv = X.Y.Z` into pyvenv.cfg and installs no pip: `python -m pip` there fails with
-    `No module named pip`, so its fixes are `uv pip … --python PATH` (machine-notes.md: a uv venv has no pip)."""
+    `No module named pip`, so its fixes are `uv pip … --python PATH` (docs/measured.md: a uv venv has no pip)."""
     return "uv" in env.pyvenv_cfg and "pip" not in env.effective_distributions()
 
 

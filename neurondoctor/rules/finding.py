@@ -12,7 +12,7 @@ SEVERITY_WARNING = "warning"
 SEVERITY_INFO = "info"
 SEVERITIES = (SEVERITY_ERROR, SEVERITY_WARNING, SEVERITY_INFO)
 
-# The closed list of ARCHITECTURE.md §6; a finding with another category is a bug.
+# The closed list of docs/contracts.md §6; a finding with another category is a bug.
 CATEGORIES = frozenset({
     "driver-missing", "driver-not-loaded", "dkms-build", "driver-stale", "driver-runtime-mismatch",
     "runtime-compiler-mismatch", "framework-pin-mismatch", "stock-torch-conflict", "mixed-sdk-release",

@@ -1,6 +1,6 @@
 """What `bootstrap` would do to this host for a release (pure: host facts and release data in, steps out).
 
-The steps of the Neuron setup pages (neuron-facts.md §2: setup/pytorch/manual.rst for Ubuntu, the n2-helper
+The steps of the Neuron setup pages (docs/neuron-facts.md §2: setup/pytorch/manual.rst for Ubuntu, the n2-helper
 output for AL2023), each with the exact commands for this host and whether it is needed: the Neuron apt/yum
 repository and its key; `linux-headers-$(uname -r)` / `kernel-devel`; the release's exact aws-neuronx-dkms,
 -runtime-lib, -collectives and -tools, held as DLAMIs hold them; a driver reload when another version is loaded

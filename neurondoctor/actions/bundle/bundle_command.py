@@ -1,6 +1,6 @@
 """`neurondoctor bundle`: run every collector within its bounds and write one redacted `.tar.gz`.
 
-Bounded (sos report's lessons, peers.md): a timeout per command, a total time budget after which the remaining
+Bounded (sos report's lessons): a timeout per command, a total time budget after which the remaining
 collectors are recorded as skipped, a size cap after which members are truncated (recorded), read-only on the
 host. `manifest.json` accounts for every collector: what it produced, how long it took, whether it timed out,
 failed or was skipped, and its bytes. An archive comes out even when most collectors fail.

@@ -115,7 +115,7 @@ def _mentions_neuron(line: str) -> bool:
 
 
 def command_collectors() -> list[tuple[str, Callable[[BundleContext], list[Member]]]]:
-    """neuron-facts.md §8: what AWS support asks for, each command once."""
+    """docs/neuron-facts.md §8: what AWS support asks for, each command once."""
     def single(name: str, argv: list[str], keep: Optional[Callable[[str], bool]] = None
                ) -> Callable[[BundleContext], list[Member]]:
         return lambda ctx: [command_member(ctx, name, argv, keep)]

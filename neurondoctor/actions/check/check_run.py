@@ -263,8 +263,8 @@ def plan_environment(summary: EnvironmentSummary, env: PythonEnvironment, findin
 
 
 def next_steps(ctx: RuleContext) -> list[str]:
-    """Off Neuron hardware and without --release, a torch environment is a porting start, not a finding (UX.md:
-    "A non-Neuron machine"): one line with the probe that lists CPU fallbacks and the venv that runs on Trainium."""
+    """Off Neuron hardware and without --release, a torch environment is a porting start, not a finding: one
+    line with the probe that lists CPU fallbacks and the venv that runs on Trainium."""
     if ctx.target_release or neuron_host(ctx):
         return []
     for env in ctx.facts.environments:

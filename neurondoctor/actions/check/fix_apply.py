@@ -1,4 +1,4 @@
-"""`check --fix`: apply the environments' fix plans on the live host (issue 13 §4, ARCHITECTURE.md §7).
+"""`check --fix`: apply the environments' fix plans on the live host (issue 13 §4, docs/contracts.md §7).
 
 Only what runs in user space and was verified by the fix-execution tests is applied: pip in the environment the
 check inspected (through its own interpreter, never a shell), that environment's or the user's pip configuration,

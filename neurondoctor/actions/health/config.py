@@ -1,4 +1,4 @@
-"""`/etc/neurondoctor/health.conf`: the options of a health check started with no arguments (ARCHITECTURE.md §8).
+"""`/etc/neurondoctor/health.conf`: the options of a health check started with no arguments (docs/contracts.md §8).
 
 slurmd runs `HealthCheckProgram` with no arguments and an environment holding only `SLURMD_NODENAME`, so the
 program reads its options from this file (`NEURONDOCTOR_CONFIG` moves it where the environment has one). The

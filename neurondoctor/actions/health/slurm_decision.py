@@ -1,5 +1,5 @@
 """What a Slurm health check does with a verdict (pure: the verdict and the node's state in, one scontrol command or
-none out), with LBNL NHC's drain semantics (ARCHITECTURE.md §8; node-health.md):
+none out), with LBNL NHC's drain semantics (docs/contracts.md §8; docs/health.md):
 
 - unhealthy: drain with `neurondoctor: <worst id> <title> (+N more)`, at most 100 characters; a node already drained
   by us gets the new reason; a node drained or downed by anyone else (an operator, another tool) is left alone;

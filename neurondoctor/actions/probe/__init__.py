@@ -1,1 +1,1 @@
-"""Probes that need torch: shipped scripts run *in the target environment* as subprocesses (ARCHITECTURE.md §2)."""
+"""Probes that need torch: shipped scripts run *in the target environment* as subprocesses (docs/contracts.md §2)."""

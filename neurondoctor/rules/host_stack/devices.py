@@ -86,7 +86,7 @@ def _accessible(node: DeviceNode, snapshot: HostSnapshot) -> bool:
 
 
 # drv:postinstall installs `/lib/udev/rules.d/neuron-udev.rules` with `KERNEL=="neuron*", MODE="0666"`
-# (neuron-facts.md §4 /dev): every user may open the nodes unless something changed the mode.
+# (docs/neuron-facts.md §4 /dev): every user may open the nodes unless something changed the mode.
 UDEV_RULE = '/lib/udev/rules.d/neuron-udev.rules'
 UDEV_LINE = 'KERNEL=="neuron*", MODE="0666"'
 

@@ -1,7 +1,7 @@
 """Which Neuron release the host's OS packages are from: driver, runtime, collectives and tools.
 
 The runtime library anchors the verdict (it is what every process loads); the others narrow it or stand
-out (neuron-facts.md §3.1 doctor rule: all four must be one manifest release).
+out (docs/neuron-facts.md §3.1 doctor rule: all four must be one manifest release).
 """
 
 from __future__ import annotations

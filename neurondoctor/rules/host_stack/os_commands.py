@@ -1,6 +1,6 @@
 """Exact OS-level fix commands for this host: apt or dnf (from os-release), this kernel, pinned versions.
 
-Forms from the Neuron setup docs (neuron-facts.md §2): apt `pkg=VER*`, dnf `pkg-VER*`; headers
+Forms from the Neuron setup docs (docs/neuron-facts.md §2): apt `pkg=VER*`, dnf `pkg-VER*`; headers
 `linux-headers-$(uname -r)` / `"kernel-devel-uname-r = $(uname -r)"`, written with this host's kernel.
 """
 

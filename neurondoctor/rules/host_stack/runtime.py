@@ -199,7 +199,7 @@ def host_release_mixed(ctx: RuleContext) -> list[Finding]:
                 f"{name} {host.versions[name]} ({describe_releases(host.releases[name]) or 'unknown'})"
                 for name in odd),
             detail="Driver, runtime, collectives and tools are released and tested together "
-                   "(neuron-facts.md §3.1).",
+                   "(docs/neuron-facts.md §3.1).",
             evidence={"versions": host.versions, "agreed": host.agreed},
             fix=Fix([install_command(snapshot, [(name, release_version(ctx, target, name)) for name in odd])]),
         ))
@@ -225,7 +225,7 @@ def _realign_commands(ctx: RuleContext, env: PythonEnvironment, host_release: st
     """An environment older than the host is rebuilt for the host's release beside it (the host is shared: its
     runtime is not moved back for one environment). A newer one gets the host's runtime, collectives and tools of
     its release, and the driver only when the installed one is older (drivers are backward compatible,
-    neuron-facts.md §3.2), then reloaded."""
+    docs/neuron-facts.md §3.2), then reloaded."""
     if release_tuple(env_release) < release_tuple(host_release):
         return [rebuild_for_release(env, host_release)]
     return host_upgrade_commands(ctx, env_release)
@@ -239,7 +239,7 @@ def rebuild_for_release(env: PythonEnvironment, release: str) -> Command:
 
 def host_upgrade_commands(ctx: RuleContext, release: str) -> list[Command]:
     """The host's runtime, collectives and tools of `release`, and its driver only when the installed one is older
-    (drivers are backward compatible, neuron-facts.md §3.2; a runtime newer than its driver fails, ND-RT-001), then
+    (drivers are backward compatible, docs/neuron-facts.md §3.2; a runtime newer than its driver fails, ND-RT-001), then
     the new driver loaded."""
     snapshot = ctx.facts.host.snapshot
     packages = [(name, release_version(ctx, release, name)) for name in (RUNTIME, COLLECTIVES, TOOLS)

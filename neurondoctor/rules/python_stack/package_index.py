@@ -2,7 +2,7 @@
 
 The real torch-neuronx, neuronx-cc, libneuronxla and transformers-neuronx live on the Neuron pip
 repository; PyPI holds placeholders (`torch-neuronx 1.0`, `transformers-neuronx 0.1`) whose import raises
-`ImportError("WRONG PACKAGE. ...")` (machine-notes.md). The docs configure the Neuron repository as an
+`ImportError("WRONG PACKAGE. ...")` (docs/measured.md). The docs configure the Neuron repository as an
 *extra* index (setup/pytorch/manual.rst: `pip config set global.extra-index-url …`).
 """
 

@@ -5,7 +5,7 @@ requirements of an extra that pulls a Neuron package when that package is instal
 `[neuronx]` pins torch-neuronx, neuronx-cc, libneuronxla, torch and torchvision: optimum-neuron 0.4.x METADATA on
 PyPI). Other extras are not known to be installed and are not judged. An unmet requirement of a Neuron package,
 of a Neuron add-on (compat.json `neuron_addons`) or, in a Neuron environment, of what the framework pins, is an
-error: a declared requirement is a documented one (ARCHITECTURE.md §6; before issue 26 §4 it was a warning unless
+error: a declared requirement is a documented one (docs/contracts.md §6; before issue 26 §4 it was a warning unless
 the framework imports the package). The rest of the environment's unmet requirements come as one info finding.
 What a package needs and does not declare is data with its source (compat.json `undeclared_requirements`).
 Pairs the pin rules judge against the release data (torch-neuronx → torch)
@@ -168,7 +168,7 @@ def _entry_applies(entry: Mapping[str, object], installed: Mapping[str, Distribu
 def undeclared_requirements(ctx: RuleContext) -> list[Finding]:
     """ND-REQ-003: what a package needs and its metadata does not declare (compat.json `undeclared_requirements`,
     each entry with its source): `pip check` cannot see it, the import fails. Documented (release notes, AWS's
-    answer) is an error; reported (a maintainer's tested combination) a warning (ARCHITECTURE.md §6).
+    answer) is an error; reported (a maintainer's tested combination) a warning (docs/contracts.md §6).
     An entry may hold only `beside` another package (torch-neuron's TensorFlow comes with its compiler, neuron-cc),
     and may judge only a version that is installed (`judged: when-installed`: a serving image without TensorFlow
     runs precompiled models); `index: neuron` when the right version is on the Neuron repository only."""

@@ -2,7 +2,7 @@
 
 torch-neuronx `X.Y.Z.A.B.C` is built for torch `X.Y`; any other torch X.Y makes `import torch_neuronx`
 fail with `undefined symbol` in `_XLAC` (train-ts; gh#875). torch-xla must match torch exactly
-(machine-notes.md: torch-xla 2.9.0 needs torch 2.9.0).
+(docs/measured.md: torch-xla 2.9.0 needs torch 2.9.0).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 A companion's compiled operators are registered against one torch release and one build: PyPI's torchvision (a
 CUDA build, `0.24.0+cu128` in its version.py) beside a CPU torch, or torchvision 0.24 beside torch 2.8, fails on
-`import torchvision` with `operator torchvision::nms does not exist` (machine-notes.md; pytorch.org's versions
+`import torchvision` with `operator torchvision::nms does not exist` (docs/measured.md; pytorch.org's versions
 table pairs each torch X.Y with one torchvision, compat.json `torch_companions`).
 """
 
