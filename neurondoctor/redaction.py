@@ -121,9 +121,16 @@ class Redactor:
         return self.mapping[value]
 
     def secrets(self, text: str) -> str:
+        """Every secret pattern replaced; `redactions` counts only what was cut (a 40-character base64 run that is a
+        hash, not a key, is kept and not counted), so the count matches the markers a reader finds."""
         for secret in SECRET_PATTERNS:
-            text, number = secret.pattern.subn(secret.replace, text)
-            self.redactions += number
+            def replace(match: re.Match[str], secret: SecretPattern = secret) -> str:
+                replaced = secret.replace(match)
+                if replaced != match.group(0):
+                    self.redactions += 1
+                return replaced
+
+            text = secret.pattern.sub(replace, text)
         return text
 
     def identifiers(self, text: str) -> str:

@@ -96,7 +96,8 @@ def test_fixture_host_archive_has_the_listed_members(venvs: VenvFactory, tmp_pat
     assert any(name.startswith("environments/0-") for name in names)
     manifest = manifest_of(archive)
     collectors = {record["name"]: record for record in manifest["collectors"]}
-    assert set(collectors) == {"check-report", "files", "packages", "dkms-build-log", "compile-logs", "environments",
+    assert set(collectors) == {"check-report", "files", "pip-configuration", "packages", "dkms-build-log",
+                               "compile-logs", "environments",
                                "environment-variables", "neuron-ls-json", "neuron-ls-output-format-json", "neuron-ls",
                                "dkms-status", "lsmod",
                                "uname", "dmesg-neuron", "journalctl-neuron", "neuron-monitor-status"}
@@ -179,3 +180,30 @@ def test_unreadable_files_are_recorded_and_the_archive_still_comes_out(tmp_path:
             if not path.is_symlink():
                 path.chmod(stat.S_IRWXU)
         shutil.rmtree(base)
+
+
+def test_every_pip_configuration_the_check_read_is_in_the_bundle_redacted(venvs: VenvFactory, tmp_path: Path) -> None:
+    """Issue 27 §5: the user's `~/.config/pip/pip.conf` that `check -v` read is in the archive like /etc's, its
+    token cut; the manifest's count of redactions is the number of markers a reader finds."""
+    root = build_host(tmp_path / "host", HostSpec(release="2.31.1"))
+    user_conf = root / "home/ubuntu/.config/pip/pip.conf"
+    user_conf.parent.mkdir(parents=True)
+    user_conf.write_text(f"[global]\nextra-index-url = https://ci:{URL_PASSWORD}@wheels.example.com/simple\n")
+    (root / "etc/pip.conf").write_text("[global]\nextra-index-url = https://pip.repos.neuron.amazonaws.com\n")
+    with (root / "etc/os-release").open("a") as os_release:  # 40 characters a key could be, and is not: kept
+        os_release.write("# built from buildidentifierofthisimagebuildidentifie\n")
+    venv = venvs.create("bundle-pip", parent=root / "home/ubuntu")
+    archive = tmp_path / "pip.tar.gz"
+    result = run_cli(["bundle", "-o", str(archive), "--root", str(root), "--venv", str(venv)])
+    assert result.returncode == 0, result.stderr
+    with tarfile.open(archive) as bundle:
+        names = {name.split("/", 1)[1]: name for name in bundle.getnames()}
+        handle = bundle.extractfile(names["files/home/ubuntu/.config/pip/pip.conf"])
+        assert handle is not None
+        member = handle.read().decode()
+    assert URL_PASSWORD not in member and "https://[REDACTED]@wheels.example.com/simple" in member
+    assert "files/etc/pip.conf" in names
+    text = all_text(archive)
+    assert "# built from buildidentifierofthisimagebuildidentifie" in text
+    # every redaction counted left a marker (the check's own report may carry markers it cut before the bundle)
+    assert 0 < manifest_of(archive)["redactions"] <= text.count("[REDACTED]")

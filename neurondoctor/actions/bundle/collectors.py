@@ -169,6 +169,22 @@ def copied_files(ctx: BundleContext) -> list[Member]:
     return members
 
 
+def pip_configurations(ctx: BundleContext) -> list[Member]:
+    """Every pip configuration file the check read for its environments (a user's `~/.config/pip/pip.conf`
+    included), redacted like the rest; /etc's and the environments' own are copied by their collectors."""
+    own = {f"{filesystem_for(ctx.fs, env.path)[1].rstrip('/')}/pip.conf" for env in ctx.environments}
+    wanted: dict[str, str] = {}
+    for env in ctx.environments:
+        for source in env.pip_config:
+            inner = ctx.fs.inner_path(source.origin) if source.origin.startswith("/") else None
+            if inner and inner not in COPIED_FILES and inner not in own:
+                wanted.setdefault(inner, f"files{inner}")
+    members, unreadable = _file_members(ctx, sorted(wanted.items()), missing_ok=True)
+    if unreadable:
+        raise PartialCollection(members, unreadable)
+    return members
+
+
 def package_lists(ctx: BundleContext) -> list[Member]:
     """The Neuron packages (readable) and the full dpkg status (compressed), from the root."""
     members = []
@@ -274,6 +290,7 @@ def environment_variables(ctx: BundleContext) -> list[Member]:
 def file_collectors() -> list[tuple[str, Callable[[BundleContext], list[Member]]]]:
     return [
         ("files", copied_files),
+        ("pip-configuration", pip_configurations),
         ("packages", package_lists),
         ("dkms-build-log", dkms_build_log),
         ("compile-logs", compile_logs),
