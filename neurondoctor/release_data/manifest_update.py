@@ -32,6 +32,27 @@ DEFAULT_TIMEOUT = 20.0
 MAX_MANIFEST_BYTES = 32 << 20
 
 
+def _request_failure(error: Exception) -> str:
+    """One short cause for a failed request: requests' own text nests the whole retry and socket chain."""
+    import requests
+
+    if isinstance(error, requests.HTTPError) and error.response is not None:
+        return f"the server answered {error.response.status_code} {error.response.reason or ''}".rstrip()
+    if isinstance(error, requests.Timeout):
+        return "no answer in time"
+    if isinstance(error, requests.exceptions.SSLError):
+        return "the TLS certificate could not be verified"
+    if isinstance(error, requests.ConnectionError):
+        text = str(error)
+        for marker, cause in (("Connection refused", "connection refused"), ("Name or service not known",
+                              "the host name does not resolve"), ("Temporary failure in name resolution",
+                              "the host name does not resolve"), ("Network is unreachable", "network unreachable")):
+            if marker in text:
+                return cause
+        return "could not connect"
+    return type(error).__name__
+
+
 class UpdateError(Exception):
     """The update was refused; the message says why in one line and nothing was written."""
 
@@ -77,7 +98,8 @@ def _download(url: str, timeout: float) -> bytes:
             response.raise_for_status()
             data = response.raw.read(MAX_MANIFEST_BYTES + 1, decode_content=True)
         except requests.RequestException as error:
-            raise UpdateError(f"{url}: download failed: {error}") from error
+            raise UpdateError(f"{url}: download failed: {_request_failure(error)}; next: check the URL, the proxy "
+                              "or the network; an air-gapped host uses --file") from error
         if len(data) > MAX_MANIFEST_BYTES:
             raise UpdateError(f"{url}: larger than {MAX_MANIFEST_BYTES >> 20} MiB; refused")
         return bytes(data)
