@@ -76,6 +76,8 @@ def test_environment_without_torch_is_skipped(tmp_path: Path) -> None:
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     code, _, stderr = probe(venv, "builtin:mlp")
     assert code == 4 and stderr.splitlines()[-1].startswith("skipped: torch is not importable here")
+    assert "next: name the environment that has it with --python PATH" in stderr.splitlines()[-1]  # issue 27 §4
+    assert "done in" not in stderr  # a probe that did not run is not "done"
 
 
 def test_missing_factory_and_bad_spec(torch_cpu_venv: Path) -> None:

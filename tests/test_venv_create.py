@@ -138,7 +138,7 @@ def test_failed_force_rebuild_keeps_the_existing_env(index_url: str, tmp_path: P
     errors = [line for line in failed.stderr.splitlines() if line.startswith("error: ")]
     assert len(errors) == 1 and errors[0].startswith("error: installing the packages failed: ")
     assert f"Nothing was left behind at {target}; next: run it again with -v" in errors[0]
-    assert "done in" not in failed.stderr and "failed after" in failed.stderr
+    assert "done in" not in failed.stderr and "stopped after" in failed.stderr
     assert failed.stderr.strip().splitlines()[-1] == errors[0] and "pip install" not in failed.stderr
     verbose = run_cli(["venv", "create", str(target), "--release", "2.30.0", "--python", sys.executable,
                        "--installer", "uv", "--index-url", index_url, "--force", "-v"], env=env, timeout=600)

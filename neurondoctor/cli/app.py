@@ -132,10 +132,12 @@ def _emit_probe(kind: str, python: Optional[str], as_json: bool, run: Callable[[
     check_interpreters("--python", [python] if python else [], os.environ)  # a typo is no probe document
     shown = progress_for_stderr()
     try:
+        failed = True
         try:
             report = run(shown.step)
+            failed = False
         finally:
-            shown.close()  # before any error line, which stays the last one on stderr
+            shown.close(failed)  # before any error line, which stays the last one on stderr
     except exit_codes.UserError as error:
         if not as_json:
             raise

@@ -22,7 +22,7 @@ class PlainProgress:
 
     def close(self, failed: bool = False) -> None:
         elapsed = time.monotonic() - self.started
-        self.step(f"failed after {elapsed:.1f} s" if failed else f"done in {elapsed:.1f} s")
+        self.step(f"stopped after {elapsed:.1f} s" if failed else f"done in {elapsed:.1f} s")
 
 
 class TerminalProgress:

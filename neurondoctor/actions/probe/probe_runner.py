@@ -80,5 +80,9 @@ def probe_document(outcome: ProbeOutcome, what: str) -> dict[str, Any]:
     if outcome.document is None:
         raise exit_codes.UserError(f"{what} {outcome.failure}", exit_codes.UNKNOWN)
     if outcome.document.get("status") == "skipped":
-        raise exit_codes.Skipped(str(outcome.document.get("message")))
+        message = str(outcome.document.get("message"))
+        if "is not importable here" in message:  # the probe ran in an environment without what it needs
+            message += ("; next: name the environment that has it with --python PATH (`neurondoctor check` lists "
+                        "the environments it found)")
+        raise exit_codes.Skipped(message)
     return outcome.document
