@@ -51,6 +51,21 @@ def pytest_configure(config: pytest.Config) -> None:
     Finding.__post_init__ = recording  # type: ignore[method-assign]
 
 
+# The slowest files (measured with --durations on the 2-core CI machine): real torch wheels, real package installs
+# into real venvs, executed fixes, a wheel build, a Slurm cluster. `bash scripts/test.sh --quick` leaves them out.
+SLOW_FILES = ("tests/fixes/", "tests/test_probe_ops.py", "tests/test_probe_canary.py", "tests/test_probe_hf_models.py",
+              "tests/test_probe_shapes.py", "tests/test_torch_cpu_venv.py", "tests/test_requirements.py",
+              "tests/test_venv_create.py", "tests/test_slurm_integration.py", "tests/test_packaging.py",
+              "tests/test_torch_companions.py", "tests/test_framework_missing.py",
+              "tests/adversarial/test_fix_words.py", "tests/adversarial/test_data_loss.py")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if Path(str(item.fspath)).relative_to(REPO).as_posix().startswith(SLOW_FILES):
+            item.add_marker(pytest.mark.slow)
+
+
 _SHARED_RECORDS = "NEURONDOCTOR_TEST_RECORDS"  # where xdist workers leave what fired, for the controller
 
 

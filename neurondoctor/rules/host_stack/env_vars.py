@@ -190,7 +190,7 @@ RULE_SET = RuleSet(
         FindingSpec("ND-ENV-002", "env-var-misconfig", SEVERITY_ERROR,
                     "NEURON_RT_NUM_CORES not a count, above this host's cores, or shadowed"),
         FindingSpec("ND-ENV-003", "env-var-misconfig", SEVERITY_ERROR,
-                    "NEURON_LOGICAL_NC_CONFIG not 1/2, or on a family without logical cores"),
+                    "NEURON_LOGICAL_NC_CONFIG not 1/2, or on a family without logical cores", also=(SEVERITY_WARNING,)),
         FindingSpec("ND-ENV-004", "env-var-misconfig", SEVERITY_WARNING,
                     "a per-process core count outside the trn1.32xlarge collectives sets"),
     ),
