@@ -7,6 +7,9 @@ Target (issue 2): check at least 10x faster than collect_env.
 It also times `check --root R --json` on a fixture trn1.32xlarge host with 16 devices (tests/host_fixture.py)
 and reports the host part (the host collectors' own timings from the JSON). Target (issue 3): under 0.3 s.
 
+It times the floor, the venv's own interpreter listing every distribution's name and version with importlib.metadata,
+against `check` and `health` on the same venv, interleaved (issue 27: within 1.2x).
+
 It times a DLAMI host with five venvs side by side against one with a single venv, both found by discovery
 (issue 26: within 2x).
 
@@ -106,6 +109,23 @@ def interleaved_roots(roots: dict[str, Path], runs: int, env: dict[str, str]) ->
     return {name: statistics.median(values) for name, values in times.items()}
 
 
+# The floor (issue 27 §6): the venv's own interpreter listing every distribution's name and version, which any
+# environment doctor must at least do.
+FLOOR_SCRIPT = ("import importlib.metadata as m\n"
+                "rows = [(d.metadata['Name'], d.version) for d in m.distributions()]\n")
+
+
+def interleaved_commands(commands: dict[str, list[str]], runs: int, env: dict[str, str]) -> dict[str, float]:
+    """Median wall time (ms) of each command, the commands taking turns each run."""
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(runs):
+        for name, command in commands.items():
+            started = time.perf_counter()
+            subprocess.run(command, capture_output=True, timeout=300, env=env)
+            times[name].append((time.perf_counter() - started) * 1000)
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
 def compare_with(revision: str, root: Path, runs: int, env: dict[str, str], scratch: Path) -> None:
     worktree = scratch / "against"
     subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(worktree), revision], check=True,
@@ -171,6 +191,11 @@ def main() -> int:
         subprocess.run(collect_cmd, capture_output=True, env=env, timeout=300)
         check_s, check_code = median_seconds(check_cmd, args.runs, env)
         collect_s, _ = median_seconds(collect_cmd, args.runs, env)
+        floor = interleaved_commands({
+            "floor": [str(venv / "bin" / "python"), "-c", FLOOR_SCRIPT],
+            "check": check_cmd,
+            "health": [sys.executable, "-m", "neurondoctor", "health", "--venv", str(venv), "--format", "json"],
+        }, 20, env)
         host = build_host(Path(scratch) / "trn1-32xlarge", HostSpec(instance_type="trn1.32xlarge", release="2.31.1"))
         host_wall_ms, host_ms = host_part_ms(host, args.runs, env)
         one, five = dlami_hosts(Path(scratch), args.distributions)
@@ -181,6 +206,9 @@ def main() -> int:
     print(f"neurondoctor check --venv V --json : {check_s * 1000:8.1f} ms (exit {check_code})")
     print(f"python -m torch.utils.collect_env  : {collect_s * 1000:8.1f} ms")
     print(f"ratio collect_env / check          : {collect_s / check_s:8.1f}x (target >= 10x)")
+    print(f"metadata-scan floor (the venv's python, importlib.metadata names and versions): {floor['floor']:6.1f} ms; "
+          f"check {floor['check']:6.1f} ms ({floor['check'] / floor['floor']:.2f}x), health {floor['health']:6.1f} ms "
+          f"({floor['health'] / floor['floor']:.2f}x); median of 20 interleaved runs, target <= 1.2x")
     print(f"check --root <trn1.32xlarge, 16 devices> --json: {host_wall_ms:6.1f} ms wall, host part "
           f"{host_ms:5.1f} ms (target < 300 ms)")
     print(f"DLAMI host, {args.distributions} distributions per venv: 1 venv {dlami['one']:6.1f} ms, 5 venvs "
