@@ -95,3 +95,11 @@ class Check:
     @property
     def finding_ids(self) -> frozenset[str]:
         return frozenset(spec.id for spec in self.findings)
+
+
+def environment_check(check_id: str, title: str, rule_sets: tuple[RuleSet, ...],
+                      summary: Callable[[RuleContext], str]) -> Check:
+    """An area that judges Python environments: it needs them collected, and is skipped (`[–]`, never `[✓]`)
+    when there is none."""
+    return Check(check_id, title, rule_sets, summary, needs=("environments",), applies=has_environments,
+                 not_applicable=no_environment)

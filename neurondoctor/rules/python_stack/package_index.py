@@ -21,14 +21,7 @@ from neurondoctor.facts.python_env import (
 )
 from neurondoctor.neuron_version import normalize_package_name
 from neurondoctor.release_data.catalog import PackageEntry
-from neurondoctor.rules.check import (
-    NO_ENVIRONMENT,
-    Check,
-    FindingSpec,
-    RuleSet,
-    has_environments,
-    no_environment,
-)
+from neurondoctor.rules.check import NO_ENVIRONMENT, FindingSpec, RuleSet, environment_check
 from neurondoctor.rules.context import RuleContext, made_by_uv_without_pip, pin, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_INFO, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Command, Fix, Step, command, export, note, unset
@@ -289,5 +282,4 @@ RULE_SET = RuleSet(
                     "the guard of a neurondoctor-built environment is incomplete"),
     ),
 )
-CHECK = Check("pip-index", "Package index", (RULE_SET,), pip_index_summary, needs=("environments",),
-              applies=has_environments, not_applicable=no_environment)
+CHECK = environment_check("pip-index", "Package index", (RULE_SET,), pip_index_summary)

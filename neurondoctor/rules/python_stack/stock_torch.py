@@ -9,14 +9,7 @@ from __future__ import annotations
 
 from neurondoctor.facts.python_env import Distribution, PythonEnvironment
 from neurondoctor.neuron_version import major_minor
-from neurondoctor.rules.check import (
-    NO_ENVIRONMENT,
-    Check,
-    FindingSpec,
-    RuleSet,
-    has_environments,
-    no_environment,
-)
+from neurondoctor.rules.check import NO_ENVIRONMENT, FindingSpec, RuleSet, environment_check
 from neurondoctor.rules.context import RuleContext, TorchStack, pin, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Command, Fix, command
@@ -193,8 +186,7 @@ RULE_SET = RuleSet(
                     "two torch dist-infos in one site-packages"),
     ),
 )
-CHECK = Check("pytorch-stack", "PyTorch stack",
-              (RULE_SET, torch_companions.RULE_SET, framework_pins.RULE_SET, requirements.RULE_SET,
-               framework_missing.RULE_SET),
-              pytorch_summary,
-              needs=("environments",), applies=has_environments, not_applicable=no_environment)
+CHECK = environment_check("pytorch-stack", "PyTorch stack",
+                          (RULE_SET, torch_companions.RULE_SET, framework_pins.RULE_SET, requirements.RULE_SET,
+                           framework_missing.RULE_SET),
+                          pytorch_summary)

@@ -3,14 +3,7 @@
 from __future__ import annotations
 
 from neurondoctor.facts.python_env import INSTALLATION_KINDS, PythonEnvironment
-from neurondoctor.rules.check import (
-    NO_ENVIRONMENT,
-    Check,
-    FindingSpec,
-    RuleSet,
-    has_environments,
-    no_environment,
-)
+from neurondoctor.rules.check import NO_ENVIRONMENT, FindingSpec, RuleSet, environment_check
 from neurondoctor.rules.context import RuleContext, pin, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Fix, command, note
@@ -161,6 +154,5 @@ RULE_SET = RuleSet(
                     "an install record whose name or version is not valid metadata"),
     ),
 )
-CHECK = Check("python-env", "Python environment",
-              (RULE_SET, python_support.RULE_SET, shadowing.RULE_SET), python_env_summary,
-              needs=("environments",), applies=has_environments, not_applicable=no_environment)
+CHECK = environment_check("python-env", "Python environment",
+                          (RULE_SET, python_support.RULE_SET, shadowing.RULE_SET), python_env_summary)
