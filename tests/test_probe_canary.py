@@ -100,6 +100,7 @@ def test_skips_without_device_or_torch_neuronx(canary_venv: Path, torch_cpu_venv
     assert code == 4 and stderr.splitlines()[-1].startswith("skipped: no Neuron device under")
     code, _, stderr = canary(torch_cpu_venv, device_root)
     assert code == 4 and "torch-neuronx is not installed here" in stderr
+    assert "next: name the environment that has it with --python PATH" in stderr.splitlines()[-1]
 
 
 def _real_neuron_python() -> str | None:

@@ -81,7 +81,7 @@ def probe_document(outcome: ProbeOutcome, what: str) -> dict[str, Any]:
         raise exit_codes.UserError(f"{what} {outcome.failure}", exit_codes.UNKNOWN)
     if outcome.document.get("status") == "skipped":
         message = str(outcome.document.get("message"))
-        if "is not importable here" in message:  # the probe ran in an environment without what it needs
+        if outcome.document.get("stage") == "import":  # the probe ran in an environment without what it needs
             message += ("; next: name the environment that has it with --python PATH (`neurondoctor check` lists "
                         "the environments it found)")
         raise exit_codes.Skipped(message)

@@ -96,7 +96,7 @@ RULE_SET = RuleSet(
     rules=(compile_cache_space, efa_absent, efa_short, memlock_limit),
     findings=(
         FindingSpec("ND-RES-001", "resource", SEVERITY_WARNING, "little free disk for the compile cache",
-        also=(SEVERITY_ERROR,)),
+                    also=(SEVERITY_ERROR,)),
         FindingSpec("ND-RES-002", "resource", SEVERITY_WARNING, "no EFA on a trn1.32xlarge/trn1n"),
         FindingSpec("ND-RES-004", "resource", SEVERITY_WARNING, "fewer EFA interfaces than the instance type has"),
         FindingSpec("ND-RES-003", "resource", SEVERITY_WARNING, "a finite memlock limit with EFA"),

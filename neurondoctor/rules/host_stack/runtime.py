@@ -270,7 +270,7 @@ RULE_SET = RuleSet(
         FindingSpec("ND-RT-002", "runtime-compiler-mismatch", SEVERITY_ERROR,
                     "an environment's neuronx-cc is from a newer release than the host runtime"),
         FindingSpec("ND-RT-003", "tools-missing", SEVERITY_ERROR, "libnrt, libnccom or the Neuron tools missing",
-        also=(SEVERITY_WARNING,)),
+                    also=(SEVERITY_WARNING,)),
     ),
 )
 HOST_RELEASE_RULE_SET = RuleSet(
