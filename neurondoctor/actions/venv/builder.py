@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Protocol
 
+from neurondoctor import exit_codes
 from neurondoctor.actions.venv.guard import write_guard
 from neurondoctor.actions.venv.plan import VenvPlan
 from neurondoctor.command_runner import interrupt, run_command
@@ -49,6 +50,10 @@ class BuildError(Exception):
 
 class TargetRefused(BuildError):
     """What is at PATH may not be replaced: refused before anything starts."""
+
+    def usage_error(self) -> exit_codes.UserError:
+        """The one line a user sees (exit 2): nothing was touched, so there is nothing to have left behind."""
+        return exit_codes.UserError(f"{self.message}; next: {self.next_step}")
 
 
 class Progress(Protocol):

@@ -94,7 +94,7 @@ def prepare_venv(options: VenvCreateOptions) -> PreparedVenv:
     try:
         check_target(target, options.force)  # before anything starts: no progress, no "done", exit 2
     except TargetRefused as error:
-        raise exit_codes.UserError(f"{error.message}; next: {error.next_step}") from error
+        raise error.usage_error() from error
     return PreparedVenv(plan, target, python, installer, options.force)
 
 
@@ -124,7 +124,7 @@ def create_venv(prepared: PreparedVenv, progress: Progress, verbose: bool = Fals
         build_venv(prepared.plan, prepared.target, prepared.python, prepared.installer, force=prepared.force,
                    progress=progress)
     except TargetRefused as error:  # something appeared at PATH while it built: as refused before
-        raise exit_codes.UserError(f"{error.message}; next: {error.next_step}") from error
+        raise error.usage_error() from error
     except BuildError as error:
         detail = f"\n{error.detail}" if verbose and error.detail else ""
         raise exit_codes.UserError(f"{error.message}. Nothing was left behind at {prepared.target}; next: "

@@ -21,7 +21,7 @@ from neurondoctor.facts.python_env import (
 )
 from neurondoctor.neuron_version import normalize_package_name
 from neurondoctor.release_data.catalog import PackageEntry
-from neurondoctor.rules.check import NO_ENVIRONMENT, FindingSpec, RuleSet, environment_check
+from neurondoctor.rules.check import FindingSpec, RuleSet, environment_check
 from neurondoctor.rules.context import RuleContext, made_by_uv_without_pip, pin, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_INFO, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Command, Fix, Step, command, export, note, unset
@@ -259,9 +259,7 @@ def incomplete_guard(ctx: RuleContext) -> list[Finding]:
 
 
 def pip_index_summary(ctx: RuleContext) -> str:
-    envs = ctx.facts.environments
-    if not envs:
-        return NO_ENVIRONMENT
+    envs = ctx.facts.environments  # never empty: the area is skipped without one
     if any(ctx.release_of(env).packages for env in envs):
         return "pip reaches the Neuron repository; no PyPI placeholders"
     return "no PyPI placeholders installed"

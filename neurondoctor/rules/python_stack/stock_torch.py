@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from neurondoctor.facts.python_env import Distribution, PythonEnvironment
 from neurondoctor.neuron_version import major_minor
-from neurondoctor.rules.check import NO_ENVIRONMENT, FindingSpec, RuleSet, environment_check
+from neurondoctor.rules.check import FindingSpec, RuleSet, environment_check
 from neurondoctor.rules.context import RuleContext, TorchStack, pin, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Command, Fix, command
@@ -157,9 +157,7 @@ def duplicate_torch(ctx: RuleContext) -> list[Finding]:
 
 def pytorch_summary(ctx: RuleContext) -> str:
     """`torch 2.9.0 (cpu) matches torch-neuronx`, or that there is no torch or no Neuron framework."""
-    envs = ctx.facts.environments
-    if not envs:
-        return NO_ENVIRONMENT
+    envs = ctx.facts.environments  # never empty: the area is skipped without one
     torches, anchors = set(), set()
     for env in envs:
         torch = env.effective_distributions().get("torch")

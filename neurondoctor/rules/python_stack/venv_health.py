@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from neurondoctor.facts.python_env import INSTALLATION_KINDS, PythonEnvironment
-from neurondoctor.rules.check import NO_ENVIRONMENT, FindingSpec, RuleSet, environment_check
+from neurondoctor.rules.check import FindingSpec, RuleSet, environment_check
 from neurondoctor.rules.context import RuleContext, pin, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Fix, command, note
@@ -137,9 +137,7 @@ def invalid_metadata(ctx: RuleContext) -> list[Finding]:
 
 
 def python_env_summary(ctx: RuleContext) -> str:
-    envs = ctx.facts.environments
-    if not envs:
-        return NO_ENVIRONMENT
+    envs = ctx.facts.environments  # never empty: the area is skipped without one
     pythons = sorted({env.python_version or "?" for env in envs})
     return f"{len(envs)} environment(s), Python {', '.join(pythons)}: interpreters present, nothing shadowed"
 
