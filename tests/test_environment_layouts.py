@@ -10,7 +10,7 @@ from pathlib import Path
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.pyenv.discovery import discover_environments
 from tests.conftest import check_json, cli_env, findings_by_id, run_cli
-from tests.fixes.harness import run_verbatim
+from tests.fixes.harness import bad_findings, run_verbatim
 from tests.host_fixture import HostSpec, build_host
 from tests.layouts import conda_install, install_into, installation, kernelspec, source_built_python
 from tests.neuron_envs import (
@@ -46,17 +46,12 @@ def _environments(report: dict[str, object]) -> dict[str, tuple[str, str]]:
     return {env["path"]: (env["kind"], env["discovered_by"]) for env in report["environments"]}  # type: ignore
 
 
-def _bad(report: dict[str, object]) -> list[tuple[str, str]]:
-    return [(item["id"], item["title"]) for item in report["findings"]  # type: ignore
-            if item["severity"] != "info"]
-
-
 def test_a_training_dlc_image_with_python_built_into_usr_local(tmp_path: Path, venvs: VenvFactory) -> None:
     """docker/pytorch/training/*/Dockerfile.neuronx: no venv; the Neuron 2.25.0 stack in /usr/local."""
     root = build_host(tmp_path / "image", HostSpec(instance_type="trn1.32xlarge", release="2.25.0", container=True))
     prefix = source_built_python(venvs, root, "3.10", stack_wheels(HEALTHY_STACKS["2.25.0"]), NEURON_REPO)
     code, report, _ = check_json(["--root", str(root)])
-    assert _bad(report) == [] and code == 0
+    assert bad_findings(report) == set() and code == 0
     assert _environments(report) == {str(prefix): ("system", "the system interpreter")}
     assert report["release"]["environments"] == {str(prefix): "2.25.0"}
     assert report["environments"][0]["python"] == "3.10"
@@ -74,7 +69,7 @@ def test_near_miss_a_user_site_torch_shadows_the_images_python(tmp_path: Path, v
     for line in finding["fix"]:  # pasted into a shell, as the user would (it removes the user-site copy)
         run_verbatim(str(line), cli_env())
     after = check_json(["--root", str(root)])[1]
-    assert _bad(after) == [] and (root / "usr/local/lib/python3.10/site-packages/torch").is_dir()
+    assert bad_findings(after) == set() and (root / "usr/local/lib/python3.10/site-packages/torch").is_dir()
 
 
 def test_an_inf1_dlc_image_with_conda_and_torch_neuron(tmp_path: Path, venvs: VenvFactory) -> None:
@@ -83,7 +78,7 @@ def test_an_inf1_dlc_image_with_conda_and_torch_neuron(tmp_path: Path, venvs: Ve
     root = _inf1_image(tmp_path)
     prefix = conda_install(venvs, root / "opt" / "conda", "3.10", INF1_DLC)
     code, report, _ = check_json(["--root", str(root)])
-    assert _bad(report) == [] and code == 0
+    assert bad_findings(report) == set() and code == 0
     assert _environments(report) == {str(prefix): ("conda", "a folder in /opt")}
     assert report["release"]["environments"][str(prefix)] in ("2.20.0/2.20.1", "2.20.1")
     assert report["environments"][0]["holds"] == "PyTorch 1.13 (torch-neuron, Inf1)"
@@ -150,7 +145,7 @@ def test_a_dlami_with_its_venvs_side_by_side(tmp_path: Path, venvs: VenvFactory)
     made.append(_image_venv(venvs, root, "home/ubuntu/aws_neuron_venv_pytorch", stack, interpreter))
     tools = _image_venv(venvs, root, "opt/tools", [simple_wheel("awscli", "1.45.11")], interpreter)
     code, report, _ = check_json(["--root", str(root)])
-    assert _bad(report) == [] and code == 0
+    assert bad_findings(report) == set() and code == 0
     assert sorted(_environments(report)) == sorted(str(venv) for venv in made)
     assert set(report["release"]["environments"].values()) == {"2.31.1"}
     holds = {Path(env["path"]).name: env["holds"] for env in report["environments"]}
@@ -186,7 +181,7 @@ def test_a_home_of_every_layout(tmp_path: Path, venvs: VenvFactory) -> None:
     kernelspec(home / ".local" / "share" / "jupyter" / "kernels", "train", "/srv/envs/train/bin/python",
                "Python (torch-neuronx)")
     code, report, _ = check_json(["--root", str(root)])
-    assert _bad(report) == [] and code == 0
+    assert bad_findings(report) == set() and code == 0
     assert _environments(report) == {str(pyenv): ("pyenv", "pyenv"), str(uv_venv): ("uv", "a folder in the home"),
                                      str(elsewhere): ("venv", "Jupyter kernel train")}
     listed = {item["path"]: item["kind"] for item in report["facts"]["listed_environments"]}

@@ -20,11 +20,6 @@ from tests.neuron_envs import HEALTHY_STACKS, NEURON_REPO, simple_wheel, stack_w
 from tests.wheelhouse import VenvFactory, WheelSpec, image_venv
 
 
-def _bad(report: dict[str, object]) -> list[tuple[str, str]]:
-    return [(item["id"], item["title"]) for item in report["findings"]  # type: ignore[index]
-            if item["severity"] != "info"]
-
-
 def _image(tmp_path: Path, instance_type: str, packages: dict[str, str], runtime: bool) -> Path:
     """A DLC image on a host whose driver is loaded: the image's OS packages only (no DKMS package)."""
     return build_host(tmp_path / "image", HostSpec(
@@ -88,7 +83,7 @@ def test_the_trn_runtime_under_tensorflow_neuron_on_inf1(tmp_path: Path, venvs: 
 def test_near_miss_the_inf1_runtime_line_under_tensorflow_neuron(tmp_path: Path, venvs: VenvFactory) -> None:
     root = _inf1_tensorflow_host(tmp_path, venvs, INF1_2_21)
     code, report, _ = check_json(["--root", str(root)])
-    assert _bad(report) == [] and code == 0
+    assert bad_findings(report) == set() and code == 0
     assert report["environments"][0]["holds"].startswith("TensorFlow")
 
 
@@ -165,7 +160,7 @@ def test_the_tensorflow_dlc_images_are_clean(tmp_path: Path, venvs: VenvFactory,
     root = _image(tmp_path, instance_type, image, runtime="aws-neuronx-runtime-lib" in image)
     prefix = source_built_python(venvs, root, "3.10", wheels, NEURON_REPO)
     code, report, _ = check_json(["--root", str(root)])
-    assert _bad(report) == [] and code == 0
+    assert bad_findings(report) == set() and code == 0
     assert report["release"]["environments"] == {str(prefix): "2.17.0"}
     assert report["environments"][0]["holds"].startswith("TensorFlow")
 
@@ -183,7 +178,7 @@ def test_the_dlami_jax_venv_is_clean(tmp_path: Path, venvs: VenvFactory) -> None
     root = build_host(tmp_path / "trn1", HostSpec(instance_type="trn1.32xlarge", release="2.31.1"))
     image_venv(venvs, root, root / "opt", "aws_neuronx_venv_jax_0_9", "3.11", JAX_2_31)
     code, report, _ = check_json(["--root", str(root)])
-    assert _bad(report) == [] and code == 0
+    assert bad_findings(report) == set() and code == 0
     assert report["environments"][0]["holds"].startswith("JAX")
 
 
@@ -194,7 +189,7 @@ def test_near_miss_the_jax_venv_beside_the_pytorch_venv(tmp_path: Path, venvs: V
                          ("aws_neuronx_venv_pytorch_2_9", stack_wheels(HEALTHY_STACKS["2.31.1"]))):
         image_venv(venvs, root, root / "opt", name, "3.11", wheels)
     code, report, _ = check_json(["--root", str(root)])
-    assert _bad(report) == [] and code == 0
+    assert bad_findings(report) == set() and code == 0
 
 
 # --- MXNet on Inf1 (mx-neuron) ----------------------------------------------------------------------------------
@@ -210,7 +205,7 @@ def test_the_mxnet_inf1_dlc_recipe_is_clean(tmp_path: Path, venvs: VenvFactory) 
     root = _image(tmp_path, "inf1.xlarge", {"aws-neuronx-tools": "2.17.0.0"}, runtime=False)
     prefix = conda_install(venvs, root / "opt" / "conda", "3.10", MXNET_INF1)
     code, report, _ = check_json(["--root", str(root)])
-    assert _bad(report) == [] and code == 0
+    assert bad_findings(report) == set() and code == 0
     assert report["release"]["environments"][str(prefix)].endswith("2.17.0")
     assert report["environments"][0]["holds"].startswith("MXNet")
 
