@@ -103,6 +103,11 @@ CASES = {
     "trn-runtime-on-inf1": Case("ND-INST-003", {"instance_type": "inf1.xlarge", "release": "2.31.1"}),
     "tools-need-a-newer-glibc": Case("ND-OS-003", {"os": "al2", "kernel": "5.10.228-219.884.amzn2.x86_64",
                                                    "release": "2.26.1"}, rpm=True, accepts=("ND-REL-003",)),
+    # Ubuntu 20.04 (GLIBC 2.31) with 2.31.1's tools: the way back to a tools release built for it is a downgrade,
+    # which apt refuses under -y without --allow-downgrades
+    "tools-need-a-newer-glibc-apt": Case("ND-OS-003", {"os": "ubuntu20", "kernel": "5.15.0-1072-aws"},
+                                         expect=("sudo apt-get install -y --allow-change-held-packages "
+                                                 "--allow-downgrades",), accepts=("ND-REL-003",)),
     "memlock-limit": Case("ND-RES-003", {"instance_type": "trn1.32xlarge"}, prepare=_no_efa_limits,
                           skip=("ulimit ",)),
 }
