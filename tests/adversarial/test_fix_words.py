@@ -24,7 +24,7 @@ from neurondoctor.rules.context import pin, pip_command
 from neurondoctor.rules.finding import Finding
 from neurondoctor.rules.fix import Command, Fix, Shell, command, note, pipeline
 from neurondoctor.rules.fix_plan import environment_plan, requirement_name
-from neurondoctor.rules.host_stack.os_commands import install_command
+from neurondoctor.rules.host_stack.os_commands import install_command, reinstall_command
 
 HOSTILE = [*"$`'\"\\ \n\t;|&<>(){}[]*?!#~=%^,:@+-./\x1b\x07\x7f\u0085\u202e\u2028", "é", "€", "文", "$(id)", "`id`",
            "'; rm -rf /;'", "--index-url=x"]
@@ -93,6 +93,17 @@ def test_an_os_package_pin_is_one_word(recorders: Path, tmp_path: Path, package:
     step = install_command(snapshot, [(package, version)])
     _assert_words(step, recorders, tmp_path / "record")
     assert step.argv is not None and step.argv[-1] == f"{package}{'=' if manager == 'apt' else '-'}{version}*"
+
+
+@given(package=WORD, version=WORD, manager=st.sampled_from(["apt", "dnf"]))
+@EXAMPLES
+def test_a_reinstall_names_the_installed_version_as_one_word(recorders: Path, tmp_path: Path, package: str,
+                                                              version: str, manager: str) -> None:
+    """ND-RT-003's reinstall takes the version the package database lists: host data, never more than one word."""
+    snapshot = HostSnapshot(os=OsRelease(id="ubuntu" if manager == "apt" else "amzn", version_id="2023"))
+    step = reinstall_command(snapshot, [(package, version)])
+    _assert_words(step, recorders, tmp_path / "record")
+    assert step.argv is not None and step.argv[-1] == (f"{package}={version}*" if manager == "apt" else package)
 
 
 @given(names=st.lists(st.tuples(WORD, WORD), min_size=1, max_size=4), removed=st.lists(WORD, max_size=3),
