@@ -32,6 +32,9 @@ _USER_SPACE_FIX = re.compile(r"(^| )-m pip |^uv pip |^neurondoctor (venv create|
 _FINDING_ID = re.compile(r"\bND-[A-Z]+-\d{3}\b")
 
 
+_TEST_CACHE = pytest.StashKey[str]()
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Keep a developer's own `manifests update` copy out of the tests: every run gets an empty cache. Record
     the findings the doctor's own code constructs (not those a test builds by hand)."""
@@ -39,7 +42,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
     from neurondoctor.rules.finding import Finding
 
-    os.environ["NEURONDOCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="nd-test-cache-")
+    cache = tempfile.mkdtemp(prefix="nd-test-cache-")
+    os.environ["NEURONDOCTOR_CACHE_DIR"] = cache
+    config.stash[_TEST_CACHE] = cache
     original = Finding.__post_init__
 
     def recording(self: Finding) -> None:
@@ -49,6 +54,15 @@ def pytest_configure(config: pytest.Config) -> None:
             FIRED_SEVERITIES.setdefault(self.id, set()).add(self.severity)
 
     Finding.__post_init__ = recording  # type: ignore[method-assign]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The empty cache this process made goes with it (each xdist worker makes its own)."""
+    import shutil
+
+    cache = config.stash.get(_TEST_CACHE, None)
+    if cache:
+        shutil.rmtree(cache, ignore_errors=True)
 
 
 # The slowest files (measured with --durations on the 2-core CI machine): real torch wheels, real package installs
