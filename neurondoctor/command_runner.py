@@ -13,8 +13,9 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Optional
+
+from neurondoctor.records import dataclass
 
 DEFAULT_TIMEOUT = 10.0
 OUTPUT_LIMIT = 4 << 20

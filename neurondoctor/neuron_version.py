@@ -7,6 +7,7 @@ Installed Neuron versions carry build suffixes that the release manifest does no
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from typing import Optional
@@ -16,11 +17,15 @@ _DEV = re.compile(r"\.?dev\d*$")
 _NAME_SEPARATORS = re.compile(r"[-_.]+")
 
 
+# Both are pure and asked again and again for the same few names and versions (two thousand catalog entries, every
+# install record): cached for the run.
+@functools.lru_cache(maxsize=4096)
 def normalize_package_name(name: str) -> str:
     """PEP 503 name: the manifest spells `neuronx_distributed`, pip writes `neuronx-distributed`."""
     return _NAME_SEPARATORS.sub("-", name).lower().strip()
 
 
+@functools.lru_cache(maxsize=4096)
 def normalize_neuron_version(raw: str) -> str:
     """Strip build suffixes after `+`, `-`, `_` or `~` and a trailing `.dev`, keeping the numeric release.
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Optional
 
 from neurondoctor.neuron_version import normalize_package_name
 from neurondoctor.pep440 import matches, parse_version
+from neurondoctor.records import dataclass
 
 
 class MarkerError(ValueError):

@@ -11,8 +11,10 @@ With `--obfuscate` also hostnames, IPv4 addresses, instance ids and account ids,
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Callable
+
+from neurondoctor.records import dataclass
 
 MARK = "[REDACTED]"
 

@@ -43,12 +43,17 @@ def read_regular_file(path: PathLike, limit: int, tail: bool = False) -> bytes:
             os.lseek(descriptor, opened.st_size - limit, os.SEEK_SET)
         chunks: list[bytes] = []
         left = limit
+        # A file read up to the size fstat gave is done, as of that moment: no second read to find its end (a
+        # thousand install records per environment). One that says 0 (procfs, sysfs) is read to its end or the limit.
+        size = opened.st_size
         while left > 0:
             chunk = os.read(descriptor, min(left, 1 << 20))
             if not chunk:
                 break
             chunks.append(chunk)
             left -= len(chunk)
+            if size and limit - left == size and not tail:
+                break
         return b"".join(chunks)
     finally:
         os.close(descriptor)

@@ -110,7 +110,7 @@ def test_apply_upgrades_a_host_then_a_second_run_changes_nothing(tmp_path: Path,
     ran = _commands(simulator)
     assert ran == [install, *hold, "rmmod neuron", "modprobe neuron"], ran
     assert all(line.startswith("bootstrap: ") or line.startswith("  | ") for line in stderr.splitlines()
-               if line.strip()), stderr  # every command logged with its output and exit
+               if line.strip()), stderr  # every command logged with its exit (its output with -v)
     written = json.loads(status.read_text())
     assert written["schema"] == "neurondoctor.status/1" and written["state"] == "ok" and written["release"] == "2.33.0"
     assert [(step["name"], step["status"]) for step in written["steps"] if step["status"] != "unchanged"] == [
@@ -148,11 +148,31 @@ def test_a_failing_step_stops_and_the_status_file_says_which(tmp_path: Path) -> 
     result = run_cli(["bootstrap", "--release", "2.33.0", "--venv", "/opt/v", "--root", str(root), "--apply",
                       "--status-file", str(status)], env=env, timeout=300)
     assert result.returncode == 1
-    assert "Stopped: hold: `sudo apt-mark hold" in result.stdout and "Could not get lock" in result.stderr
+    # One line names the step, the command and the cause (apt's lock message), one the next step (issue 27 §4); the
+    # command's output is not in the log without -v, and is in the status file.
+    stopped = next(line for line in result.stdout.splitlines() if line.startswith("Stopped at "))
+    assert stopped.startswith("Stopped at hold: `sudo apt-mark hold aws-neuronx-dkms") and stopped.endswith(
+        "exited with status 100: E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 2841 "
+        "(apt-get)"), stopped
+    next_line = result.stdout.splitlines()[result.stdout.splitlines().index(stopped) + 1]
+    assert next_line.startswith("Next: another package manager holds the dpkg lock"), next_line
+    assert "Could not get lock" not in result.stderr and "bootstrap: hold: exit 100" in result.stderr
     written = json.loads(status.read_text())
-    assert written["state"] == "unhealthy" and written["failed_step"].startswith("hold:")
+    assert written["state"] == "unhealthy" and written["failed_step"] == stopped.removeprefix("Stopped at ")
+    assert written["next_step"] == next_line.removeprefix("Next: ")
+    failed_record = next(step for step in written["steps"] if step["status"] == "failed")
+    assert failed_record["output_tail"] == ["E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by "
+                                            "process 2841 (apt-get)"]
+    assert failed_record["next_step"] == written["next_step"]
     assert [step["name"] for step in written["steps"] if step["status"] != "unchanged"] == ["packages", "hold"]
     assert not any(argv[0] in ("rmmod", "modprobe") for argv in simulator.commands())  # nothing after the failure
+
+    # -v logs every command's output; --json carries the same two lines.
+    verbose = run_cli(["bootstrap", "--release", "2.33.0", "--venv", "/opt/v", "--root", str(root), "--apply",
+                       "--status-file", str(status), "--json", "-v"], env=env, timeout=300)
+    assert "  | E: Could not get lock /var/lib/dpkg/lock-frontend" in verbose.stderr
+    document = json.loads(verbose.stdout)
+    assert (document["failed_step"], document["next_step"]) == (written["failed_step"], written["next_step"])
 
 
 def test_apply_as_a_user_is_refused(tmp_path: Path) -> None:

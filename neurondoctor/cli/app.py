@@ -398,6 +398,8 @@ def bootstrap(
                                               "(default with --apply: /var/lib/neurondoctor/bootstrap.json)."),
     as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout."),
     output_format: str = typer.Option("text", "--format", metavar="FORMAT", help=FORMAT_HELP),
+    verbose: bool = typer.Option(False, "-v", "--verbose", help="Log every command's output (a failed command's "
+                                 "last lines are in the status file either way)."),
 ) -> None:
     """Set up a Neuron host for a release, for cloud-init user-data and AMI builds: the Neuron repository, kernel
     headers, the release's driver, runtime, collectives and tools (held), a driver reload, the guarded venv, then
@@ -411,7 +413,7 @@ def bootstrap(
 
     as_json = chosen_format(as_json, output_format) == "json"
     options = BootstrapOptions(release=release, venv=venv, root=root, image=image, apply=apply,
-                               status_file=status_file)
+                               status_file=status_file, verbose=verbose)
     outcome = run_bootstrap(options, load_catalog(), sys.stderr)
     written = write_status(options, outcome)
     if as_json:

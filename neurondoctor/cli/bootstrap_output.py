@@ -18,6 +18,7 @@ def _record(outcome: BootstrapOutcome, name: str) -> Optional[dict[str, Any]]:
 def bootstrap_document(options: BootstrapOptions, outcome: BootstrapOutcome, status: Optional[Path]) -> dict[str, Any]:
     return {"schema": "neurondoctor.bootstrap/1", "release": options.release, "root": options.root,
             "image": options.image, "applied": options.apply, "failed_step": outcome.failed,
+            "next_step": outcome.next_step,
             "steps": [{"name": step.name, "needed": step.needed, "why": step.why,
                        "commands": [command.render() for command in step.commands],
                        "result": _record(outcome, step.name)} for step in outcome.steps],
@@ -37,7 +38,8 @@ def render_bootstrap_text(options: BootstrapOptions, outcome: BootstrapOutcome, 
     needed = [step.name for step in outcome.steps if step.needed]
     lines.append("")
     if outcome.failed:
-        lines.append(f"Stopped: {outcome.failed}")
+        lines.append(f"Stopped at {outcome.failed}")
+        lines.append(f"Next: {outcome.next_step}")
     elif not needed:
         lines.append(f"Nothing to change: this host already matches Neuron {options.release}.")
     elif options.apply:

@@ -3,8 +3,10 @@ runtime files, device nodes, processes holding devices, compile cache, and `neur
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Optional
+
+from neurondoctor.records import dataclass
 
 
 @dataclass

@@ -13,13 +13,14 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime, timezone
 from typing import Optional
 
 from neurondoctor.command_runner import run_command
 from neurondoctor.facts.host import KernelHardwareError
 from neurondoctor.host.rootfs import RootFS
+from neurondoctor.records import dataclass
 
 KINDS = ("SRAM_UNCORRECTABLE_ERROR", "NC_UNCORRECTABLE_ERROR", "HBM_UNCORRECTABLE_ERROR", "DMA_ERROR")
 KERN_LOG = "/var/log/kern.log"

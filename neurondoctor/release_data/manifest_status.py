@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
+from neurondoctor.records import dataclass
 from neurondoctor.regular_files import read_regular_file
 from neurondoctor.release_data.catalog import (
     MANIFEST_DIR_ENV,

@@ -7,10 +7,10 @@ questions about those tables; the rules decide what an answer means for a host.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Optional
 
 from neurondoctor.neuron_version import release_tuple
+from neurondoctor.records import dataclass
 
 INSTANCE_FAMILIES = ("inf2", "trn1", "trn2")
 OS_NAMES = {"ubuntu": "Ubuntu", "amzn": "Amazon Linux", "rocky": "Rocky Linux", "rhel": "RHEL",

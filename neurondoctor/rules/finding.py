@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from neurondoctor.records import dataclass
 from neurondoctor.rules.fix import Fix
 
 SEVERITY_ERROR = "error"

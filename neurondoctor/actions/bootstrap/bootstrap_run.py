@@ -1,8 +1,10 @@
 """`bootstrap`: plan or apply the set-up of a Neuron host for cloud-init user-data and AMI pipelines.
 
 The plan is actions/bootstrap/plan.py's. `--apply` needs root (user-data runs as root) and runs each needed
-command in order, logging it with its output and duration; the first failure stops the run, and the status file
-(`neurondoctor.status/1`, default /var/lib/neurondoctor/bootstrap.json, written atomically) says which step failed.
+command in order, logging it and its exit and duration (its output too with -v); the first failure stops the run:
+one line says which step and command failed and why, one what to do next (actions/bootstrap/step_failure.py), and
+the status file (`neurondoctor.status/1`, default /var/lib/neurondoctor/bootstrap.json, written atomically) keeps
+both with the command's last output lines.
 On the live host commands run as they are shown, less `sudo`; under `--root DIR` they run in `chroot DIR`, so a
 mounted image is set up and the machine running the build is not touched (the driver reload and the canary belong
 to the instance that boots it). Then `check` judges the result (with `--image` without the device checks, for a
@@ -17,18 +19,21 @@ import subprocess
 import sys
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Optional, TextIO
 
 from neurondoctor import exit_codes
 from neurondoctor.actions.bootstrap.plan import Step, check_supported, os_steps, reload_step, venv_step
+from neurondoctor.actions.bootstrap.step_failure import explain_failure
 from neurondoctor.actions.check.check_run import CheckOptions, collect_host, run_check, validate_options
 from neurondoctor.actions.health.owned_files import write_status_file
 from neurondoctor.command_runner import run_command
 from neurondoctor.facts.guard_files import MARKER_FILE, read_marker
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.output_text import write_text
+from neurondoctor.records import dataclass
+from neurondoctor.redaction import redact_secrets
 from neurondoctor.release_data.catalog import ReleaseCatalog
 from neurondoctor.report.health import STATE_UNHEALTHY, Health
 from neurondoctor.report.model import Report
@@ -51,6 +56,7 @@ class BootstrapOptions:
     image: bool = False
     apply: bool = False
     status_file: Optional[str] = None
+    verbose: bool = False  # every command's output in the log, not only in the status file of a failure
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
 
 
@@ -58,7 +64,8 @@ class BootstrapOptions:
 class BootstrapOutcome:
     steps: list[Step]
     records: list[dict[str, Any]] = field(default_factory=list)  # the status file's steps
-    failed: Optional[str] = None
+    failed: Optional[str] = None  # the failed step, its command and the cause, in one line
+    next_step: Optional[str] = None  # what to do about the failure
     report: Optional[Report] = None
     health: Health = field(default_factory=lambda: Health("unknown", ["not checked"]))
 
@@ -97,20 +104,25 @@ def _log(stream: TextIO, text: str) -> None:
     stream.flush()
 
 
-def _run_step(step: Step, options: BootstrapOptions, outcome: BootstrapOutcome, log: TextIO) -> bool:
+def _run_step(step: Step, options: BootstrapOptions, outcome: BootstrapOutcome, log: TextIO, headers: str) -> bool:
+    """Each command of the step in order; the first failure is recorded in one line with its next step, its output's
+    last lines in the status file (and, with -v, every command's output in the log)."""
     for command in step.commands:
         line = command.render()
         argv = _argv(command, options.root)
         _log(log, f"bootstrap: {step.name}: running {line}")
         result = run_command(argv, timeout=COMMAND_TIMEOUT_S, env=dict(options.environ))
-        output = (result.stdout + result.stderr).strip()
-        for text in output.splitlines()[-40:]:
-            _log(log, f"  | {text}")
+        if options.verbose:
+            for text in (result.stdout + result.stderr).strip().splitlines()[-40:]:
+                _log(log, f"  | {redact_secrets(text)}")
         _log(log, f"bootstrap: {step.name}: exit {result.returncode} after {result.duration_s:.1f} s")
-        outcome.records.append({"name": step.name, "status": "ok" if result.ok else "failed", "command": line,
-                                "exit_code": result.returncode, "duration_s": round(result.duration_s, 3)})
+        record: dict[str, Any] = {"name": step.name, "status": "ok" if result.ok else "failed", "command": line,
+                                  "exit_code": result.returncode, "duration_s": round(result.duration_s, 3)}
+        outcome.records.append(record)
         if not result.ok:
-            outcome.failed = f"{step.name}: `{line}` {result.describe_failure().split('`', 2)[-1].strip()}"
+            failure = explain_failure(step.name, line, result, headers)
+            outcome.failed, outcome.next_step = failure.summary, failure.next_step
+            record.update(next_step=failure.next_step, output_tail=list(failure.output_tail))
             return False
     return True
 
@@ -118,6 +130,7 @@ def _run_step(step: Step, options: BootstrapOptions, outcome: BootstrapOutcome, 
 def apply_steps(options: BootstrapOptions, catalog: ReleaseCatalog, steps: list[Step], log: TextIO
                 ) -> BootstrapOutcome:
     outcome = BootstrapOutcome(steps)
+    headers = next((step.commands[0].render() for step in steps if step.name == "headers" and step.commands), "")
     for index, step in enumerate(steps):
         if step.name == "driver-reload":  # judged again on the host the installs left
             host = collect_host(RootFS(options.root), options.environ, {})
@@ -127,7 +140,7 @@ def apply_steps(options: BootstrapOptions, catalog: ReleaseCatalog, steps: list[
             outcome.records.append({"name": step.name, "status": "unchanged", "command": "", "exit_code": None,
                                     "duration_s": 0.0})
             continue
-        if not _run_step(step, options, outcome, log):
+        if not _run_step(step, options, outcome, log, headers):
             outcome.health = Health(STATE_UNHEALTHY, [f"bootstrap step {outcome.failed}"])
             return outcome
     return outcome
@@ -172,7 +185,8 @@ def write_status(options: BootstrapOptions, outcome: BootstrapOutcome) -> Option
     if path is None:
         return None
     write_status_file(path, outcome.health.state, outcome.health.reasons, options.release, outcome.records,
-                      make_directory=options.status_file is None, failed_step=outcome.failed)
+                      make_directory=options.status_file is None, failed_step=outcome.failed,
+                      next_step=outcome.next_step)
     return path
 
 

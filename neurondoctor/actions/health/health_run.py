@@ -12,7 +12,7 @@ import socket
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Optional
 
@@ -28,6 +28,7 @@ from neurondoctor.actions.health.slurm_decision import (
 )
 from neurondoctor.command_runner import run_command, stop_running_commands
 from neurondoctor.facts import Facts, HostFacts
+from neurondoctor.records import dataclass
 from neurondoctor.release_data.catalog import ReleaseCatalog
 from neurondoctor.report.health import STATE_UNKNOWN, Health
 from neurondoctor.report.model import Report

@@ -22,10 +22,10 @@ import shutil
 import signal
 import sys
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Protocol
 
+from neurondoctor.records import dataclass
 from neurondoctor import exit_codes
 from neurondoctor.actions.venv.guard import write_guard
 from neurondoctor.actions.venv.plan import VenvPlan

@@ -8,10 +8,10 @@ silence).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from neurondoctor.records import dataclass
 from neurondoctor import exit_codes
 from neurondoctor.actions.check.check_run import CheckOptions, run_check
 from neurondoctor.actions.venv.builder import (

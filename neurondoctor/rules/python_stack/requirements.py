@@ -15,7 +15,6 @@ are left to them.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Optional
 
 from neurondoctor.facts.python_env import Distribution, PythonEnvironment
@@ -29,6 +28,7 @@ from neurondoctor.pep508 import (
     parse_requirement,
     satisfies,
 )
+from neurondoctor.records import dataclass
 from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_INFO, SEVERITY_WARNING, Finding
