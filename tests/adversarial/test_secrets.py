@@ -167,3 +167,32 @@ def test_a_failed_manifest_update_never_prints_the_urls_credentials() -> None:
                       "--timeout", "3"], env=cli_env({"NEURONDOCTOR_MANIFESTS": "/nonexistent"}))
     assert result.returncode != 0 and "t0ps3cr3t" not in result.stderr + result.stdout, result.stderr
     assert "127.0.0.1" in result.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="bootstrap --apply runs as root only (CI runs the tests as root)")
+def test_a_failed_bootstrap_command_never_shows_a_secret_it_printed(tmp_path: Path) -> None:
+    """Issue 27 §4: a failed command's output reaches the summary line, the status file's `output_tail` and, with
+    -v, the log: an apt that prints a proxy's password, a token or a private key spread over lines leaks none."""
+    from tests.host_simulator import HostSimulator
+
+    root = build_host(tmp_path / "host", HostSpec(instance_type="trn1.32xlarge", release="2.31.1"))
+    simulator = HostSimulator(root, tmp_path / "sim")
+    failing = tmp_path / "failing"
+    failing.mkdir()
+    planted = "\n".join(text for _, text, _ in SECRET_FORMS)
+    (failing / "planted.txt").write_text(planted + "\nE: Could not connect to http://u:pr0xyPw@proxy.internal:3128\n")
+    apt_mark = failing / "apt-mark"
+    apt_mark.write_text(f"#!/bin/sh\ncat {failing / 'planted.txt'} >&2\nexit 100\n")
+    apt_mark.chmod(0o755)
+    env = simulator.env(cli_env())
+    env["PATH"] = f"{failing}:{env['PATH']}"
+    status = tmp_path / "bootstrap.json"
+    shown = ""
+    for extra in ([], ["-v"], ["--json"]):
+        result = run_cli(["bootstrap", "--release", "2.33.0", "--venv", "/opt/v", "--root", str(root), "--apply",
+                          "--status-file", str(status), *extra], env=env, timeout=300)
+        assert result.returncode == 1, result.stderr
+        shown += result.stdout + result.stderr + status.read_text()
+    assert "Could not connect to http://[REDACTED]@proxy.internal:3128" in shown  # the cause, its secret cut
+    for form, _, secret in [*SECRET_FORMS, ("proxy password", "", "pr0xyPw")]:
+        assert secret not in shown, form

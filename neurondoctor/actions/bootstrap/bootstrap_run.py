@@ -25,7 +25,7 @@ from typing import Any, Optional, TextIO
 
 from neurondoctor import exit_codes
 from neurondoctor.actions.bootstrap.plan import Step, check_supported, os_steps, reload_step, venv_step
-from neurondoctor.actions.bootstrap.step_failure import explain_failure
+from neurondoctor.actions.bootstrap.step_failure import explain_failure, output_lines
 from neurondoctor.actions.check.check_run import CheckOptions, collect_host, run_check, validate_options
 from neurondoctor.actions.health.owned_files import write_status_file
 from neurondoctor.command_runner import run_command
@@ -33,7 +33,6 @@ from neurondoctor.facts.guard_files import MARKER_FILE, read_marker
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.output_text import write_text
 from neurondoctor.records import dataclass
-from neurondoctor.redaction import redact_secrets
 from neurondoctor.release_data.catalog import ReleaseCatalog
 from neurondoctor.report.health import STATE_UNHEALTHY, Health
 from neurondoctor.report.model import Report
@@ -113,8 +112,8 @@ def _run_step(step: Step, options: BootstrapOptions, outcome: BootstrapOutcome, 
         _log(log, f"bootstrap: {step.name}: running {line}")
         result = run_command(argv, timeout=COMMAND_TIMEOUT_S, env=dict(options.environ))
         if options.verbose:
-            for text in (result.stdout + result.stderr).strip().splitlines()[-40:]:
-                _log(log, f"  | {redact_secrets(text)}")
+            for text in output_lines(result)[-40:]:
+                _log(log, f"  | {text}")
         _log(log, f"bootstrap: {step.name}: exit {result.returncode} after {result.duration_s:.1f} s")
         record: dict[str, Any] = {"name": step.name, "status": "ok" if result.ok else "failed", "command": line,
                                   "exit_code": result.returncode, "duration_s": round(result.duration_s, 3)}

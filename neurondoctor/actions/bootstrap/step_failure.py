@@ -67,16 +67,17 @@ _CAUSES = (
 _DKMS_LOG = re.compile(r"Consult (/\S+make\.log)")
 
 
-def _lines(result: CommandResult) -> list[str]:
+def output_lines(result: CommandResult) -> list[str]:
+    """The command's non-blank output lines, secrets cut from the whole text first (a private key spans lines)."""
     text = f"{result.stdout}\n{result.stderr}" if result.stdout and result.stderr else result.stdout or result.stderr
-    return [line.rstrip() for line in text.splitlines() if line.strip()]
+    return [line.rstrip() for line in redact_secrets(text).splitlines() if line.strip()]
 
 
 def explain_failure(step: str, line: str, result: CommandResult, headers: str = "") -> StepFailure:
     """The one-line summary and next step of a failed command `line` of `step`; `headers` is the command that
     installs the running kernel's headers (named when DKMS cannot find them)."""
-    lines = _lines(result)
-    tail = tuple(redact_secrets(text)[:500] for text in lines[-OUTPUT_TAIL_LINES:])
+    lines = output_lines(result)
+    tail = tuple(text[:500] for text in lines[-OUTPUT_TAIL_LINES:])
     head = f"{step}: `{line}`"
     if result.error is not None:
         return StepFailure(f"{head} could not run: {result.error}", f"install what it needs on this host, {_AGAIN}",
@@ -91,7 +92,7 @@ def explain_failure(step: str, line: str, result: CommandResult, headers: str = 
             matched = (cause, found)
             break
     if matched is None:
-        last = redact_secrets(lines[-1])[:200] if lines else ""
+        last = lines[-1][:200] if lines else ""
         return StepFailure(f"{head} exited with status {result.returncode}" + (f": {last}" if last else ""),
                            f"its last lines are in the status file (and above with -v); fix what they say, {_AGAIN}",
                            tail)
@@ -99,5 +100,5 @@ def explain_failure(step: str, line: str, result: CommandResult, headers: str = 
     log = next((match.group(1) for text in lines for match in [_DKMS_LOG.search(text)] if match),
                "make.log under /var/lib/dkms")
     next_step = cause.next_step.replace("{log}", log).replace("{headers}", headers or "the headers step")
-    return StepFailure(f"{head} exited with status {result.returncode}: {redact_secrets(found.strip())[:200]}",
+    return StepFailure(f"{head} exited with status {result.returncode}: {found.strip()[:200]}",
                        next_step, tail)
