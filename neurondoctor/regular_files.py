@@ -28,13 +28,14 @@ class NotRegularFile(OSError):
         super().__init__(errno.EINVAL, f"not a regular file ({kind})", os.fspath(path))
 
 
-def read_regular_file(path: PathLike, limit: int, tail: bool = False) -> bytes:
+def read_regular_file(path: PathLike, limit: int, tail: bool = False, follow_links: bool = True) -> bytes:
     """Up to `limit` bytes of a regular file (its last ones with `tail`: a compiler log keeps its error at the
-    end); raises OSError (NotRegularFile, FileNotFoundError, …)."""
-    before = os.stat(path)
+    end); raises OSError (NotRegularFile, FileNotFoundError, …). Without `follow_links` a link in the last
+    component is refused (ELOOP), even one swapped in after the check: for files in directories anyone writes."""
+    before = os.stat(path) if follow_links else os.lstat(path)
     if not stat.S_ISREG(before.st_mode):
         raise NotRegularFile(path, before.st_mode)
-    descriptor = os.open(path, _FLAGS)
+    descriptor = os.open(path, _FLAGS if follow_links else _FLAGS | os.O_NOFOLLOW)
     try:
         opened = os.fstat(descriptor)
         if not stat.S_ISREG(opened.st_mode):

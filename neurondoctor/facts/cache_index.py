@@ -1,0 +1,66 @@
+"""What is in a Neuron compile cache: per compiler directory, its entries by state, its size, its locks.
+
+The layout (docs/neuron-facts.md §9, from the neuron-caching page and the public cache copies on the Hugging Face
+hub): `neuronxcc-<compiler version>+<hash>/MODULE_<graph hash>+<flags hash>/`. An entry holds the graph
+(`model.hlo_module.pb`, before neuronx-cc 2.15 `model.hlo.pb`) and its flags (`compile_flags.json`, before
+`compile_flags.txt`); a finished compile adds `model.neff` (and from 2.15 the `model.done` marker), a failed one
+`model.log` without a NEFF, which later runs skip until `--retry_failed_compilation`. A `*.lock` beside them is
+the flock file a compiling process holds; `0_REGISTRY/` is optimum-neuron's model registry.
+"""
+
+from __future__ import annotations
+
+from dataclasses import field
+from typing import Optional
+
+from neurondoctor.records import dataclass
+
+ENTRY_DONE = "done"
+ENTRY_FAILED = "failed"  # model.log and no usable NEFF: skipped until --retry_failed_compilation
+ENTRY_INCOMPLETE = "incomplete"  # neither: a compile that was stopped, or one under way (then it is locked)
+ENTRY_STATES = (ENTRY_DONE, ENTRY_FAILED, ENTRY_INCOMPLETE)
+
+
+@dataclass
+class CacheLock:
+    """A `*.lock` file in an entry; `holder_pid` from /proc/locks when a process holds it (live host only)."""
+
+    entry: str  # `neuronxcc-…/MODULE_…`
+    name: str
+    age_s: Optional[float] = None
+    holder_pid: Optional[int] = None
+    holder_command: Optional[str] = None
+
+
+@dataclass
+class CompilerCache:
+    """One `neuronxcc-<version>+<hash>` directory: what its entries are, and how much room the NEFFs and graphs
+    take."""
+
+    name: str
+    compiler_version: Optional[str]
+    entries: int = 0
+    states: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ENTRY_STATES, 0))
+    locked: int = 0
+    bytes: int = 0
+    oldest: Optional[float] = None  # entry mtimes, seconds since the epoch
+    newest: Optional[float] = None
+    registry: bool = False
+    failed_entries: list[str] = field(default_factory=list)  # the first few, by name
+    failed_errors: dict[str, str] = field(default_factory=dict)  # name -> its log's first error line
+    links: int = 0  # entries that are symbolic links: never followed
+
+
+@dataclass
+class CacheIndex:
+    """A local cache directory as counted (bounded: `cut` says where the count stopped)."""
+
+    path: str
+    exists: bool = False
+    compilers: list[CompilerCache] = field(default_factory=list)
+    locks: list[CacheLock] = field(default_factory=list)
+    other_names: int = 0  # top-level names that are not compiler directories
+    unreadable: list[str] = field(default_factory=list)  # one line each
+    counted: int = 0
+    cut: Optional[str] = None
+    problem: Optional[str] = None

@@ -1,0 +1,177 @@
+"""Counts a local Neuron compile cache (facts/cache_index.py has the layout): bounded, and without following links.
+
+The cache is usually under /var/tmp, where anyone may create names: the directory is resolved inside the root once,
+then walked with `scandir` and no link is followed; a file is opened only to read a failed entry's first error line,
+with `O_NOFOLLOW` (a `model.log` linked to /etc/shadow is not read). Entries are judged from their names; sizes come
+from `lstat` of the NEFF and the graph, the files that hold the room. `max_entries` and `deadline_s` bound the walk
+(`check` counts at most 10,000 entries or 100 ms; `cache status` counts all), and `cut` says where it stopped.
+Lock holders come from /proc/locks (an flock file holds no pid): inode to pid, then `/proc/<pid>/comm`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import time
+from typing import Optional
+
+from neurondoctor.facts.cache_index import (
+    ENTRY_DONE,
+    ENTRY_FAILED,
+    ENTRY_INCOMPLETE,
+    CacheIndex,
+    CacheLock,
+    CompilerCache,
+)
+from neurondoctor.host.rootfs import RootFS
+from neurondoctor.regular_files import read_regular_file
+
+NEFF_HEADER_BYTES = 1024  # a NEFF starts with a 1024-byte header (neuron-packager user guide)
+REGISTRY = "0_REGISTRY"
+MODULE_PREFIX = "MODULE_"
+FAILED_SAMPLES = 5
+LOCKS_LISTED = 50
+LOG_READ_BYTES = 64 * 1024
+_ERROR_LINE = re.compile(r"\bERROR\b|\bError\b|error:")
+_COMPILER_DIR = re.compile(r"^neuronxcc-(\d+(?:\.\d+)+)(?:\+[0-9A-Za-z]+)?$")
+_SIZED = ("model.neff", "model.hlo_module.pb", "model.hlo.pb", "wrapped_neff.hlo")
+# `1: FLOCK  ADVISORY  WRITE 12345 103:01:524295 0 EOF`; a waiter's line has `->` after the id.
+_PROC_LOCK = re.compile(r"^\d+:\s+(?:->\s+)?\S+\s+\S+\s+\S+\s+(-?\d+)\s+([0-9a-f]+):([0-9a-f]+):(\d+)\s")
+
+
+def entry_state(names: frozenset[str], neff_bytes: Optional[int]) -> str:
+    """done, failed or incomplete, from an entry's file names (and the NEFF's size when a log is beside it)."""
+    has_log = "model.log" in names
+    usable_neff = "model.neff" in names and not (neff_bytes is not None and neff_bytes < NEFF_HEADER_BYTES)
+    if usable_neff:
+        # From neuronx-cc 2.15 (compile_flags.json, model.hlo_module.pb) a finished entry has model.done; a NEFF
+        # without it is still being written. Before, there is no marker: the NEFF is the result.
+        if ("compile_flags.json" in names or "model.hlo_module.pb" in names) and "model.done" not in names:
+            return ENTRY_INCOMPLETE
+        return ENTRY_DONE
+    return ENTRY_FAILED if has_log else ENTRY_INCOMPLETE  # 2.12 kept a 5-byte NEFF beside a failure's log
+
+
+def first_error_line(path: str) -> str:
+    """The first line of a compile log that says ERROR (else its last line), read without following a link."""
+    try:
+        text = read_regular_file(path, LOG_READ_BYTES, follow_links=False).decode("utf-8", errors="replace")
+    except OSError as error:
+        return f"(log unreadable: {error.strerror or error})"
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return next((line for line in lines if _ERROR_LINE.search(line)), lines[-1] if lines else "")[:300]
+
+
+def lock_holders(fs: RootFS) -> dict[tuple[int, int, int], int]:
+    """(device major, minor, inode) → pid of the process holding a lock on it, from /proc/locks."""
+    holders: dict[tuple[int, int, int], int] = {}
+    for line in (fs.try_read_text("/proc/locks", limit=1 << 20) or "").splitlines():
+        match = _PROC_LOCK.match(line)
+        waiting = line.split()[1:2] == ["->"]  # a process waiting for the lock, not holding it
+        if match and not waiting and int(match.group(1)) > 0:
+            key = (int(match.group(2), 16), int(match.group(3), 16), int(match.group(4)))
+            holders.setdefault(key, int(match.group(1)))
+    return holders
+
+
+def _lstat(path: str) -> Optional[os.stat_result]:
+    try:
+        return os.lstat(path)
+    except OSError:
+        return None
+
+
+def _scan_entry(path: str, entry: str, compiler: CompilerCache, index: CacheIndex, now: float,
+                holders: dict[tuple[int, int, int], int], fs: RootFS) -> None:
+    try:
+        names = frozenset(os.listdir(path))
+    except OSError as error:
+        index.unreadable.append(f"{entry}: {error.strerror or error}")
+        return
+    sizes = {name: found for name in _SIZED if name in names for found in [_lstat(f"{path}/{name}")]
+             if found is not None and stat.S_ISREG(found.st_mode)}
+    neff = sizes.get("model.neff")
+    state = entry_state(names, neff.st_size if neff is not None else None)
+    compiler.states[state] += 1
+    compiler.bytes += sum(found.st_size for found in sizes.values())
+    if state == ENTRY_FAILED and len(compiler.failed_entries) < FAILED_SAMPLES:
+        name = entry.rsplit("/", 1)[-1]
+        compiler.failed_entries.append(name)
+        compiler.failed_errors[name] = first_error_line(f"{path}/model.log")
+    locks = sorted(name for name in names if name.endswith(".lock"))
+    if locks:
+        compiler.locked += 1
+    for name in locks:
+        found = _lstat(f"{path}/{name}")
+        if found is None or not stat.S_ISREG(found.st_mode) or len(index.locks) >= LOCKS_LISTED:
+            continue
+        pid = holders.get((os.major(found.st_dev), os.minor(found.st_dev), found.st_ino))
+        command = None
+        if pid is not None:
+            command = (fs.try_read_text(f"/proc/{pid}/comm", limit=256) or "").strip() or None
+        index.locks.append(CacheLock(entry, name, max(0.0, now - found.st_mtime), pid, command))
+
+
+def index_cache(fs: RootFS, inner: str, max_entries: Optional[int] = None,
+                deadline_s: Optional[float] = None) -> CacheIndex:
+    """Count the cache at `inner` (a path inside the root); every problem is recorded, never raised."""
+    index = CacheIndex(path=fs.shown_path(inner))
+    resolved = fs.resolve(inner)
+    if resolved is None:
+        index.problem = "a link loop or a link out of the root"
+        return index
+    base = str(resolved)
+    found = _lstat(base)
+    if found is None:
+        return index
+    if not stat.S_ISDIR(found.st_mode):
+        index.problem = "not a directory"
+        return index
+    index.exists = True
+    started, now = time.monotonic(), time.time()
+    holders = lock_holders(fs)
+    try:
+        top = sorted(os.scandir(base), key=lambda item: item.name)
+    except OSError as error:
+        index.problem = f"unreadable: {error.strerror or error}"
+        return index
+    for item in top:
+        match = _COMPILER_DIR.match(item.name)
+        if match is None or not item.is_dir(follow_symlinks=False):
+            index.other_names += 1
+            continue
+        compiler = CompilerCache(item.name, match.group(1))
+        index.compilers.append(compiler)
+        try:
+            entries = sorted(os.scandir(item.path), key=lambda entry: entry.name)
+        except OSError as error:
+            index.unreadable.append(f"{item.name}: {error.strerror or error}")
+            continue
+        for entry in entries:
+            if entry.name == REGISTRY:
+                compiler.registry = True
+                continue
+            if not entry.name.startswith(MODULE_PREFIX):
+                continue
+            full = max_entries is not None and index.counted >= max_entries
+            if full or (deadline_s is not None and time.monotonic() - started > deadline_s):
+                index.cut = f"counted up to {index.counted:,} entries"
+                return index
+            index.counted += 1
+            compiler.entries += 1
+            if entry.is_symlink():
+                compiler.links += 1
+                continue
+            try:
+                mtime = entry.stat(follow_symlinks=False).st_mtime
+            except OSError:
+                mtime = None
+            if mtime is not None:
+                compiler.oldest = mtime if compiler.oldest is None else min(compiler.oldest, mtime)
+                compiler.newest = mtime if compiler.newest is None else max(compiler.newest, mtime)
+            if entry.is_dir(follow_symlinks=False):
+                _scan_entry(entry.path, f"{item.name}/{entry.name}", compiler, index, now, holders, fs)
+            else:
+                compiler.states[ENTRY_INCOMPLETE] += 1
+    return index

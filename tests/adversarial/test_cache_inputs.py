@@ -1,0 +1,74 @@
+"""Attack class: a hostile compile cache (issue 28). The default cache is under /var/tmp, where anyone may create
+names, and the doctor runs as root: a link never leads the walk out of the cache or the root, a FIFO or a device
+where a file belongs never blocks it, a log linked to a secret is never read, and names are data."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from neurondoctor.facts.cache_index import ENTRY_FAILED
+from neurondoctor.host.cache_index import index_cache
+from neurondoctor.host.rootfs import RootFS
+from tests.cache_fixture import entry
+
+COMPILER = "neuronxcc-2.15.141.0+d3cfc8ca"
+
+
+def test_links_are_never_followed_out_of_the_cache_or_the_root(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    outside = tmp_path / "outside" / COMPILER
+    entry(outside, "MODULE_aaaaaaaaaaaaaaaaaaaa+39f12043", "done")
+    cache = root / "var/tmp/neuron-compile-cache"
+    entry(cache / COMPILER, "MODULE_bbbbbbbbbbbbbbbbbbbb+39f12043", "done")
+    (cache / COMPILER / "MODULE_cccccccccccccccccccc+39f12043").symlink_to(outside / "MODULE_aaaaaaaaaaaaaaaaaaaa"
+                                                                          "+39f12043")
+    (cache / "neuronxcc-2.19.8089.0+8ab9f450").symlink_to(outside)  # a whole compiler directory elsewhere
+    index = index_cache(RootFS(root), "/var/tmp/neuron-compile-cache")
+    assert [compiler.name for compiler in index.compilers] == [COMPILER]
+    compiler = index.compilers[0]
+    assert compiler.links == 1 and compiler.states["done"] == 1 and compiler.entries == 2
+    assert index.other_names == 1
+
+    escaping = tmp_path / "root2"
+    (escaping / "var/tmp").mkdir(parents=True)
+    (escaping / "var/tmp/neuron-compile-cache").symlink_to("/../../../../" + str(tmp_path / "outside"))
+    escaped = index_cache(RootFS(escaping), "/var/tmp/neuron-compile-cache")
+    # The link resolves inside the root (an absolute target is the root's own path), where nothing is found.
+    assert escaped.compilers == [] and not escaped.exists
+
+
+def test_a_fifo_or_a_device_where_a_file_belongs_never_blocks(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    failed = entry(cache / COMPILER, "MODULE_dddddddddddddddddddd+39f12043", "incomplete")
+    os.mkfifo(failed / "model.log")  # a reader would block on open without a writer
+    fifo_neff = entry(cache / COMPILER, "MODULE_eeeeeeeeeeeeeeeeeeee+39f12043", "incomplete")
+    os.mkfifo(fifo_neff / "model.neff")
+    started = time.monotonic()
+    index = index_cache(RootFS("/"), str(cache))
+    assert time.monotonic() - started < 5
+    compiler = index.compilers[0]
+    assert compiler.states[ENTRY_FAILED] == 1
+    assert compiler.failed_errors["MODULE_dddddddddddddddddddd+39f12043"].startswith("(log unreadable: ")
+
+
+def test_a_log_linked_to_a_secret_is_not_read(tmp_path: Path) -> None:
+    secret = tmp_path / "shadow"
+    secret.write_text("root:$6$ERROR-hash-that-must-not-leak:19000:0:99999:7:::\n")
+    cache = tmp_path / "cache"
+    planted = entry(cache / COMPILER, "MODULE_ffffffffffffffffffff+39f12043", "incomplete")
+    (planted / "model.log").symlink_to(secret)
+    index = index_cache(RootFS("/"), str(cache))
+    error = index.compilers[0].failed_errors["MODULE_ffffffffffffffffffff+39f12043"]
+    assert "must-not-leak" not in error and error.startswith("(log unreadable: ")
+
+
+def test_names_with_control_characters_stay_data(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    name = "MODULE_\x1b[31mred\nsecond line+39f12043"
+    entry(cache / COMPILER, name, "failed", log_text="\x1b]0;title\x07ERROR: forged\rline\n")
+    index = index_cache(RootFS("/"), str(cache))
+    compiler = index.compilers[0]
+    assert compiler.failed_entries == [name]  # kept as it is: every renderer escapes it (output_text)
+    assert compiler.failed_errors[name].startswith("\x1b]0;title\x07ERROR: forged")

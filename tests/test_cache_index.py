@@ -1,0 +1,102 @@
+"""The compile cache index (issue 28 §1): fixture caches in the public layouts (tests/cache_fixture.py), each state
+counted on its plant and not on its near miss; locks with their holder from /proc/locks; the bounds; and hostile
+caches (links out of the root, FIFOs, a log linked to a secret, control characters in names)."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+
+from neurondoctor.facts.cache_index import ENTRY_DONE, ENTRY_FAILED, ENTRY_INCOMPLETE
+from neurondoctor.host.cache_index import entry_state, index_cache
+from neurondoctor.host.rootfs import RootFS
+from tests.cache_fixture import entry, registry
+
+CACHE = "/var/tmp/neuron-compile-cache"  # the default path, inside fixture roots
+
+
+def test_each_state_in_each_layout(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    cache = root / CACHE.lstrip("/")
+    old = cache / "neuronxcc-2.12.54.0+f631c2365"
+    entry(old, "MODULE_0b0ead5e2dfe538e89a4+2c2d707e", "done", layout="2.12")
+    entry(old, "MODULE_159a076e8438a4c04d96+2c2d707e", "failed", layout="2.12")  # a 5-byte NEFF beside the log
+    entry(old, "MODULE_81936d6c27c85d22c403+2c2d707e", "incomplete", layout="2.12", lock=True)
+    new = cache / "neuronxcc-2.15.141.0+d3cfc8ca"
+    entry(new, "MODULE_b41d4f868a9e38641a9e+39f12043", "done")
+    entry(new, "MODULE_12221176946427745622+d7517139", "done", flags="[]")
+    entry(new, "MODULE_3de39ac50493f469550f+39f12043", "writing")  # a NEFF, no done marker yet
+    entry(new, "MODULE_e358924ac4ea2b2bb562+39f12043", "failed")
+    registry(new)
+    newest = cache / "neuronxcc-2.23.6484.0+3b612583"
+    entry(newest, "MODULE_70ee399e6fa6b6235418+39f12043", "done", layout="2.23", lock=True)  # a lock left behind
+    (cache / "README.txt").write_text("not a compiler directory")
+
+    index = index_cache(RootFS(root), CACHE)
+    assert index.exists and index.problem is None and index.cut is None and index.counted == 8
+    by_name = {compiler.name: compiler for compiler in index.compilers}
+    assert [name for name in by_name] == ["neuronxcc-2.12.54.0+f631c2365", "neuronxcc-2.15.141.0+d3cfc8ca",
+                                          "neuronxcc-2.23.6484.0+3b612583"]
+    assert by_name["neuronxcc-2.12.54.0+f631c2365"].compiler_version == "2.12.54.0"
+    assert by_name["neuronxcc-2.12.54.0+f631c2365"].states == {ENTRY_DONE: 1, ENTRY_FAILED: 1, ENTRY_INCOMPLETE: 1}
+    assert by_name["neuronxcc-2.15.141.0+d3cfc8ca"].states == {ENTRY_DONE: 2, ENTRY_FAILED: 1, ENTRY_INCOMPLETE: 1}
+    assert by_name["neuronxcc-2.23.6484.0+3b612583"].states == {ENTRY_DONE: 1, ENTRY_FAILED: 0, ENTRY_INCOMPLETE: 0}
+    assert by_name["neuronxcc-2.15.141.0+d3cfc8ca"].registry and not by_name["neuronxcc-2.12.54.0+f631c2365"].registry
+    assert [compiler.locked for compiler in index.compilers] == [1, 0, 1]
+    assert index.other_names == 1
+    failed = by_name["neuronxcc-2.15.141.0+d3cfc8ca"]
+    assert failed.failed_entries == ["MODULE_e358924ac4ea2b2bb562+39f12043"]
+    assert failed.failed_errors["MODULE_e358924ac4ea2b2bb562+39f12043"] == \
+        "ERROR: Estimated peak HBM usage exceeds 16GB."
+    assert failed.bytes > 2 * 5120 and failed.oldest is not None and failed.newest is not None
+    assert {(lock.entry.split("/")[0], lock.name) for lock in index.locks} == {
+        ("neuronxcc-2.12.54.0+f631c2365", "model.hlo.pb.lock"),
+        ("neuronxcc-2.23.6484.0+3b612583", "model.hlo_module.pb.lock")}
+    assert all(lock.holder_pid is None for lock in index.locks)  # the fixture root's /proc/locks names none
+
+
+def test_near_misses_of_each_state() -> None:
+    new_layout = frozenset({"compile_flags.json", "model.hlo_module.pb"})
+    assert entry_state(new_layout | {"model.neff", "model.done"}, None) == ENTRY_DONE
+    assert entry_state(new_layout | {"model.neff", "model.done", "model.log"}, 4096) == ENTRY_DONE  # a warning log
+    assert entry_state(new_layout | {"model.neff"}, None) == ENTRY_INCOMPLETE  # not marked done yet
+    assert entry_state(new_layout | {"model.log"}, None) == ENTRY_FAILED
+    assert entry_state(new_layout, None) == ENTRY_INCOMPLETE
+    old_layout = frozenset({"compile_flags.txt", "model.hlo.pb"})
+    assert entry_state(old_layout | {"model.neff"}, None) == ENTRY_DONE  # 2.12 wrote no done marker
+    assert entry_state(old_layout | {"model.neff", "model.log"}, 5) == ENTRY_FAILED
+    assert entry_state(old_layout | {"model.neff", "model.log"}, 2048) == ENTRY_DONE
+
+
+def test_a_held_lock_names_its_holder_from_proc_locks(tmp_path: Path) -> None:
+    """On the live host: this test holds an flock on a cache entry's lock file, as a compiling process does."""
+    cache = tmp_path / "cache"
+    locked = entry(cache / "neuronxcc-2.15.141.0+d3cfc8ca", "MODULE_b41d4f868a9e38641a9e+39f12043", "incomplete",
+                   lock=True)
+    entry(cache / "neuronxcc-2.15.141.0+d3cfc8ca", "MODULE_0b1b2ca56aec724cedf0+39f12043", "incomplete", lock=True)
+    with open(locked / "model.hlo_module.pb.lock", "rb") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        index = index_cache(RootFS("/"), str(cache))
+    holders = {lock.entry.rsplit("/", 1)[-1]: (lock.holder_pid, lock.holder_command) for lock in index.locks}
+    assert holders["MODULE_b41d4f868a9e38641a9e+39f12043"][0] == os.getpid()
+    assert holders["MODULE_b41d4f868a9e38641a9e+39f12043"][1]  # /proc/<pid>/comm of this process
+    assert holders["MODULE_0b1b2ca56aec724cedf0+39f12043"] == (None, None)  # a lock file nobody holds
+    assert all(lock.age_s is not None and lock.age_s >= 0 for lock in index.locks)
+
+
+def test_the_walk_is_bounded_and_says_where_it_stopped(tmp_path: Path) -> None:
+    compiler = tmp_path / "cache" / "neuronxcc-2.15.141.0+d3cfc8ca"
+    for number in range(30):
+        entry(compiler, f"MODULE_{number:020d}+39f12043", "done")
+    index = index_cache(RootFS("/"), str(tmp_path / "cache"), max_entries=12)
+    assert index.counted == 12 and index.cut == "counted up to 12 entries"
+    assert index.compilers[0].entries == 12
+    assert index_cache(RootFS("/"), str(tmp_path / "cache"), deadline_s=0.0).cut is not None
+
+
+def test_a_missing_cache_and_one_that_is_a_file(tmp_path: Path) -> None:
+    missing = index_cache(RootFS("/"), str(tmp_path / "none"))
+    assert not missing.exists and missing.problem is None
+    (tmp_path / "file").write_text("x")
+    assert index_cache(RootFS("/"), str(tmp_path / "file")).problem == "not a directory"
