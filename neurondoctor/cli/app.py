@@ -27,6 +27,35 @@ manifests_app = typer.Typer(no_args_is_help=True, help="The bundled Neuron relea
 app.add_typer(manifests_app, name="manifests")
 fleet_app = typer.Typer(no_args_is_help=True, help="Many nodes' reports at once.")
 app.add_typer(fleet_app, name="fleet")
+cache_app = typer.Typer(no_args_is_help=True, help="The Neuron compile caches of this host.")
+app.add_typer(cache_app, name="cache")
+
+
+@cache_app.command("status")
+def cache_status_command(
+    paths: Optional[list[str]] = typer.Argument(None, metavar="[DIR]...", help="Count these caches instead of the "
+                                                "ones the host and environment configure."),
+    root: str = typer.Option("/", "--root", metavar="DIR", help="Look at the tree under DIR (the paths are in it)."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON document (neurondoctor.cache/1) on stdout."),
+    output_format: str = typer.Option("text", "--format", metavar="FORMAT", help=FORMAT_HELP),
+) -> None:
+    """Every compile cache neuronx-cc and vLLM would use here: per compiler directory, its entries (done, failed,
+    incomplete), locks and their holders, size and age. Remote caches are named, never contacted. Writes nothing."""
+    import json
+
+    from neurondoctor.actions.cache.status import cache_status, render_status_text, status_document
+    from neurondoctor.host.rootfs import RootFS
+
+    as_json = chosen_format(as_json, output_format) == "json"
+    fs = RootFS(root)
+    for path in paths or []:
+        if "://" not in path and not fs.is_dir(os.path.abspath(path)):
+            raise exit_codes.UserError(f"{path}: no such directory" + (f" under {root}" if root != "/" else ""))
+    locations = cache_status(root, os.environ, paths or [])
+    if as_json:
+        sys.stdout.write(json.dumps(status_document(root, locations)) + "\n")
+    else:
+        write_text(render_status_text(locations))
 
 
 def _version_callback(value: bool) -> None:

@@ -25,6 +25,25 @@ def cache_location(environ: Mapping[str, str]) -> tuple[str, str]:
     return DEFAULT_CACHE, "default"
 
 
+# vLLM's Neuron backend keeps its own cache (vllm-neuron docs, design/compilation/compilation_cache.md):
+# `$VLLM_CACHE_ROOT/neuron/compile_cache`, VLLM_CACHE_ROOT defaulting to `~/.cache/vllm`.
+VLLM_CACHE = "neuron/compile_cache"
+
+
+def cache_locations(environ: Mapping[str, str], home: Optional[str]) -> list[tuple[str, str]]:
+    """Every cache this environment configures, (location, where it was configured), the one neuronx-cc uses
+    first: it, the default when that is another, and vLLM's. `--cache_dir` wins over NEURON_COMPILE_CACHE_URL, as
+    the neuron-caching page says (optimum-neuron's notes say the opposite; the doctor follows the Neuron docs)."""
+    found = [cache_location(environ)]
+    if found[0][0] != DEFAULT_CACHE:
+        found.append((DEFAULT_CACHE, "default"))
+    vllm_root = environ.get("VLLM_CACHE_ROOT") or (f"{home.rstrip('/')}/.cache/vllm" if home else None)
+    if vllm_root:
+        found.append((f"{vllm_root.rstrip('/')}/{VLLM_CACHE}",
+                      "VLLM_CACHE_ROOT" if environ.get("VLLM_CACHE_ROOT") else "vLLM default"))
+    return found
+
+
 def _nearest_existing(fs: RootFS, inner: str) -> Optional[str]:
     path = inner.rstrip("/") or "/"
     while True:

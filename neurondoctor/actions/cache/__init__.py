@@ -1,0 +1,1 @@
+"""`neurondoctor cache`: the compile cache, counted (status)."""

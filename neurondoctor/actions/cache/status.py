@@ -1,0 +1,105 @@
+"""`cache status`: every compile cache this host and environment configure, counted (docs/cache.md).
+
+Each location is the host's (`--root`): neuronx-cc's (`--cache_dir` in NEURON_CC_FLAGS, NEURON_COMPILE_CACHE_URL,
+the default), and vLLM's; or the directories named on the command line. A remote URL (`s3://…`) is named and never
+contacted. Nothing is parsed beyond names and sizes, so a cache of 100,000 entries is counted in seconds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any, Optional
+
+from neurondoctor.facts.cache_index import ENTRY_STATES, CacheIndex
+from neurondoctor.host.cache_index import index_cache
+from neurondoctor.host.compile_cache import cache_locations
+from neurondoctor.host.rootfs import RootFS
+from neurondoctor.records import dataclass
+
+SCHEMA = "neurondoctor.cache/1"
+
+
+@dataclass
+class CacheLocation:
+    """A cache and where it was configured; `index` is None for a remote one."""
+
+    path: str
+    source: str
+    remote: bool
+    index: Optional[CacheIndex]
+
+
+def cache_status(root: str, environ: Mapping[str, str], paths: Sequence[str] = ()) -> list[CacheLocation]:
+    fs = RootFS(root)
+    named = [(path, "named") for path in paths] or cache_locations(environ, environ.get("HOME"))
+    found = []
+    for path, source in named:
+        remote = "://" in path
+        inner = os.path.abspath(path) if not remote else path  # a named path is inside the root, as the others
+        found.append(CacheLocation(path, source, remote, None if remote else index_cache(fs, inner)))
+    return found
+
+
+def status_document(root: str, locations: Sequence[CacheLocation]) -> dict[str, Any]:
+    """`neurondoctor.cache/1`: each location with its index (docs/cache.md)."""
+    return {"schema": SCHEMA, "root": root,
+            "caches": [{**(dataclasses.asdict(location.index) if location.index else {"exists": None}),
+                        "path": location.path, "source": location.source, "remote": location.remote}
+                       for location in locations]}
+
+
+def _size(count: int) -> str:
+    value = float(count)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} TiB"  # pragma: no cover - the loop returns at GiB
+
+
+def _entries(count: int) -> str:
+    return f"{count:,} entry" if count == 1 else f"{count:,} entries"
+
+
+def _day(stamp: Optional[float]) -> str:
+    return datetime.datetime.fromtimestamp(stamp, datetime.timezone.utc).strftime("%Y-%m-%d") if stamp else "?"
+
+
+def render_status_text(locations: Sequence[CacheLocation]) -> str:
+    lines = []
+    for location in locations:
+        head = f"{location.path} ({location.source})"
+        index = location.index
+        if index is None:
+            lines.append(f"{head}: remote, not contacted")
+            continue
+        if index.problem:
+            lines.append(f"{head}: {index.problem}")
+            continue
+        if not index.exists:
+            lines.append(f"{head}: not present")
+            continue
+        lines.append(f"{head}: {_entries(index.counted)}" + (f" ({index.cut})" if index.cut else ""))
+        width = max((len(compiler.name) for compiler in index.compilers), default=0)
+        for compiler in index.compilers:
+            states = " · ".join(f"{compiler.states[state]:,} {state}" for state in ENTRY_STATES)
+            extra = [f"{compiler.locked:,} locked"] if compiler.locked else []
+            extra += [f"{compiler.links:,} links (not followed)"] if compiler.links else []
+            extra += ["registry"] if compiler.registry else []
+            lines.append(f"  {compiler.name:<{width}}  {_entries(compiler.entries)}: {states}"
+                         + "".join(f" · {item}" for item in extra)
+                         + f" · {_size(compiler.bytes)} · {_day(compiler.oldest)} to {_day(compiler.newest)}")
+            for name in compiler.failed_entries:
+                lines.append(f"    failed {name}: {compiler.failed_errors.get(name, '')}")
+        for lock in index.locks:
+            holder = (f"held by {lock.holder_pid} ({lock.holder_command or '?'})" if lock.holder_pid
+                      else "held by no process on this host")
+            age = f", {lock.age_s / 60:.0f} min old" if lock.age_s is not None else ""
+            lines.append(f"  lock {lock.entry}/{lock.name}: {holder}{age}")
+        if index.other_names:
+            lines.append(f"  {index.other_names:,} other names (not neuronxcc-* compiler directories)")
+        lines += [f"  unreadable: {problem}" for problem in index.unreadable]
+    return "\n".join(lines) + "\n"
