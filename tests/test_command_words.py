@@ -59,10 +59,12 @@ def test_cache_status_takes_either_spelling(tmp_path: Path) -> None:
     entry(tmp_path / "cache" / "neuronxcc-2.15.141.0+d3cfc8ca", "MODULE_b41d4f868a9e38641a9e+39f12043", "done")
     document = _same_document(["cache", "status", str(tmp_path / "cache")])
     assert document["schema"] == "neurondoctor.cache/1" and document["caches"][0]["counted"] == 1  # type: ignore[index]
+    pruned = _same_document(["cache", "prune", str(tmp_path / "cache"), "--failed", "--dry-run"])
+    assert pruned["prune"]["moves"] == []  # type: ignore[index]
 
 
 @pytest.mark.parametrize("args", [["explain", "ND-FW-001"], ["manifests", "status"], ["fleet", "summarize", "."],
-                                  ["cache", "status"],
+                                  ["cache", "status"], ["cache", "prune", "--failed", "--dry-run"],
                                   ["bootstrap", "--release", "2.33.0", "--venv", "/opt/v"],
                                   ["probe", "canary", "--cpu-backend"]])
 def test_a_format_a_command_does_not_know_is_a_usage_error(args: list[str]) -> None:

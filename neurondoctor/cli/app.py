@@ -58,6 +58,53 @@ def cache_status_command(
         write_text(render_status_text(locations))
 
 
+@cache_app.command("prune")
+def cache_prune_command(
+    cache: Optional[str] = typer.Argument(None, metavar="[DIR]", help="The cache (default: the one neuronx-cc "
+                                          "uses here: --cache_dir, NEURON_COMPILE_CACHE_URL, or the default)."),
+    failed: bool = typer.Option(False, "--failed", help="Failed entries, which later runs skip."),
+    stale_locks: bool = typer.Option(False, "--stale-locks", help="Unfinished entries with a lock no process holds, "
+                                     "older than 10 minutes: later runs wait on them."),
+    other_compilers: bool = typer.Option(False, "--other-compilers", help="Whole directories of neuronx-cc versions "
+                                         "no environment here has installed."),
+    older_than: Optional[float] = typer.Option(None, "--older-than", metavar="DAYS", min=0,
+                                               help="Entries unchanged for DAYS days."),
+    venv: Optional[list[str]] = typer.Option(None, "--venv", metavar="DIR", help="The environment whose neuronx-cc "
+                                             "counts (--other-compilers; default: every one check finds)."),
+    python: Optional[list[str]] = typer.Option(None, "--python", metavar="EXE", help="The same, by interpreter."),
+    root: str = typer.Option("/", "--root", metavar="DIR", help="Work on the tree under DIR."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print what would move; move nothing."),
+    yes: bool = typer.Option(False, "--yes", help="Do not ask (needed without a terminal)."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON document (neurondoctor.cache/1) on stdout."),
+    output_format: str = typer.Option("text", "--format", metavar="FORMAT", help=FORMAT_HELP),
+) -> None:
+    """Move failed entries, stale locks, other compilers' entries or old entries out of the cache, into
+    <cache>.neurondoctor-<UTC> beside it: never deletes, refuses while a live process holds a lock."""
+    import json
+
+    from neurondoctor.actions.cache.prune import PruneCriteria
+    from neurondoctor.actions.cache.prune_run import PruneOptions, prune_document, render_prune_text, run_prune
+    from neurondoctor.typed_paths import check_directories, check_interpreters
+
+    as_json = chosen_format(as_json, output_format) == "json"
+    check_directories("--venv", venv or [])
+    check_interpreters("--python", python or [], os.environ)
+    options = PruneOptions(PruneCriteria(failed, stale_locks, other_compilers, older_than), root=root, cache=cache,
+                           venvs=venv or [], pythons=python or [], dry_run=dry_run, yes=yes)
+
+    def confirm(question: str) -> bool:
+        if not sys.stdin.isatty():
+            raise exit_codes.UserError("prune without a terminal needs --yes (it would move entries unasked)")
+        return typer.confirm(question, default=False, err=True)
+
+    outcome = run_prune(options, os.environ, confirm)
+    if as_json:
+        sys.stdout.write(json.dumps(prune_document(options, outcome)) + "\n")
+    else:
+        write_text(render_prune_text(outcome))
+    raise typer.Exit(outcome.exit_code)
+
+
 def _version_callback(value: bool) -> None:
     if value:
         typer.echo(f"neurondoctor {__version__}")

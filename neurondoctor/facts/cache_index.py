@@ -32,6 +32,19 @@ class CacheLock:
     holder_command: Optional[str] = None
 
 
+@dataclass(frozen=True)
+class CacheEntry:
+    """One MODULE_ entry as `cache prune` selects from (kept only when asked: a cache may hold 100,000)."""
+
+    compiler: str  # the `neuronxcc-…` directory
+    name: str  # `MODULE_…`
+    state: str
+    mtime: Optional[float]
+    bytes: int
+    locks: tuple[CacheLock, ...] = ()
+    link: bool = False  # a symbolic link where an entry belongs: never followed
+
+
 @dataclass
 class CompilerCache:
     """One `neuronxcc-<version>+<hash>` directory: what its entries are, and how much room the NEFFs and graphs
@@ -64,3 +77,5 @@ class CacheIndex:
     counted: int = 0
     cut: Optional[str] = None
     problem: Optional[str] = None
+    host_path: Optional[str] = None  # the directory on this machine (inside --root), once found
+    entries: list[CacheEntry] = field(default_factory=list)  # every entry, with `keep_entries` only

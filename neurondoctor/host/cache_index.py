@@ -20,6 +20,7 @@ from neurondoctor.facts.cache_index import (
     ENTRY_DONE,
     ENTRY_FAILED,
     ENTRY_INCOMPLETE,
+    CacheEntry,
     CacheIndex,
     CacheLock,
     CompilerCache,
@@ -82,40 +83,54 @@ def _lstat(path: str) -> Optional[os.stat_result]:
         return None
 
 
-def _scan_entry(path: str, entry: str, compiler: CompilerCache, index: CacheIndex, now: float,
-                holders: dict[tuple[int, int, int], int], fs: RootFS) -> None:
-    try:
-        names = frozenset(os.listdir(path))
-    except OSError as error:
-        index.unreadable.append(f"{entry}: {error.strerror or error}")
-        return
-    sizes = {name: found for name in _SIZED if name in names for found in [_lstat(f"{path}/{name}")]
-             if found is not None and stat.S_ISREG(found.st_mode)}
-    neff = sizes.get("model.neff")
-    state = entry_state(names, neff.st_size if neff is not None else None)
-    compiler.states[state] += 1
-    compiler.bytes += sum(found.st_size for found in sizes.values())
-    if state == ENTRY_FAILED and len(compiler.failed_entries) < FAILED_SAMPLES:
-        name = entry.rsplit("/", 1)[-1]
-        compiler.failed_entries.append(name)
-        compiler.failed_errors[name] = first_error_line(f"{path}/model.log")
-    locks = sorted(name for name in names if name.endswith(".lock"))
-    if locks:
-        compiler.locked += 1
-    for name in locks:
+_Scanned = tuple[str, int, tuple[CacheLock, ...]]
+
+
+def _entry_locks(path: str, entry: str, names: frozenset[str], now: float,
+                 holders: dict[tuple[int, int, int], int], fs: RootFS) -> tuple[CacheLock, ...]:
+    locks = []
+    for name in sorted(name for name in names if name.endswith(".lock")):
         found = _lstat(f"{path}/{name}")
-        if found is None or not stat.S_ISREG(found.st_mode) or len(index.locks) >= LOCKS_LISTED:
+        if found is None or not stat.S_ISREG(found.st_mode):
             continue
         pid = holders.get((os.major(found.st_dev), os.minor(found.st_dev), found.st_ino))
         command = None
         if pid is not None:
             command = (fs.try_read_text(f"/proc/{pid}/comm", limit=256) or "").strip() or None
-        index.locks.append(CacheLock(entry, name, max(0.0, now - found.st_mtime), pid, command))
+        locks.append(CacheLock(entry, name, max(0.0, now - found.st_mtime), pid, command))
+    return tuple(locks)
+
+
+def _scan_entry(path: str, entry: str, compiler: CompilerCache, index: CacheIndex, now: float,
+                holders: dict[tuple[int, int, int], int], fs: RootFS) -> Optional[_Scanned]:
+    """(state, bytes, locks) of one entry directory, counted into `compiler`; None when it cannot be listed."""
+    try:
+        names = frozenset(os.listdir(path))
+    except OSError as error:
+        index.unreadable.append(f"{entry}: {error.strerror or error}")
+        return None
+    sizes = {name: found for name in _SIZED if name in names for found in [_lstat(f"{path}/{name}")]
+             if found is not None and stat.S_ISREG(found.st_mode)}
+    neff = sizes.get("model.neff")
+    state = entry_state(names, neff.st_size if neff is not None else None)
+    size = sum(found.st_size for found in sizes.values())
+    compiler.states[state] += 1
+    compiler.bytes += size
+    if state == ENTRY_FAILED and len(compiler.failed_entries) < FAILED_SAMPLES:
+        name = entry.rsplit("/", 1)[-1]
+        compiler.failed_entries.append(name)
+        compiler.failed_errors[name] = first_error_line(f"{path}/model.log")
+    locks = _entry_locks(path, entry, names, now, holders, fs) if any(n.endswith(".lock") for n in names) else ()
+    if locks:
+        compiler.locked += 1
+        index.locks.extend(locks[:max(0, LOCKS_LISTED - len(index.locks))])
+    return state, size, locks
 
 
 def index_cache(fs: RootFS, inner: str, max_entries: Optional[int] = None,
-                deadline_s: Optional[float] = None) -> CacheIndex:
-    """Count the cache at `inner` (a path inside the root); every problem is recorded, never raised."""
+                deadline_s: Optional[float] = None, keep_entries: bool = False) -> CacheIndex:
+    """Count the cache at `inner` (a path inside the root); every problem is recorded, never raised. With
+    `keep_entries`, every entry is kept in `index.entries` too (`cache prune` chooses from them)."""
     index = CacheIndex(path=fs.shown_path(inner))
     resolved = fs.resolve(inner)
     if resolved is None:
@@ -128,7 +143,7 @@ def index_cache(fs: RootFS, inner: str, max_entries: Optional[int] = None,
     if not stat.S_ISDIR(found.st_mode):
         index.problem = "not a directory"
         return index
-    index.exists = True
+    index.exists, index.host_path = True, base
     started, now = time.monotonic(), time.time()
     holders = lock_holders(fs)
     try:
@@ -162,16 +177,22 @@ def index_cache(fs: RootFS, inner: str, max_entries: Optional[int] = None,
             compiler.entries += 1
             if entry.is_symlink():
                 compiler.links += 1
+                if keep_entries:
+                    index.entries.append(CacheEntry(item.name, entry.name, ENTRY_INCOMPLETE, None, 0, link=True))
                 continue
             try:
-                mtime = entry.stat(follow_symlinks=False).st_mtime
+                mtime: Optional[float] = entry.stat(follow_symlinks=False).st_mtime
             except OSError:
                 mtime = None
             if mtime is not None:
                 compiler.oldest = mtime if compiler.oldest is None else min(compiler.oldest, mtime)
                 compiler.newest = mtime if compiler.newest is None else max(compiler.newest, mtime)
             if entry.is_dir(follow_symlinks=False):
-                _scan_entry(entry.path, f"{item.name}/{entry.name}", compiler, index, now, holders, fs)
-            else:
+                scanned = _scan_entry(entry.path, f"{item.name}/{entry.name}", compiler, index, now, holders, fs)
+            else:  # a file (or a FIFO) where an entry belongs: nothing a compile can use
                 compiler.states[ENTRY_INCOMPLETE] += 1
+                scanned = (ENTRY_INCOMPLETE, 0, ())
+            if keep_entries and scanned is not None:
+                state, size, locks = scanned
+                index.entries.append(CacheEntry(item.name, entry.name, state, mtime, size, locks))
     return index

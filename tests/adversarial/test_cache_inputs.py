@@ -72,3 +72,36 @@ def test_names_with_control_characters_stay_data(tmp_path: Path) -> None:
     compiler = index.compilers[0]
     assert compiler.failed_entries == [name]  # kept as it is: every renderer escapes it (output_text)
     assert compiler.failed_errors[name].startswith("\x1b]0;title\x07ERROR: forged")
+
+
+def test_prune_never_moves_what_a_swapped_link_points_at(tmp_path: Path) -> None:
+    """Between the scan and the move, a compiler directory is swapped for a link to a directory elsewhere holding an
+    entry of the same name: the rename goes through a descriptor opened without following links, so the entry
+    elsewhere stays where it is and the move is reported as not done."""
+    from neurondoctor.actions.cache.prune import PruneCriteria, apply_moves, plan_moves
+
+    cache = tmp_path / "cache"
+    entry(cache / COMPILER, "MODULE_e358924ac4ea2b2bb562+39f12043", "failed")
+    index = index_cache(RootFS("/"), str(cache), keep_entries=True)
+    moves = plan_moves(index, PruneCriteria(failed=True), [], time.time())
+    assert [move.path for move in moves] == [f"{COMPILER}/MODULE_e358924ac4ea2b2bb562+39f12043"]
+    elsewhere = tmp_path / "elsewhere"
+    victim = entry(elsewhere, "MODULE_e358924ac4ea2b2bb562+39f12043", "done")
+    (cache / COMPILER).rename(tmp_path / "moved-away")
+    (cache / COMPILER).symlink_to(elsewhere)
+    result = apply_moves(str(cache), moves, time.time())
+    assert result.moved == [] and len(result.failed) == 1 and result.failed[0].startswith(moves[0].path)
+    assert (victim / "model.neff").is_file()  # untouched
+    assert not any(Path(result.backup).rglob("model.neff"))
+
+
+def test_prune_moves_a_link_entry_never(tmp_path: Path) -> None:
+    """An entry that is a link (to a secret directory, say) is counted, never chosen, so never renamed."""
+    from neurondoctor.actions.cache.prune import PruneCriteria, plan_moves
+
+    cache = tmp_path / "cache"
+    entry(cache / COMPILER, "MODULE_aaaaaaaaaaaaaaaaaaaa+39f12043", "failed")
+    (cache / COMPILER / "MODULE_bbbbbbbbbbbbbbbbbbbb+39f12043").symlink_to("/etc")
+    index = index_cache(RootFS("/"), str(cache), keep_entries=True)
+    moves = plan_moves(index, PruneCriteria(failed=True, older_than_days=0), [], time.time() + 10)
+    assert [move.path for move in moves] == [f"{COMPILER}/MODULE_aaaaaaaaaaaaaaaaaaaa+39f12043"]

@@ -46,12 +46,18 @@ def cache_status(root: str, environ: Mapping[str, str], paths: Sequence[str] = (
 def status_document(root: str, locations: Sequence[CacheLocation]) -> dict[str, Any]:
     """`neurondoctor.cache/1`: each location with its index (docs/cache.md)."""
     return {"schema": SCHEMA, "root": root,
-            "caches": [{**(dataclasses.asdict(location.index) if location.index else {"exists": None}),
+            "caches": [{**(_index_fields(location.index) if location.index else {"exists": None}),
                         "path": location.path, "source": location.source, "remote": location.remote}
                        for location in locations]}
 
 
-def _size(count: int) -> str:
+def _index_fields(index: CacheIndex) -> dict[str, Any]:
+    fields = dataclasses.asdict(index)
+    fields.pop("entries")  # kept for `cache prune` only
+    return fields
+
+
+def size_text(count: int) -> str:
     value = float(count)
     for unit in ("B", "KiB", "MiB", "GiB"):
         if value < 1024 or unit == "GiB":
@@ -91,7 +97,7 @@ def render_status_text(locations: Sequence[CacheLocation]) -> str:
             extra += ["registry"] if compiler.registry else []
             lines.append(f"  {compiler.name:<{width}}  {_entries(compiler.entries)}: {states}"
                          + "".join(f" · {item}" for item in extra)
-                         + f" · {_size(compiler.bytes)} · {_day(compiler.oldest)} to {_day(compiler.newest)}")
+                         + f" · {size_text(compiler.bytes)} · {_day(compiler.oldest)} to {_day(compiler.newest)}")
             for name in compiler.failed_entries:
                 lines.append(f"    failed {name}: {compiler.failed_errors.get(name, '')}")
         for lock in index.locks:

@@ -1,0 +1,121 @@
+"""`cache prune` from options to outcome: which cache, what moves, the confirmation, the moves (actions/cache/prune.py
+says what moves and how)."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any, Callable, Optional
+
+from neurondoctor import exit_codes
+from neurondoctor.actions.cache.prune import Move, PruneCriteria, PruneResult, apply_moves, backup_name, plan_moves
+from neurondoctor.actions.cache.status import SCHEMA, size_text
+from neurondoctor.host.cache_index import index_cache
+from neurondoctor.host.compile_cache import cache_location
+from neurondoctor.host.rootfs import RootFS
+from neurondoctor.records import dataclass
+
+NEURONX_CC = "neuronx-cc"
+
+
+@dataclass
+class PruneOptions:
+    criteria: PruneCriteria
+    root: str = "/"
+    cache: Optional[str] = None  # the cache named on the command line, else the one neuronx-cc uses
+    venvs: Sequence[str] = ()
+    pythons: Sequence[str] = ()
+    dry_run: bool = False
+    yes: bool = False
+
+
+@dataclass
+class PruneOutcome:
+    cache: str
+    moves: list[Move]
+    backup: Optional[str] = None  # where they went (None: a dry run, or nothing to move)
+    result: Optional[PruneResult] = None
+    dry_run: bool = False
+    installed_compilers: Sequence[str] = ()
+
+    @property
+    def exit_code(self) -> int:
+        return exit_codes.FINDINGS if self.result is not None and self.result.failed else exit_codes.OK
+
+
+def installed_compilers(root: str, venvs: Sequence[str], pythons: Sequence[str],
+                        environ: Mapping[str, str]) -> list[str]:
+    """Every neuronx-cc version installed in the environments `check` would judge here (or the ones named)."""
+    from neurondoctor.actions.check.check_run import CheckOptions, collect_environments
+    from neurondoctor.release_data.catalog import load_catalog
+
+    options = CheckOptions(root=root, venvs=venvs, pythons=pythons, environ=environ)
+    environments, _ = collect_environments(RootFS(root), options, {}, [], load_catalog(), [])
+    return sorted({dist.version for env in environments for site in env.site_dirs for dist in site.distributions
+                   if dist.name == NEURONX_CC})
+
+
+def run_prune(options: PruneOptions, environ: Mapping[str, str], confirm: Callable[[str], bool]) -> PruneOutcome:
+    criteria = options.criteria
+    if not criteria.any:
+        raise exit_codes.UserError("name what to prune: --failed, --stale-locks, --other-compilers or "
+                                   "--older-than DAYS")
+    path, _ = (options.cache, "named") if options.cache else cache_location(environ)
+    if "://" in path:
+        raise exit_codes.UserError(f"{path} is a remote cache: prune works on a local one (name it as DIR)")
+    fs = RootFS(options.root)
+    index = index_cache(fs, os.path.abspath(path), keep_entries=True)
+    if index.problem:
+        raise exit_codes.UserError(f"{path}: {index.problem}")
+    if not index.exists or index.host_path is None:
+        if options.cache:
+            raise exit_codes.UserError(f"{path}: no such directory")
+        return PruneOutcome(path, [], dry_run=options.dry_run)
+    compilers: list[str] = []
+    if criteria.other_compilers:
+        compilers = installed_compilers(options.root, options.venvs, options.pythons, environ)
+        if not compilers:
+            raise exit_codes.UserError("no environment here has neuronx-cc installed, so every compiler's entries "
+                                       "would count as another's: name the one you use with --venv or --python")
+    now = time.time()
+    moves = plan_moves(index, criteria, compilers, now)
+    outcome = PruneOutcome(path, moves, dry_run=options.dry_run, installed_compilers=compilers)
+    if not moves or options.dry_run:
+        return outcome
+    total = sum(move.bytes for move in moves)
+    question = (f"Move {len(moves)} cache item(s) ({size_text(total)}) into "
+                f"{os.path.dirname(index.host_path)}/{backup_name(index.host_path, now)}?")
+    if not options.yes and not confirm(question):
+        raise exit_codes.UserError("nothing was moved (not confirmed)", exit_codes.FINDINGS)
+    outcome.result = apply_moves(index.host_path, moves, now)
+    outcome.backup = outcome.result.backup
+    return outcome
+
+
+def prune_document(options: PruneOptions, outcome: PruneOutcome) -> dict[str, Any]:
+    """`neurondoctor.cache/1` with a `prune` object (docs/cache.md)."""
+    moved = outcome.result.moved if outcome.result else []
+    return {"schema": SCHEMA, "root": options.root,
+            "prune": {"cache": outcome.cache, "dry_run": outcome.dry_run, "backup": outcome.backup,
+                      "installed_compilers": list(outcome.installed_compilers),
+                      "moves": [{"path": move.path, "reason": move.reason, "bytes": move.bytes}
+                                for move in outcome.moves],
+                      "moved": [move.path for move in moved], "moved_bytes": sum(move.bytes for move in moved),
+                      "failed": outcome.result.failed if outcome.result else []}}
+
+
+def render_prune_text(outcome: PruneOutcome) -> str:
+    if not outcome.moves:
+        return f"{outcome.cache}: nothing to prune.\n"
+    total = sum(move.bytes for move in outcome.moves)
+    lines = [f"{outcome.cache}: {len(outcome.moves)} item(s), {size_text(total)}"]
+    lines += [f"  {move.path}  ({move.reason})" for move in outcome.moves]
+    if outcome.dry_run:
+        lines.append("Dry run: nothing was moved. Run again without --dry-run to move them.")
+    elif outcome.result is not None:
+        moved = sum(move.bytes for move in outcome.result.moved)
+        lines.append(f"Moved {len(outcome.result.moved)} item(s) ({size_text(moved)}) into {outcome.result.backup}. "
+                     "Nothing was deleted: remove that folder once the next runs are good.")
+        lines += [f"  not moved: {failure}" for failure in outcome.result.failed]
+    return "\n".join(lines) + "\n"
