@@ -26,9 +26,9 @@ FIRED_IDS: set[str] = set()
 FIX_LINES: dict[str, set[str]] = {}  # id -> every fix line a check report printed for it in this run
 FIRED_SEVERITIES: dict[str, set[str]] = {}  # id -> every severity it was printed at (`check --list` declares them)
 # A fix line that runs in user space (issue 13 §1): pip or uv in an environment, pip configuration, the user's
-# shell variables, `neurondoctor venv create` / `manifests update`.
-_USER_SPACE_FIX = re.compile(r"(^| )-m pip |^uv pip |^neurondoctor (venv create|manifests update)|^(export|unset) "
-                             r"|(^| )-m venv ")
+# shell variables, `neurondoctor venv create` / `manifests update` / `cache prune`.
+_USER_SPACE_FIX = re.compile(r"(^| )-m pip |^uv pip |^neurondoctor (venv create|manifests update|cache prune)"
+                             r"|^(export|unset) |(^| )-m venv ")
 _FINDING_ID = re.compile(r"\bND-[A-Z]+-\d{3}\b")
 
 

@@ -30,6 +30,7 @@ class CacheLock:
     age_s: Optional[float] = None
     holder_pid: Optional[int] = None
     holder_command: Optional[str] = None
+    entry_state: Optional[str] = None  # a finished entry's leftover lock is waited on by nobody
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import field
 from typing import Optional
 
+from neurondoctor.facts.cache_index import CacheIndex
 from neurondoctor.records import dataclass
 
 
@@ -127,11 +128,16 @@ class KernelHardwareError:
 
 @dataclass
 class CompileCache:
+    """The cache neuronx-cc uses here: where, its disk, and what is in it (counted within check's bound)."""
+
     path: str
     source: str
     remote: bool = False
     free_bytes: Optional[int] = None
     total_bytes: Optional[int] = None
+    index: Optional[CacheIndex] = None
+    writable: Optional[bool] = None  # by this user (live host only)
+    read_only: Optional[bool] = None  # its filesystem is mounted read-only
 
 
 @dataclass

@@ -87,7 +87,7 @@ _Scanned = tuple[str, int, tuple[CacheLock, ...]]
 
 
 def _entry_locks(path: str, entry: str, names: frozenset[str], now: float,
-                 holders: dict[tuple[int, int, int], int], fs: RootFS) -> tuple[CacheLock, ...]:
+                 holders: dict[tuple[int, int, int], int], fs: RootFS, state: str) -> tuple[CacheLock, ...]:
     locks = []
     for name in sorted(name for name in names if name.endswith(".lock")):
         found = _lstat(f"{path}/{name}")
@@ -97,7 +97,7 @@ def _entry_locks(path: str, entry: str, names: frozenset[str], now: float,
         command = None
         if pid is not None:
             command = (fs.try_read_text(f"/proc/{pid}/comm", limit=256) or "").strip() or None
-        locks.append(CacheLock(entry, name, max(0.0, now - found.st_mtime), pid, command))
+        locks.append(CacheLock(entry, name, max(0.0, now - found.st_mtime), pid, command, state))
     return tuple(locks)
 
 
@@ -120,7 +120,8 @@ def _scan_entry(path: str, entry: str, compiler: CompilerCache, index: CacheInde
         name = entry.rsplit("/", 1)[-1]
         compiler.failed_entries.append(name)
         compiler.failed_errors[name] = first_error_line(f"{path}/model.log")
-    locks = _entry_locks(path, entry, names, now, holders, fs) if any(n.endswith(".lock") for n in names) else ()
+    has_locks = any(name.endswith(".lock") for name in names)
+    locks = _entry_locks(path, entry, names, now, holders, fs, state) if has_locks else ()
     if locks:
         compiler.locked += 1
         index.locks.extend(locks[:max(0, LOCKS_LISTED - len(index.locks))])

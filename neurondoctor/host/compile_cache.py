@@ -9,8 +9,12 @@ from collections.abc import Mapping
 from typing import Optional
 
 from neurondoctor.facts.host import CompileCache
+from neurondoctor.host.cache_index import index_cache
 from neurondoctor.host.rootfs import RootFS
 
+# Inside `check` the count is bounded (issue 28): a cache of 100,000 entries must not cost the check's budget.
+CHECK_MAX_ENTRIES = 10_000
+CHECK_DEADLINE_S = 0.1
 DEFAULT_CACHE = "/var/tmp/neuron-compile-cache"  # noqa: S108 - the inspected host's path, never written
 _CACHE_DIR_FLAG = re.compile(r"--cache_dir[= ](\S+)")
 
@@ -70,4 +74,8 @@ def read_compile_cache(fs: RootFS, environ: Mapping[str, str]) -> CompileCache:
         return cache
     cache.free_bytes = usage.f_bavail * usage.f_frsize
     cache.total_bytes = usage.f_blocks * usage.f_frsize
+    if existing == (location.rstrip("/") or "/"):
+        cache.read_only = bool(usage.f_flag & os.ST_RDONLY)
+        cache.writable = os.access(resolved, os.W_OK | os.X_OK) if fs.is_live else None
+        cache.index = index_cache(fs, location, max_entries=CHECK_MAX_ENTRIES, deadline_s=CHECK_DEADLINE_S)
     return cache

@@ -19,8 +19,8 @@ CATEGORIES = frozenset({
     "runtime-compiler-mismatch", "framework-pin-mismatch", "stock-torch-conflict", "mixed-sdk-release",
     "unknown-version", "wrong-pip-index", "python-unsupported", "os-unsupported", "instance-unsupported",
     "shadowing", "broken-venv", "tools-missing", "device-missing", "device-permission", "cores-busy",
-    "env-var-misconfig", "resource", "hardware-error", "unsupported-op", "cpu-fallback", "compile-failure",
-    "framework-missing", "dynamic-shape", "host-sync",
+    "env-var-misconfig", "resource", "compile-cache", "hardware-error", "unsupported-op", "cpu-fallback",
+    "compile-failure", "framework-missing", "dynamic-shape", "host-sync",
 })
 
 

@@ -42,6 +42,8 @@ EXECUTED = {  # id -> the test that runs its printed fix lines and checks again
     "ND-PIP-004": "tests/test_venv_create.py::test_check_reports_a_broken_guard",
     **{f"ND-ENV-00{number}": "tests/fixes/test_env_var_fixes.py::test_the_env_var_fix_in_the_users_shell"
        for number in range(1, 5)},
+    **{f"ND-CACHE-00{number}": "tests/fixes/test_cache_fixes.py::test_the_prune_line_moves_the_plant_and_keeps_the_rest"
+       for number in range(1, 4)},
 }
 
 HOST_SIMULATED = {  # id -> the case of tests/fixes/test_host_fixes.py that runs its lines in the host simulator

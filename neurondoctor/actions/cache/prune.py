@@ -29,10 +29,8 @@ from neurondoctor import exit_codes
 from neurondoctor.facts.cache_index import ENTRY_DONE, ENTRY_FAILED, CacheEntry, CacheIndex
 from neurondoctor.neuron_version import normalize_neuron_version
 from neurondoctor.records import dataclass
+from neurondoctor.rules.host_stack.compile_cache import STALE_LOCK_S
 
-# vLLM Neuron waits on a held entry lock up to NEURON_LIBTORCH_COMPILATION_TIMEOUT, 600 s by default (vllm-neuron
-# docs, design/compilation/compilation_cache.md); an unheld lock older than that is left from a killed compile.
-STALE_LOCK_S = 600.0
 _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 

@@ -52,8 +52,8 @@ def installed_compilers(root: str, venvs: Sequence[str], pythons: Sequence[str],
 
     options = CheckOptions(root=root, venvs=venvs, pythons=pythons, environ=environ)
     environments, _ = collect_environments(RootFS(root), options, {}, [], load_catalog(), [])
-    return sorted({dist.version for env in environments for site in env.site_dirs for dist in site.distributions
-                   if dist.name == NEURONX_CC})
+    return sorted({found.version for env in environments
+                   for found in [env.effective_distributions().get(NEURONX_CC)] if found is not None})
 
 
 def run_prune(options: PruneOptions, environ: Mapping[str, str], confirm: Callable[[str], bool]) -> PruneOutcome:

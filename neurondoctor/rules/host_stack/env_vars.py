@@ -15,7 +15,7 @@ from neurondoctor.rules.check import Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_INFO, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Command, Fix, export, unset
-from neurondoctor.rules.host_stack import operating_system, resources
+from neurondoctor.rules.host_stack import compile_cache, operating_system, resources
 from neurondoctor.rules.host_stack.resources import GIB
 
 _RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
@@ -195,5 +195,6 @@ RULE_SET = RuleSet(
                     "a per-process core count outside the trn1.32xlarge collectives sets"),
     ),
 )
-CHECK = Check("host-env", "Environment", (RULE_SET, resources.RULE_SET, operating_system.RULE_SET), host_env_summary,
+CHECK = Check("host-env", "Environment",
+              (RULE_SET, resources.RULE_SET, compile_cache.RULE_SET, operating_system.RULE_SET), host_env_summary,
               needs=("system", "resources"))

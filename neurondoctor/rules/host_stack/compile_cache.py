@@ -1,0 +1,147 @@
+"""compile-cache: why the next start will recompile or wait (docs/cache.md).
+
+Sources: the neuron-caching page (a failed compile is cached and skipped until `--retry_failed_compilation`; the
+cache is per neuronx-cc version: `neuronxcc-<version>/`), vllm-neuron's compilation-cache design (a held entry lock
+is waited on up to NEURON_LIBTORCH_COMPILATION_TIMEOUT, 600 s), and users' reports of a killed compile leaving
+`model.hlo_module.pb.lock` that every later run waits on ("Another process must be compiling …"). The facts are
+check's bounded count (host/cache_index.py); each fix is a `neurondoctor cache prune` line, which moves, never
+deletes (actions/cache/prune.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Optional
+
+from neurondoctor.facts.cache_index import ENTRY_DONE, ENTRY_FAILED, CacheIndex
+from neurondoctor.facts.python_env import PythonEnvironment
+from neurondoctor.neuron_version import normalize_neuron_version
+from neurondoctor.rules.check import FindingSpec, RuleSet
+from neurondoctor.rules.context import RuleContext
+from neurondoctor.rules.finding import SEVERITY_WARNING, Finding
+from neurondoctor.rules.fix import Fix, alternative, command
+
+CATEGORY = "compile-cache"
+# vLLM Neuron waits on a held entry lock up to NEURON_LIBTORCH_COMPILATION_TIMEOUT, 600 s by default (vllm-neuron
+# docs, design/compilation/compilation_cache.md): an unheld lock older than that is left by a killed compile.
+STALE_LOCK_S = 600.0
+FAILED_SHOWN = 3
+
+
+def _index(ctx: RuleContext) -> Optional[CacheIndex]:
+    cache = ctx.facts.host.snapshot.compile_cache
+    return cache.index if cache is not None and cache.index is not None and cache.index.exists else None
+
+
+def _compiler_envs(ctx: RuleContext) -> list[tuple[PythonEnvironment, str]]:
+    """(environment, its neuronx-cc version) for every judged environment that has one."""
+    found = []
+    for env in ctx.facts.environments:
+        dist = env.effective_distributions().get("neuronx-cc")
+        if dist is not None:
+            found.append((env, dist.version))
+    return found
+
+
+def _prune(ctx: RuleContext, option: str, envs: Sequence[tuple[PythonEnvironment, str]] = ()) -> Fix:
+    """`neurondoctor cache prune CACHE OPTION [--root R] [--venv V | --python EXE]... --yes`: the cache the check
+    counted, under the same root, judged against the same environments' compilers."""
+    cache = ctx.facts.host.snapshot.compile_cache
+    words: list[str] = ["neurondoctor", "cache", "prune", cache.path if cache is not None else "", option]
+    if ctx.facts.host.root not in ("/", ""):
+        words += ["--root", ctx.facts.host.root]
+    for env, _ in envs:
+        words += ["--python", env.interpreter] if env.mode == "live" and env.interpreter else ["--venv", env.path]
+    return Fix([command(*words, "--yes", note="moves them into a folder beside the cache; deletes nothing")])
+
+
+def _bound(index: CacheIndex) -> str:
+    return f" ({index.cut})" if index.cut else ""
+
+
+def failed_entries(ctx: RuleContext) -> list[Finding]:
+    """ND-CACHE-001: failed compilations of an installed compiler, which later runs skip."""
+    index = _index(ctx)
+    if index is None:
+        return []
+    installed = {normalize_neuron_version(version) for _, version in _compiler_envs(ctx)}
+    compilers = [compiler for compiler in index.compilers if compiler.states[ENTRY_FAILED]
+                 and (not installed or compiler.compiler_version in installed)]
+    count = sum(compiler.states[ENTRY_FAILED] for compiler in compilers)
+    if not count:
+        return []
+    errors = [f"{compiler.name}/{name}: {compiler.failed_errors.get(name, '')}" for compiler in compilers
+              for name in compiler.failed_entries][:FAILED_SHOWN]
+    return [Finding(
+        id="ND-CACHE-001", category=CATEGORY, severity=SEVERITY_WARNING,
+        title=f"{count:,} failed compilation(s) in the compile cache {index.path} will be skipped{_bound(index)}",
+        detail=("neuronx-cc caches a failed compile too, and later runs load the failure instead of compiling "
+                "(`Got a cached failed neff at … Will skip compilation, please set --retry_failed_compilation`). "
+                "An out-of-memory host or an interrupted compile is the usual cause; the first error lines: "
+                + "; ".join(errors)),
+        evidence={"path": index.path, "failed": count, "errors": errors,
+                  "compilers": [compiler.name for compiler in compilers]},
+        fix=Fix([*_prune(ctx, "--failed").steps,
+                 alternative("compile them again once: add --retry_failed_compilation to NEURON_CC_FLAGS")]),
+    )]
+
+
+def stale_locks(ctx: RuleContext) -> list[Finding]:
+    """ND-CACHE-002: unfinished entries whose lock no process holds, left by a killed compile."""
+    index = _index(ctx)
+    if index is None:
+        return []
+    stale_entries = sorted({lock.entry for lock in index.locks if lock.holder_pid is None and lock.age_s is not None
+                            and lock.age_s >= STALE_LOCK_S and lock.entry_state != ENTRY_DONE})
+    if not stale_entries:
+        return []
+    return [Finding(
+        id="ND-CACHE-002", category=CATEGORY, severity=SEVERITY_WARNING,
+        title=f"{len(stale_entries)} stale compile lock(s) in {index.path}: the next run that needs those graphs "
+              f"waits on them",
+        detail=("A compile that was killed leaves its `*.lock` in the entry; later runs wait for the compile that is "
+                "no longer running (\"Another process must be compiling …\"). No process on this host holds these "
+                f"locks and they are older than {STALE_LOCK_S / 60:.0f} minutes: " + ", ".join(stale_entries[:3])),
+        evidence={"path": index.path, "entries": stale_entries},
+        fix=_prune(ctx, "--stale-locks"),
+    )]
+
+
+def other_compilers(ctx: RuleContext) -> list[Finding]:
+    """ND-CACHE-003: the cache holds finished entries only for compilers other than the installed one(s)."""
+    index = _index(ctx)
+    envs = _compiler_envs(ctx)
+    if index is None or not envs:
+        return []
+    installed = {normalize_neuron_version(version) for _, version in envs}
+    mine = [compiler for compiler in index.compilers if compiler.compiler_version in installed]
+    others = [compiler for compiler in index.compilers if compiler.compiler_version not in installed
+              and compiler.states[ENTRY_DONE]]
+    if not others or any(compiler.states[ENTRY_DONE] for compiler in mine):
+        return []
+    entries = sum(compiler.states[ENTRY_DONE] for compiler in others)
+    size = sum(compiler.bytes for compiler in others)
+    return [Finding(
+        id="ND-CACHE-003", category=CATEGORY, severity=SEVERITY_WARNING,
+        title=f"the compile cache {index.path} has {entries:,} compiled graph(s), none for the installed neuronx-cc "
+              f"{', '.join(sorted(installed))}: the next start compiles every graph again{_bound(index)}",
+        detail=(f"The cache is kept per compiler version; its entries are for neuronx-cc "
+                f"{', '.join(sorted(str(compiler.compiler_version) for compiler in others))} "
+                f"({size / (1 << 30):.1f} GiB), which this environment does not have. Moving them aside frees the "
+                "room; to use them instead, the environment needs that compiler's release."),
+        evidence={"path": index.path, "installed": sorted(installed),
+                  "other_compilers": [compiler.name for compiler in others], "entries": entries, "bytes": size},
+        fix=_prune(ctx, "--other-compilers", envs),
+    )]
+
+
+RULE_SET = RuleSet(
+    rules=(failed_entries, stale_locks, other_compilers),
+    findings=(
+        FindingSpec("ND-CACHE-001", CATEGORY, SEVERITY_WARNING, "failed compilations in the compile cache that "
+                    "later runs skip"),
+        FindingSpec("ND-CACHE-002", CATEGORY, SEVERITY_WARNING, "stale compile locks that later runs wait on"),
+        FindingSpec("ND-CACHE-003", CATEGORY, SEVERITY_WARNING, "a compile cache with entries only for other "
+                    "compiler versions"),
+    ),
+)

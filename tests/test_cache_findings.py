@@ -1,0 +1,80 @@
+"""The compile-cache findings (issue 28 §2) fire on their plants and not on their near misses: a failed entry of a
+compiler nobody has installed, a young lock, a finished entry's leftover lock, a lock a live process holds, a cache
+that has entries for the installed compiler, an environment without neuronx-cc."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.cache_fixture import entry
+from tests.conftest import check_json, cli_env, findings_by_id
+from tests.wheelhouse import VenvFactory, WheelSpec
+
+INSTALLED = "neuronxcc-2.15.141.0+d3cfc8ca"
+OTHER = "neuronxcc-2.12.54.0+f631c2365"
+
+
+@pytest.fixture(scope="module")
+def compiler_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    venvs = VenvFactory(base=tmp_path_factory.mktemp("venvs"), wheel_dir=tmp_path_factory.mktemp("wheels"))
+    venv = venvs.create("compiler")
+    venvs.install(venv, [WheelSpec("neuronx-cc", "2.15.141.0+d3cfc8ca")])
+    return venv
+
+
+def _aged_lock(path: Path, seconds: float) -> None:
+    stamp = time.time() - seconds
+    os.utime(path, (stamp, stamp))
+
+
+def _cache_ids(cache: Path, venv: Path) -> dict[str, list[dict[str, object]]]:
+    env = cli_env({"NEURON_CC_FLAGS": f"--cache_dir={cache}"})
+    return findings_by_id(check_json(["--venv", str(venv), "--select", "ND-CACHE"], env=env)[1])
+
+
+def test_failed_entries_of_the_installed_compiler_only(tmp_path: Path, compiler_venv: Path) -> None:
+    cache = tmp_path / "cache"
+    entry(cache / INSTALLED, "MODULE_b41d4f868a9e38641a9e+39f12043", "done")
+    entry(cache / OTHER, "MODULE_159a076e8438a4c04d96+2c2d707e", "failed", layout="2.12")
+    assert "ND-CACHE-001" not in _cache_ids(cache, compiler_venv)  # near miss: a compiler nobody runs here
+    entry(cache / INSTALLED, "MODULE_e358924ac4ea2b2bb562+39f12043", "failed")
+    found = _cache_ids(cache, compiler_venv)["ND-CACHE-001"][0]
+    assert found["title"] == f"1 failed compilation(s) in the compile cache {cache} will be skipped"
+    assert found["evidence"]["errors"] == [  # type: ignore[index]
+        f"{INSTALLED}/MODULE_e358924ac4ea2b2bb562+39f12043: ERROR: Estimated peak HBM usage exceeds 16GB."]
+
+
+def test_stale_locks_and_their_near_misses(tmp_path: Path, compiler_venv: Path) -> None:
+    cache = tmp_path / "cache"
+    young = entry(cache / INSTALLED, "MODULE_43ee508d24e3e9c770ac+39f12043", "incomplete", lock=True)
+    _aged_lock(young / "model.hlo_module.pb.lock", 60)  # a compile that started a minute ago
+    finished = entry(cache / INSTALLED, "MODULE_70ee399e6fa6b6235418+39f12043", "done", lock=True)
+    _aged_lock(finished / "model.hlo_module.pb.lock", 7200)  # a finished entry's leftover lock
+    held = entry(cache / INSTALLED, "MODULE_0b1b2ca56aec724cedf0+39f12043", "incomplete", lock=True)
+    _aged_lock(held / "model.hlo_module.pb.lock", 7200)  # a long compile that is still running
+    with open(held / "model.hlo_module.pb.lock", "rb") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        assert "ND-CACHE-002" not in _cache_ids(cache, compiler_venv)
+        stale = entry(cache / INSTALLED, "MODULE_3de39ac50493f469550f+39f12043", "incomplete", lock=True)
+        _aged_lock(stale / "model.hlo_module.pb.lock", 7200)
+        found = _cache_ids(cache, compiler_venv)["ND-CACHE-002"][0]
+    assert found["evidence"]["entries"] == [f"{INSTALLED}/MODULE_3de39ac50493f469550f+39f12043"]  # type: ignore[index]
+
+
+def test_entries_only_for_other_compilers(tmp_path: Path, compiler_venv: Path, venvs: VenvFactory) -> None:
+    cache = tmp_path / "cache"
+    entry(cache / OTHER, "MODULE_0b0ead5e2dfe538e89a4+2c2d707e", "done", layout="2.12")
+    found = _cache_ids(cache, compiler_venv)["ND-CACHE-003"][0]
+    assert "none for the installed neuronx-cc 2.15.141.0: the next start compiles every graph again" in \
+        str(found["title"])
+    assert found["fix"][0] == (f"neurondoctor cache prune {cache} --other-compilers --venv {compiler_venv} --yes  "
+                               "# moves them into a folder beside the cache; deletes nothing")  # type: ignore[index]
+    no_compiler = venvs.create("no-compiler")
+    assert "ND-CACHE-003" not in _cache_ids(cache, no_compiler)  # near miss: nothing installed to compare with
+    entry(cache / INSTALLED, "MODULE_b41d4f868a9e38641a9e+39f12043", "done")
+    assert "ND-CACHE-003" not in _cache_ids(cache, compiler_venv)  # near miss: the installed compiler has entries
