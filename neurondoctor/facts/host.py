@@ -136,8 +136,8 @@ class CompileCache:
     free_bytes: Optional[int] = None
     total_bytes: Optional[int] = None
     index: Optional[CacheIndex] = None
-    writable: Optional[bool] = None  # by this user (live host only)
-    read_only: Optional[bool] = None  # its filesystem is mounted read-only
+    writable: Optional[bool] = None  # by this user, or creatable where it is missing (live host only)
+    read_only: Optional[bool] = None  # its filesystem (or its nearest existing parent's) is mounted read-only
 
 
 @dataclass

@@ -74,8 +74,10 @@ def read_compile_cache(fs: RootFS, environ: Mapping[str, str]) -> CompileCache:
         return cache
     cache.free_bytes = usage.f_bavail * usage.f_frsize
     cache.total_bytes = usage.f_blocks * usage.f_frsize
+    cache.read_only = bool(usage.f_flag & os.ST_RDONLY)
+    # Whether this user can write the cache, or create it where its nearest existing parent is (live host only:
+    # under --root the user who will compile is not this one).
+    cache.writable = os.access(resolved, os.W_OK | os.X_OK) if fs.is_live else None
     if existing == (location.rstrip("/") or "/"):
-        cache.read_only = bool(usage.f_flag & os.ST_RDONLY)
-        cache.writable = os.access(resolved, os.W_OK | os.X_OK) if fs.is_live else None
         cache.index = index_cache(fs, location, max_entries=CHECK_MAX_ENTRIES, deadline_s=CHECK_DEADLINE_S)
     return cache

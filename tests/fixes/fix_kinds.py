@@ -44,6 +44,7 @@ EXECUTED = {  # id -> the test that runs its printed fix lines and checks again
        for number in range(1, 5)},
     **{f"ND-CACHE-00{number}": "tests/fixes/test_cache_fixes.py::test_the_prune_line_moves_the_plant_and_keeps_the_rest"
        for number in range(1, 4)},
+    "ND-CACHE-004": "tests/fixes/test_cache_fixes.py::test_a_cache_another_user_made_gets_a_cache_of_ones_own",
 }
 
 HOST_SIMULATED = {  # id -> the case of tests/fixes/test_host_fixes.py that runs its lines in the host simulator

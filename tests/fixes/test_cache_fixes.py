@@ -58,3 +58,45 @@ def test_the_prune_line_moves_the_plant_and_keeps_the_rest(tmp_path: Path, venvs
     assert not (cache / moved).exists()
     if finding_id != "ND-CACHE-003":
         assert (cache / INSTALLED / HEALTHY / "model.neff").is_file()
+
+
+@pytest.mark.parametrize("configured", ["default-like", "cache_dir"])
+def test_a_cache_another_user_made_gets_a_cache_of_ones_own(tmp_path: Path, configured: str) -> None:
+    """ND-CACHE-004: the cache was made by another user (mode 0555 for this one); the export line, pasted into the
+    user's shell before the check, points neuronx-cc at a cache of their own, which they can create."""
+    import json
+    import shlex
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO, without_read_privileges
+
+    prefix = without_read_privileges()
+    cache = tmp_path / "shared" / "neuron-compile-cache"
+    entry(cache / INSTALLED, HEALTHY, "done")
+    cache.chmod(0o555)
+    env = user_env(tmp_path)
+    (tmp_path / "home").mkdir(exist_ok=True)
+    if configured == "cache_dir":
+        env["NEURON_CC_FLAGS"] = f"--model-type=transformer --cache_dir={cache}"
+    else:
+        env["NEURON_COMPILE_CACHE_URL"] = str(cache)
+    args = ["--venv", str(tmp_path / "home"), "--select", "ND-CACHE"]
+    try:
+        before = findings_by_id(check_json(args, env=env, prefix=prefix)[1])
+        assert sorted(before) == ["ND-CACHE-004"], sorted(before)
+        fix = before["ND-CACHE-004"][0]["fix"]
+        check = " ".join(shlex.quote(part) for part in (sys.executable, "-m", "neurondoctor", "check", "--json",
+                                                          *args))
+        done = subprocess.run([*prefix, "sh", "-c", "\n".join([*fix, 'echo "$NEURON_CC_FLAGS|'
+                                                               '$NEURON_COMPILE_CACHE_URL" >&2', check])],
+                              capture_output=True, text=True, env=env, cwd=str(REPO), timeout=120)
+        after = json.loads(done.stdout)
+        assert [item["id"] for item in after["findings"]] == [], (fix, after["findings"])
+        flags, url = done.stderr.strip().splitlines()[-1].split("|")
+        if configured == "cache_dir":
+            assert flags == f"--model-type=transformer --cache_dir={tmp_path / 'home'}/.cache/neuron-compile-cache"
+        else:
+            assert url == f"{tmp_path / 'home'}/.cache/neuron-compile-cache"
+    finally:
+        cache.chmod(0o755)

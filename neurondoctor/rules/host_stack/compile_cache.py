@@ -10,6 +10,7 @@ deletes (actions/cache/prune.py).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Optional
 
@@ -19,7 +20,7 @@ from neurondoctor.neuron_version import normalize_neuron_version
 from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_WARNING, Finding
-from neurondoctor.rules.fix import Fix, alternative, command
+from neurondoctor.rules.fix import Fix, Shell, alternative, command
 
 CATEGORY = "compile-cache"
 # vLLM Neuron waits on a held entry lock up to NEURON_LIBTORCH_COMPILATION_TIMEOUT, 600 s by default (vllm-neuron
@@ -135,13 +136,49 @@ def other_compilers(ctx: RuleContext) -> list[Finding]:
     )]
 
 
+_CACHE_DIR_FLAG = re.compile(r"--cache_dir[= ]\S+")
+PER_USER_CACHE = Shell('"$HOME"/.cache/neuron-compile-cache')
+
+
+def unwritable(ctx: RuleContext) -> list[Finding]:
+    """ND-CACHE-004: a cache this user cannot write (or create), or one on a read-only filesystem."""
+    cache = ctx.facts.host.snapshot.compile_cache
+    if cache is None or cache.remote or not (cache.read_only or cache.writable is False):
+        return []
+    exists = cache.index is not None and cache.index.exists
+    user = ctx.facts.host.snapshot.user_name or "this user"
+    if cache.read_only:
+        title = f"the compile cache {cache.path} is on a read-only filesystem"
+    elif exists:
+        title = f"{user} cannot write the compile cache {cache.path}"
+    else:
+        title = f"{user} cannot create the compile cache {cache.path} (its parent folder is not writable)"
+    if cache.source == "NEURON_CC_FLAGS --cache_dir":
+        flags = _CACHE_DIR_FLAG.sub("", ctx.facts.environ.get("NEURON_CC_FLAGS", "")).strip()
+        fix = command("export", (Shell("NEURON_CC_FLAGS="), f"{flags} --cache_dir=".lstrip(), PER_USER_CACHE))
+    else:
+        fix = command("export", (Shell("NEURON_COMPILE_CACHE_URL="), PER_USER_CACHE))
+    return [Finding(
+        id="ND-CACHE-004", category=CATEGORY, severity=SEVERITY_WARNING, title=title,
+        detail=("neuronx-cc stores each compiled graph in the cache; where it cannot write, what it compiles is not "
+                "kept for the next start (ASSUMED: the compile wrapper's exact behaviour, an error or a compile "
+                "without caching, is not documented). A cache made by one user (often root, with sudo) is not "
+                "writable by the others: give each user a cache of their own."),
+        evidence={"path": cache.path, "source": cache.source, "read_only": cache.read_only,
+                  "writable": cache.writable, "user": ctx.facts.host.snapshot.user_name},
+        fix=Fix([fix]),
+    )]
+
+
 RULE_SET = RuleSet(
-    rules=(failed_entries, stale_locks, other_compilers),
+    rules=(failed_entries, stale_locks, other_compilers, unwritable),
     findings=(
         FindingSpec("ND-CACHE-001", CATEGORY, SEVERITY_WARNING, "failed compilations in the compile cache that "
                     "later runs skip"),
         FindingSpec("ND-CACHE-002", CATEGORY, SEVERITY_WARNING, "stale compile locks that later runs wait on"),
         FindingSpec("ND-CACHE-003", CATEGORY, SEVERITY_WARNING, "a compile cache with entries only for other "
                     "compiler versions"),
+        FindingSpec("ND-CACHE-004", CATEGORY, SEVERITY_WARNING, "a compile cache this user cannot write, or on a "
+                    "read-only filesystem"),
     ),
 )
