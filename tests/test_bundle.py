@@ -97,7 +97,7 @@ def test_fixture_host_archive_has_the_listed_members(venvs: VenvFactory, tmp_pat
     manifest = manifest_of(archive)
     collectors = {record["name"]: record for record in manifest["collectors"]}
     assert set(collectors) == {"check-report", "files", "pip-configuration", "packages", "dkms-build-log",
-                               "compile-logs", "environments",
+                               "compile-logs", "compile-cache", "environments",
                                "environment-variables", "neuron-ls-json", "neuron-ls-output-format-json", "neuron-ls",
                                "dkms-status", "lsmod",
                                "uname", "dmesg-neuron", "journalctl-neuron", "neuron-monitor-status"}
@@ -207,3 +207,31 @@ def test_every_pip_configuration_the_check_read_is_in_the_bundle_redacted(venvs:
     assert "# built from buildidentifierofthisimagebuildidentifie" in text
     # every redaction counted left a marker (the check's own report may carry markers it cut before the bundle)
     assert 0 < manifest_of(archive)["redactions"] <= text.count("[REDACTED]")
+
+
+def test_the_compile_cache_index_and_failed_logs_are_in_the_bundle_never_a_neff(tmp_path: Path) -> None:
+    """Issue 28 §4: the index of every configured cache (names, sizes, states) and the logs of failed entries,
+    redacted; never a NEFF or a graph (the user's model)."""
+    from tests.cache_fixture import entry
+
+    root = build_host(tmp_path / "host", HostSpec(instance_type="trn1.32xlarge"))
+    cache = root / "var/tmp/neuron-compile-cache" / "neuronxcc-2.15.141.0+d3cfc8ca"
+    entry(cache, "MODULE_b41d4f868a9e38641a9e+39f12043", "done")
+    entry(cache, "MODULE_e358924ac4ea2b2bb562+39f12043", "failed",
+          log_text="ERROR: Estimated peak HBM usage exceeds 16GB.\n"
+                   "upload to https://user:s3cr3tT0ken@cache.internal/x\n")
+    archive = tmp_path / "cache.tar.gz"
+    result = run_cli(["bundle", "-o", str(archive), "--root", str(root), "--venv", str(tmp_path / "host")])
+    assert result.returncode == 0, result.stderr
+    with tarfile.open(archive) as bundle:
+        members = {name.split("/", 1)[1]: bundle.extractfile(name) for name in bundle.getnames()
+                   if bundle.getmember(name).isfile()}
+        texts = {name: handle.read() for name, handle in members.items() if handle is not None}
+    index = json.loads(texts["compile-cache.json"])
+    default = next(item for item in index["caches"] if item["path"] == "/var/tmp/neuron-compile-cache")
+    assert default["compilers"][0]["states"] == {"done": 1, "failed": 1, "incomplete": 0}
+    number = index["caches"].index(default)
+    log = texts[f"compile-cache/{number}/neuronxcc-2.15.141.0+d3cfc8ca/MODULE_e358924ac4ea2b2bb562+39f12043/model.log"]
+    assert b"Estimated peak HBM usage exceeds 16GB." in log and b"s3cr3tT0ken" not in log and b"[REDACTED]" in log
+    assert not any(name.endswith((".neff", ".pb", ".hlo")) for name in texts)
+    assert not any(b"hlo-module" in data for data in texts.values())

@@ -258,6 +258,38 @@ def compile_logs(ctx: BundleContext, newest: int = 5) -> list[Member]:
     return members
 
 
+FAILED_LOGS_PER_CACHE = 5
+FAILED_LOG_BYTES = 64 * 1024
+
+
+def compile_cache_index(ctx: BundleContext) -> list[Member]:
+    """`compile-cache.json`: every configured cache counted as `cache status --json` counts it (names, sizes,
+    states, locks), and the logs of the first failed entries of each (their last 64 KiB, read without following a
+    link). Never a NEFF or a graph: they are the user's model."""
+    import json
+
+    from neurondoctor.actions.cache.status import cache_status, status_document
+    from neurondoctor.regular_files import read_regular_file
+
+    locations = cache_status(str(ctx.fs.root), ctx.environ, deadline_s=max(0.1, min(ctx.time_left(), 30.0)))
+    members = [Member("compile-cache.json", _text(ctx, json.dumps(status_document(str(ctx.fs.root), locations),
+                                                                  indent=1) + "\n"))]
+    for number, location in enumerate(locations):
+        index = location.index
+        if index is None or index.host_path is None:
+            continue
+        failed = [(compiler.name, name) for compiler in index.compilers for name in compiler.failed_entries]
+        for compiler, name in failed[:FAILED_LOGS_PER_CACHE]:
+            try:
+                data = read_regular_file(os.path.join(index.host_path, compiler, name, "model.log"), FAILED_LOG_BYTES,
+                                         tail=True, follow_links=False)
+            except OSError:
+                continue
+            members.append(Member(f"compile-cache/{number}/{compiler}/{name}/model.log",
+                                  _text(ctx, data.decode("utf-8", errors="replace"))))
+    return members
+
+
 def environment_packages(ctx: BundleContext) -> list[Member]:
     members = []
     for index, env in enumerate(ctx.environments):
@@ -295,6 +327,7 @@ def file_collectors() -> list[tuple[str, Callable[[BundleContext], list[Member]]
         ("packages", package_lists),
         ("dkms-build-log", dkms_build_log),
         ("compile-logs", compile_logs),
+        ("compile-cache", compile_cache_index),
         ("environments", environment_packages),
         ("environment-variables", environment_variables),
     ]

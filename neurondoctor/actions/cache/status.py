@@ -32,14 +32,17 @@ class CacheLocation:
     index: Optional[CacheIndex]
 
 
-def cache_status(root: str, environ: Mapping[str, str], paths: Sequence[str] = ()) -> list[CacheLocation]:
+def cache_status(root: str, environ: Mapping[str, str], paths: Sequence[str] = (),
+                 deadline_s: Optional[float] = None) -> list[CacheLocation]:
+    """Each cache counted whole (`deadline_s` bounds each count: the bundle's time budget)."""
     fs = RootFS(root)
     named = [(path, "named") for path in paths] or cache_locations(environ, environ.get("HOME"))
     found = []
     for path, source in named:
         remote = "://" in path
         inner = os.path.abspath(path) if not remote else path  # a named path is inside the root, as the others
-        found.append(CacheLocation(path, source, remote, None if remote else index_cache(fs, inner)))
+        found.append(CacheLocation(path, source, remote,
+                                   None if remote else index_cache(fs, inner, deadline_s=deadline_s)))
     return found
 
 
