@@ -58,6 +58,38 @@ def cache_status_command(
         write_text(render_status_text(locations))
 
 
+@cache_app.command("verify")
+def cache_verify_command(
+    cache: Optional[str] = typer.Argument(None, metavar="[DIR]", help="The cache (default: the one neuronx-cc "
+                                          "uses here)."),
+    root: str = typer.Option("/", "--root", metavar="DIR", help="Look at the tree under DIR."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON document (neurondoctor.cache/1) on stdout."),
+    output_format: str = typer.Option("text", "--format", metavar="FORMAT", help=FORMAT_HELP),
+) -> None:
+    """Check that each finished entry is whole: its NEFF's header and size, its done marker. Reads 1 KiB of each
+    NEFF; writes nothing. Exit 1 when an entry is not whole."""
+    import json
+
+    from neurondoctor.actions.cache.verify import render_verify_text, verify_document, verify_entries
+    from neurondoctor.host.cache_index import index_cache
+    from neurondoctor.host.compile_cache import cache_location
+    from neurondoctor.host.rootfs import RootFS
+
+    as_json = chosen_format(as_json, output_format) == "json"
+    path = cache or cache_location(os.environ)[0]
+    if "://" in path:
+        raise exit_codes.UserError(f"{path} is a remote cache: verify works on a local one (name it as DIR)")
+    index = index_cache(RootFS(root), os.path.abspath(path), keep_entries=True)
+    if index.problem or (cache and not index.exists):
+        raise exit_codes.UserError(f"{path}: {index.problem or 'no such directory'}")
+    checked, problems = verify_entries(index)
+    if as_json:
+        sys.stdout.write(json.dumps(verify_document(root, path, checked, problems)) + "\n")
+    else:
+        write_text(render_verify_text(path, checked, problems))
+    raise typer.Exit(exit_codes.FINDINGS if problems else exit_codes.OK)
+
+
 @cache_app.command("prune")
 def cache_prune_command(
     cache: Optional[str] = typer.Argument(None, metavar="[DIR]", help="The cache (default: the one neuronx-cc "
@@ -69,6 +101,7 @@ def cache_prune_command(
                                          "no environment here has installed."),
     older_than: Optional[float] = typer.Option(None, "--older-than", metavar="DAYS", min=0,
                                                help="Entries unchanged for DAYS days."),
+    broken: bool = typer.Option(False, "--broken", help="Finished entries whose NEFF is not whole (cache verify)."),
     venv: Optional[list[str]] = typer.Option(None, "--venv", metavar="DIR", help="The environment whose neuronx-cc "
                                              "counts (--other-compilers; default: every one check finds)."),
     python: Optional[list[str]] = typer.Option(None, "--python", metavar="EXE", help="The same, by interpreter."),
@@ -89,7 +122,8 @@ def cache_prune_command(
     as_json = chosen_format(as_json, output_format) == "json"
     check_directories("--venv", venv or [])
     check_interpreters("--python", python or [], os.environ)
-    options = PruneOptions(PruneCriteria(failed, stale_locks, other_compilers, older_than), root=root, cache=cache,
+    options = PruneOptions(PruneCriteria(failed, stale_locks, other_compilers, older_than, broken), root=root,
+                           cache=cache,
                            venvs=venv or [], pythons=python or [], dry_run=dry_run, yes=yes)
 
     def confirm(question: str) -> bool:

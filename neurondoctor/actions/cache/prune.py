@@ -8,7 +8,9 @@ What it moves (docs/cache.md):
   waits on it ("Another process must be compiling …", with no neuronx-cc alive; users' notes in public repositories
   remove the lock or the entry by hand). The whole entry moves: without a NEFF it holds nothing a run can load;
 - `--other-compilers`: whole `neuronxcc-<version>` directories of a compiler no environment here has installed;
-- `--older-than DAYS`: entries not changed for that many days.
+- `--older-than DAYS`: entries not changed for that many days;
+- `--broken`: finished entries whose NEFF is not whole (`cache verify`: a header that is not a NEFF's, a file cut
+  short), which a run would fail to load.
 
 Everything moves into `<cache>.neurondoctor-<UTC>/` beside the cache, made by this run (mode 0700; a second run in
 the same second gets `-2`), so a move is a rename on the same filesystem: where the cache is a mount point the run
@@ -26,6 +28,7 @@ from collections.abc import Iterable, Sequence
 from typing import Optional
 
 from neurondoctor import exit_codes
+from neurondoctor.actions.cache.verify import neff_problem
 from neurondoctor.facts.cache_index import ENTRY_DONE, ENTRY_FAILED, CacheEntry, CacheIndex
 from neurondoctor.neuron_version import normalize_neuron_version
 from neurondoctor.records import dataclass
@@ -40,10 +43,12 @@ class PruneCriteria:
     stale_locks: bool = False
     other_compilers: bool = False
     older_than_days: Optional[float] = None
+    broken: bool = False
 
     @property
     def any(self) -> bool:
-        return self.failed or self.stale_locks or self.other_compilers or self.older_than_days is not None
+        return (self.failed or self.stale_locks or self.other_compilers or self.older_than_days is not None
+                or self.broken)
 
 
 @dataclass(frozen=True)
@@ -96,6 +101,10 @@ def plan_moves(index: CacheIndex, criteria: PruneCriteria, installed_compilers: 
             reasons.append("a lock no process holds, left by a stopped compile: later runs wait on it")
         if cutoff is not None and entry.mtime is not None and entry.mtime < cutoff:
             reasons.append(f"unchanged for {(now - entry.mtime) / 86400:.0f} days")
+        if criteria.broken and entry.state == ENTRY_DONE and index.host_path is not None:
+            problem = neff_problem(os.path.join(index.host_path, entry.compiler, entry.name, "model.neff"))
+            if problem is not None:
+                reasons.append(f"not whole: {problem}")
         if reasons:
             held = _held([entry])
             if held:
