@@ -78,3 +78,26 @@ def test_entries_only_for_other_compilers(tmp_path: Path, compiler_venv: Path, v
     assert "ND-CACHE-003" not in _cache_ids(cache, no_compiler)  # near miss: nothing installed to compare with
     entry(cache / INSTALLED, "MODULE_b41d4f868a9e38641a9e+39f12043", "done")
     assert "ND-CACHE-003" not in _cache_ids(cache, compiler_venv)  # near miss: the installed compiler has entries
+
+
+@pytest.mark.parametrize(("flags", "fires"), [
+    ("--model-type=transformer -O2", True),  # the optimisation level changed: every graph compiles again
+    ("--model-type transformer -O1 --retry_failed_compilation", False),  # near miss: split form, a wrapper flag
+    ("-O1", False),  # near miss: the framework adds the rest
+    ("", False),
+])
+def test_other_flags_is_said_once_and_only_for_the_users_own_flags(tmp_path: Path, compiler_venv: Path,
+                                                                    flags: str, fires: bool) -> None:
+    cache = tmp_path / "cache"
+    for number in range(3):
+        entry(cache / INSTALLED, f"MODULE_{number:020d}+39f12043", "done")
+    entry(cache / OTHER, "MODULE_0b0ead5e2dfe538e89a4+2c2d707e", "done", layout="2.12",
+          flags="--model-type=transformer -O2")  # another compiler's entry with the new flags does not count
+    env = cli_env({"NEURON_CC_FLAGS": f"{flags} --cache_dir={cache}"})
+    found = findings_by_id(check_json(["--venv", str(compiler_venv), "--select", "ND-CACHE"], env=env)[1])
+    assert ("ND-CACHE-005" in found) is fires, found
+    if fires:
+        finding = found["ND-CACHE-005"][0]
+        assert finding["severity"] == "info"
+        assert finding["evidence"]["user_flags"] == ["--model-type=transformer", "-O2"]  # type: ignore[index]
+        assert finding["evidence"]["looked_at"] == 3  # type: ignore[index]

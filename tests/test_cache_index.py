@@ -100,3 +100,22 @@ def test_a_missing_cache_and_one_that_is_a_file(tmp_path: Path) -> None:
     assert not missing.exists and missing.problem is None
     (tmp_path / "file").write_text("x")
     assert index_cache(RootFS("/"), str(tmp_path / "file")).problem == "not a directory"
+
+
+def test_compile_flags_of_both_layouts_are_read_and_garbage_is_none(tmp_path: Path) -> None:
+    from neurondoctor.host.cache_index import read_compile_flags
+    from neurondoctor.rules.host_stack.compile_cache import compiler_flags
+
+    new = entry(tmp_path / "c", "MODULE_b41d4f868a9e38641a9e+39f12043", "done")
+    old = entry(tmp_path / "c", "MODULE_0b0ead5e2dfe538e89a4+2c2d707e", "done", layout="2.12")
+    empty = entry(tmp_path / "c", "MODULE_12221176946427745622+d7517139", "done", flags="[]")
+    garbage = entry(tmp_path / "c", "MODULE_e358924ac4ea2b2bb562+39f12043", "done", flags='{"not": "a list"}')
+    linked = entry(tmp_path / "c", "MODULE_3de39ac50493f469550f+39f12043", "done")
+    (linked / "compile_flags.json").unlink()
+    (linked / "compile_flags.json").symlink_to(new / "compile_flags.json")
+    flags = {path.name: read_compile_flags(str(path), frozenset(os.listdir(path)))
+             for path in (new, old, empty, garbage, linked)}
+    assert flags[new.name] == flags[old.name] == ["--model-type=transformer", "--auto-cast=none", "-O1"]
+    assert flags[empty.name] == [] and flags[garbage.name] is None and flags[linked.name] is None
+    assert compiler_flags(["--model-type", "transformer", "-O1", "--cache_dir", "/x", "--retry_failed_compilation"]) \
+        == frozenset({"--model-type=transformer", "-O1"})

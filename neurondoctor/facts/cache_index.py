@@ -63,6 +63,7 @@ class CompilerCache:
     failed_entries: list[str] = field(default_factory=list)  # the first few, by name
     failed_errors: dict[str, str] = field(default_factory=dict)  # name -> its log's first error line
     links: int = 0  # entries that are symbolic links: never followed
+    flag_samples: list[list[str]] = field(default_factory=list)  # the flags of the first finished entries (check)
 
 
 @dataclass

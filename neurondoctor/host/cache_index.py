@@ -10,6 +10,7 @@ Lock holders come from /proc/locks (an flock file holds no pid): inode to pid, t
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import stat
@@ -34,6 +35,7 @@ MODULE_PREFIX = "MODULE_"
 FAILED_SAMPLES = 5
 LOCKS_LISTED = 50
 LOG_READ_BYTES = 64 * 1024
+FLAGS_READ_BYTES = 64 * 1024
 _ERROR_LINE = re.compile(r"\bERROR\b|\bError\b|error:")
 _COMPILER_DIR = re.compile(r"^neuronxcc-(\d+(?:\.\d+)+)(?:\+[0-9A-Za-z]+)?$")
 _SIZED = ("model.neff", "model.hlo_module.pb", "model.hlo.pb", "wrapped_neff.hlo")
@@ -62,6 +64,26 @@ def first_error_line(path: str) -> str:
         return f"(log unreadable: {error.strerror or error})"
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     return next((line for line in lines if _ERROR_LINE.search(line)), lines[-1] if lines else "")[:300]
+
+
+def read_compile_flags(folder: str, names: frozenset[str]) -> Optional[list[str]]:
+    """An entry's compiler flags: `compile_flags.json`, a JSON list of strings (`[]` in the public copies; ASSUMED
+    that the list holds the flags as passed), else the older `compile_flags.txt`, the flags as text. None when
+    neither reads as that."""
+    name = "compile_flags.json" if "compile_flags.json" in names else "compile_flags.txt"
+    if name not in names:
+        return None
+    try:
+        text = read_regular_file(f"{folder}/{name}", FLAGS_READ_BYTES, follow_links=False).decode("utf-8", "replace")
+    except OSError:
+        return None
+    if name == "compile_flags.txt":
+        return text.split()
+    try:
+        flags = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return flags if isinstance(flags, list) and all(isinstance(flag, str) for flag in flags) else None
 
 
 def lock_holders(fs: RootFS) -> dict[tuple[int, int, int], int]:
@@ -102,7 +124,7 @@ def _entry_locks(path: str, entry: str, names: frozenset[str], now: float,
 
 
 def _scan_entry(path: str, entry: str, compiler: CompilerCache, index: CacheIndex, now: float,
-                holders: dict[tuple[int, int, int], int], fs: RootFS) -> Optional[_Scanned]:
+                holders: dict[tuple[int, int, int], int], fs: RootFS, flag_samples: int) -> Optional[_Scanned]:
     """(state, bytes, locks) of one entry directory, counted into `compiler`; None when it cannot be listed."""
     try:
         names = frozenset(os.listdir(path))
@@ -116,6 +138,10 @@ def _scan_entry(path: str, entry: str, compiler: CompilerCache, index: CacheInde
     size = sum(found.st_size for found in sizes.values())
     compiler.states[state] += 1
     compiler.bytes += size
+    if state == ENTRY_DONE and len(compiler.flag_samples) < flag_samples:
+        flags = read_compile_flags(path, names)
+        if flags is not None:
+            compiler.flag_samples.append(flags)
     if state == ENTRY_FAILED and len(compiler.failed_entries) < FAILED_SAMPLES:
         name = entry.rsplit("/", 1)[-1]
         compiler.failed_entries.append(name)
@@ -129,9 +155,10 @@ def _scan_entry(path: str, entry: str, compiler: CompilerCache, index: CacheInde
 
 
 def index_cache(fs: RootFS, inner: str, max_entries: Optional[int] = None,
-                deadline_s: Optional[float] = None, keep_entries: bool = False) -> CacheIndex:
+                deadline_s: Optional[float] = None, keep_entries: bool = False, flag_samples: int = 0) -> CacheIndex:
     """Count the cache at `inner` (a path inside the root); every problem is recorded, never raised. With
-    `keep_entries`, every entry is kept in `index.entries` too (`cache prune` chooses from them)."""
+    `keep_entries`, every entry is kept in `index.entries` too (`cache prune` chooses from them); with
+    `flag_samples`, the flags of that many finished entries per compiler are read (`check` compares them)."""
     index = CacheIndex(path=fs.shown_path(inner))
     resolved = fs.resolve(inner)
     if resolved is None:
@@ -189,7 +216,8 @@ def index_cache(fs: RootFS, inner: str, max_entries: Optional[int] = None,
                 compiler.oldest = mtime if compiler.oldest is None else min(compiler.oldest, mtime)
                 compiler.newest = mtime if compiler.newest is None else max(compiler.newest, mtime)
             if entry.is_dir(follow_symlinks=False):
-                scanned = _scan_entry(entry.path, f"{item.name}/{entry.name}", compiler, index, now, holders, fs)
+                scanned = _scan_entry(entry.path, f"{item.name}/{entry.name}", compiler, index, now, holders, fs,
+                                      flag_samples)
             else:  # a file (or a FIFO) where an entry belongs: nothing a compile can use
                 compiler.states[ENTRY_INCOMPLETE] += 1
                 scanned = (ENTRY_INCOMPLETE, 0, ())

@@ -15,6 +15,7 @@ from neurondoctor.host.rootfs import RootFS
 # Inside `check` the count is bounded (issue 28): a cache of 100,000 entries must not cost the check's budget.
 CHECK_MAX_ENTRIES = 10_000
 CHECK_DEADLINE_S = 0.1
+CHECK_FLAG_SAMPLES = 20  # finished entries per compiler whose flags are read (ND-CACHE-005)
 DEFAULT_CACHE = "/var/tmp/neuron-compile-cache"  # noqa: S108 - the inspected host's path, never written
 _CACHE_DIR_FLAG = re.compile(r"--cache_dir[= ](\S+)")
 
@@ -79,5 +80,6 @@ def read_compile_cache(fs: RootFS, environ: Mapping[str, str]) -> CompileCache:
     # under --root the user who will compile is not this one).
     cache.writable = os.access(resolved, os.W_OK | os.X_OK) if fs.is_live else None
     if existing == (location.rstrip("/") or "/"):
-        cache.index = index_cache(fs, location, max_entries=CHECK_MAX_ENTRIES, deadline_s=CHECK_DEADLINE_S)
+        cache.index = index_cache(fs, location, max_entries=CHECK_MAX_ENTRIES, deadline_s=CHECK_DEADLINE_S,
+                                  flag_samples=CHECK_FLAG_SAMPLES)
     return cache

@@ -59,6 +59,7 @@ HOST_SIMULATED = {  # id -> the case of tests/fixes/test_host_fixes.py that runs
 }
 
 ADVICE_ONLY = {  # id -> why no command can be run for it
+    "ND-CACHE-005": "the compiler flags are the user's choice: keep them (one compile) or set back the cached ones",
     "ND-HW-001": "uncorrectable memory errors: the instance is stopped and started (or replaced) by its operator",
     "ND-HW-002": "a NEURON_HW_ERR in the kernel log: the instance is stopped and started (or replaced) by its operator",
     "ND-DEV-005": "devices missing from the instance: a reboot, then a stop and start (or replacement) by its operator",

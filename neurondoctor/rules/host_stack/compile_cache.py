@@ -11,6 +11,7 @@ deletes (actions/cache/prune.py).
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Sequence
 from typing import Optional
 
@@ -19,8 +20,8 @@ from neurondoctor.facts.python_env import PythonEnvironment
 from neurondoctor.neuron_version import normalize_neuron_version
 from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext
-from neurondoctor.rules.finding import SEVERITY_WARNING, Finding
-from neurondoctor.rules.fix import Fix, Shell, alternative, command
+from neurondoctor.rules.finding import SEVERITY_INFO, SEVERITY_WARNING, Finding
+from neurondoctor.rules.fix import Fix, Shell, alternative, command, note
 
 CATEGORY = "compile-cache"
 # vLLM Neuron waits on a held entry lock up to NEURON_LIBTORCH_COMPILATION_TIMEOUT, 600 s by default (vllm-neuron
@@ -170,8 +171,60 @@ def unwritable(ctx: RuleContext) -> list[Finding]:
     )]
 
 
+# Flags the compile wrapper takes for itself: they are not in an entry's compile_flags (docs/neuron-facts.md §9).
+WRAPPER_FLAGS = ("--cache_dir", "--retry_failed_compilation", "--no_cache", "--log_level")
+
+
+def compiler_flags(words: Sequence[str]) -> frozenset[str]:
+    """The compiler's own flags, each as `--name=value` (a value given as the next word joined to it), wrapper
+    flags left out."""
+    flags: list[str] = []
+    for word in words:
+        if flags and not word.startswith("-") and "=" not in flags[-1] and flags[-1].startswith("--"):
+            flags[-1] = f"{flags[-1]}={word}"
+        else:
+            flags.append(word)
+    return frozenset(flag for flag in flags if flag.split("=", 1)[0] not in WRAPPER_FLAGS)
+
+
+def _user_flags(ctx: RuleContext) -> frozenset[str]:
+    text = ctx.facts.environ.get("NEURON_CC_FLAGS", "")
+    try:
+        words = shlex.split(text)
+    except ValueError:  # an unbalanced quote: the words as the shell would not read them are still compared
+        words = text.split()
+    return compiler_flags(words)
+
+
+def other_flags(ctx: RuleContext) -> list[Finding]:
+    """ND-CACHE-005: no finished entry of the installed compiler was built with the flags the user sets now."""
+    index = _index(ctx)
+    mine = _user_flags(ctx)
+    installed = {normalize_neuron_version(version) for _, version in _compiler_envs(ctx)}
+    if index is None or not mine or not installed:
+        return []
+    samples = [compiler_flags(flags) for compiler in index.compilers if compiler.compiler_version in installed
+               for flags in compiler.flag_samples]
+    if not samples or any(mine <= flags for flags in samples):
+        return []
+    shown = " ".join(sorted(mine))
+    return [Finding(
+        id="ND-CACHE-005", category=CATEGORY, severity=SEVERITY_INFO,
+        title=f"none of the {len(samples)} compiled graph(s) looked at in {index.path} was built with the "
+              f"NEURON_CC_FLAGS set now ({shown}): the next start compiles again",
+        detail=("A cache entry is keyed by the graph and the compiler flags; frameworks add flags of their own, so "
+                "only the flags set in NEURON_CC_FLAGS are compared (wrapper flags such as --cache_dir left out). "
+                "Keep the new flags and the first start compiles once and caches again, or set back the flags the "
+                "cached graphs were built with (the evidence shows one entry's)."),
+        evidence={"path": index.path, "user_flags": sorted(mine), "looked_at": len(samples),
+                  "an_entry_was_built_with": sorted(samples[0])},
+        fix=Fix([note("nothing to repair: keep the new flags (one compile), or set NEURON_CC_FLAGS back to the "
+                      "cached graphs' flags")]),
+    )]
+
+
 RULE_SET = RuleSet(
-    rules=(failed_entries, stale_locks, other_compilers, unwritable),
+    rules=(failed_entries, stale_locks, other_compilers, unwritable, other_flags),
     findings=(
         FindingSpec("ND-CACHE-001", CATEGORY, SEVERITY_WARNING, "failed compilations in the compile cache that "
                     "later runs skip"),
@@ -180,5 +233,7 @@ RULE_SET = RuleSet(
                     "compiler versions"),
         FindingSpec("ND-CACHE-004", CATEGORY, SEVERITY_WARNING, "a compile cache this user cannot write, or on a "
                     "read-only filesystem"),
+        FindingSpec("ND-CACHE-005", CATEGORY, SEVERITY_INFO, "no cached graph of the installed compiler was built "
+                    "with the NEURON_CC_FLAGS set now"),
     ),
 )
