@@ -105,3 +105,35 @@ def test_prune_moves_a_link_entry_never(tmp_path: Path) -> None:
     index = index_cache(RootFS("/"), str(cache), keep_entries=True)
     moves = plan_moves(index, PruneCriteria(failed=True, older_than_days=0), [], time.time() + 10)
     assert [move.path for move in moves] == [f"{COMPILER}/MODULE_aaaaaaaaaaaaaaaaaaaa+39f12043"]
+
+
+def test_a_neff_that_is_a_device_is_reported_never_opened(tmp_path: Path) -> None:
+    """A character device (here /dev/null's numbers) where a NEFF belongs: `cache verify` says it is not a regular
+    file; opening it could trigger a device's side effects."""
+    import stat
+
+    import pytest
+
+    from neurondoctor.actions.cache.verify import neff_problem
+
+    planted = entry(tmp_path / "cache" / COMPILER, "MODULE_aaaaaaaaaaaaaaaaaaaa+39f12043", "done")
+    (planted / "model.neff").unlink()
+    try:
+        os.mknod(planted / "model.neff", stat.S_IFCHR | 0o600, os.makedev(1, 3))
+    except PermissionError:
+        pytest.skip("mknod needs root (CI runs the tests as root)")
+    assert neff_problem(str(planted / "model.neff")) == "model.neff is not a regular file"
+    index = index_cache(RootFS("/"), str(tmp_path / "cache"))
+    assert index.compilers[0].bytes < 4096  # the device's size is not counted as the NEFF's
+
+
+def test_control_characters_in_names_are_escaped_in_the_text(tmp_path: Path) -> None:
+    from tests.conftest import cli_env, run_cli
+
+    cache = tmp_path / "cache"
+    entry(cache / COMPILER, "MODULE_\x1b[2J\x1b]0;owned\x07+39f12043", "failed",
+          log_text="ERROR: \x1b[31mred\x1b[0m and a\rcarriage return\n")
+    result = run_cli(["cache", "status", str(cache)], env=cli_env())
+    assert result.returncode == 0
+    assert "\x1b" not in result.stdout and "\x07" not in result.stdout and "\r" not in result.stdout
+    assert "MODULE_" in result.stdout and "ERROR: " in result.stdout
