@@ -13,12 +13,12 @@ from __future__ import annotations
 from dataclasses import field
 from typing import Optional
 
+from neurondoctor.facts.cache_states import ENTRY_DONE, ENTRY_FAILED, ENTRY_INCOMPLETE, ENTRY_STATES
 from neurondoctor.records import dataclass
 
-ENTRY_DONE = "done"
-ENTRY_FAILED = "failed"  # model.log and no usable NEFF: skipped until --retry_failed_compilation
-ENTRY_INCOMPLETE = "incomplete"  # neither: a compile that was stopped, or one under way (then it is locked)
-ENTRY_STATES = (ENTRY_DONE, ENTRY_FAILED, ENTRY_INCOMPLETE)
+__all__ = ["ENTRY_DONE", "ENTRY_FAILED", "ENTRY_INCOMPLETE", "ENTRY_STATES", "CacheEntry", "CacheIndex", "CacheLock",
+           "CompilerCache"]
+
 
 
 @dataclass

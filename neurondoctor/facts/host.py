@@ -4,10 +4,12 @@ runtime files, device nodes, processes holding devices, compile cache, and `neur
 from __future__ import annotations
 
 from dataclasses import field
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-from neurondoctor.facts.cache_index import CacheIndex
 from neurondoctor.records import dataclass
+
+if TYPE_CHECKING:  # the index is made (and its module imported) only where a cache exists
+    from neurondoctor.facts.cache_index import CacheIndex
 
 
 @dataclass

@@ -108,14 +108,27 @@ def _lstat(path: str) -> Optional[os.stat_result]:
 _Scanned = tuple[str, int, tuple[CacheLock, ...]]
 
 
+class _LockHolders:
+    """/proc/locks, read when the first lock file is found (most caches have none)."""
+
+    def __init__(self, fs: RootFS) -> None:
+        self.fs = fs
+        self._holders: Optional[dict[tuple[int, int, int], int]] = None
+
+    def pid(self, found: os.stat_result) -> Optional[int]:
+        if self._holders is None:
+            self._holders = lock_holders(self.fs)
+        return self._holders.get((os.major(found.st_dev), os.minor(found.st_dev), found.st_ino))
+
+
 def _entry_locks(path: str, entry: str, names: frozenset[str], now: float,
-                 holders: dict[tuple[int, int, int], int], fs: RootFS, state: str) -> tuple[CacheLock, ...]:
+                 holders: _LockHolders, fs: RootFS, state: str) -> tuple[CacheLock, ...]:
     locks = []
     for name in sorted(name for name in names if name.endswith(".lock")):
         found = _lstat(f"{path}/{name}")
         if found is None or not stat.S_ISREG(found.st_mode):
             continue
-        pid = holders.get((os.major(found.st_dev), os.minor(found.st_dev), found.st_ino))
+        pid = holders.pid(found)
         command = None
         if pid is not None:
             command = (fs.try_read_text(f"/proc/{pid}/comm", limit=256) or "").strip() or None
@@ -124,7 +137,7 @@ def _entry_locks(path: str, entry: str, names: frozenset[str], now: float,
 
 
 def _scan_entry(path: str, entry: str, compiler: CompilerCache, index: CacheIndex, now: float,
-                holders: dict[tuple[int, int, int], int], fs: RootFS, flag_samples: int) -> Optional[_Scanned]:
+                holders: _LockHolders, fs: RootFS, flag_samples: int) -> Optional[_Scanned]:
     """(state, bytes, locks) of one entry directory, counted into `compiler`; None when it cannot be listed."""
     try:
         names = frozenset(os.listdir(path))
@@ -173,7 +186,7 @@ def index_cache(fs: RootFS, inner: str, max_entries: Optional[int] = None,
         return index
     index.exists, index.host_path = True, base
     started, now = time.monotonic(), time.time()
-    holders = lock_holders(fs)
+    holders = _LockHolders(fs)
     try:
         top = sorted(os.scandir(base), key=lambda item: item.name)
     except OSError as error:

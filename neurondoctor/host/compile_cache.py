@@ -9,7 +9,6 @@ from collections.abc import Mapping
 from typing import Optional
 
 from neurondoctor.facts.host import CompileCache
-from neurondoctor.host.cache_index import index_cache
 from neurondoctor.host.rootfs import RootFS
 
 # Inside `check` the count is bounded (issue 28): a cache of 100,000 entries must not cost the check's budget.
@@ -17,12 +16,12 @@ CHECK_MAX_ENTRIES = 10_000
 CHECK_DEADLINE_S = 0.1
 CHECK_FLAG_SAMPLES = 20  # finished entries per compiler whose flags are read (ND-CACHE-005)
 DEFAULT_CACHE = "/var/tmp/neuron-compile-cache"  # noqa: S108 - the inspected host's path, never written
-_CACHE_DIR_FLAG = re.compile(r"--cache_dir[= ](\S+)")
+CACHE_DIR_FLAG = re.compile(r"--cache_dir[= ](\S+)")
 
 
 def cache_location(environ: Mapping[str, str]) -> tuple[str, str]:
     """(location, where it was configured)."""
-    flag = _CACHE_DIR_FLAG.search(environ.get("NEURON_CC_FLAGS", ""))
+    flag = CACHE_DIR_FLAG.search(environ.get("NEURON_CC_FLAGS", ""))
     if flag:
         return flag.group(1), "NEURON_CC_FLAGS --cache_dir"
     if environ.get("NEURON_COMPILE_CACHE_URL"):
@@ -80,6 +79,8 @@ def read_compile_cache(fs: RootFS, environ: Mapping[str, str]) -> CompileCache:
     # under --root the user who will compile is not this one).
     cache.writable = os.access(resolved, os.W_OK | os.X_OK) if fs.is_live else None
     if existing == (location.rstrip("/") or "/"):
+        from neurondoctor.host.cache_index import index_cache  # only where a cache exists (check's start-up)
+
         cache.index = index_cache(fs, location, max_entries=CHECK_MAX_ENTRIES, deadline_s=CHECK_DEADLINE_S,
                                   flag_samples=CHECK_FLAG_SAMPLES)
     return cache

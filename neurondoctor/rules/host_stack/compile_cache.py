@@ -10,18 +10,20 @@ deletes (actions/cache/prune.py).
 
 from __future__ import annotations
 
-import re
-import shlex
 from collections.abc import Sequence
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-from neurondoctor.facts.cache_index import ENTRY_DONE, ENTRY_FAILED, CacheIndex
+from neurondoctor.facts.cache_states import ENTRY_DONE, ENTRY_FAILED
 from neurondoctor.facts.python_env import PythonEnvironment
+from neurondoctor.host.compile_cache import CACHE_DIR_FLAG
 from neurondoctor.neuron_version import normalize_neuron_version
 from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_INFO, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Fix, Shell, alternative, command, note
+
+if TYPE_CHECKING:
+    from neurondoctor.facts.cache_index import CacheIndex
 
 CATEGORY = "compile-cache"
 # vLLM Neuron waits on a held entry lock up to NEURON_LIBTORCH_COMPILATION_TIMEOUT, 600 s by default (vllm-neuron
@@ -137,7 +139,6 @@ def other_compilers(ctx: RuleContext) -> list[Finding]:
     )]
 
 
-_CACHE_DIR_FLAG = re.compile(r"--cache_dir[= ]\S+")
 PER_USER_CACHE = Shell('"$HOME"/.cache/neuron-compile-cache')
 
 
@@ -155,7 +156,7 @@ def unwritable(ctx: RuleContext) -> list[Finding]:
     else:
         title = f"{user} cannot create the compile cache {cache.path} (its parent folder is not writable)"
     if cache.source == "NEURON_CC_FLAGS --cache_dir":
-        flags = _CACHE_DIR_FLAG.sub("", ctx.facts.environ.get("NEURON_CC_FLAGS", "")).strip()
+        flags = CACHE_DIR_FLAG.sub("", ctx.facts.environ.get("NEURON_CC_FLAGS", "")).strip()
         fix = command("export", (Shell("NEURON_CC_FLAGS="), f"{flags} --cache_dir=".lstrip(), PER_USER_CACHE))
     else:
         fix = command("export", (Shell("NEURON_COMPILE_CACHE_URL="), PER_USER_CACHE))
@@ -188,6 +189,8 @@ def compiler_flags(words: Sequence[str]) -> frozenset[str]:
 
 
 def _user_flags(ctx: RuleContext) -> frozenset[str]:
+    import shlex  # only with a cache to compare (check's start-up)
+
     text = ctx.facts.environ.get("NEURON_CC_FLAGS", "")
     try:
         words = shlex.split(text)
