@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import fcntl
 import os
+import shutil
+import subprocess
 import time
 from pathlib import Path
 
@@ -54,14 +56,14 @@ def test_stale_locks_and_their_near_misses(tmp_path: Path, compiler_venv: Path) 
     young = entry(cache / INSTALLED, "MODULE_43ee508d24e3e9c770ac+39f12043", "incomplete", lock=True)
     _aged_lock(young / "model.hlo_module.pb.lock", 60)  # a compile that started a minute ago
     finished = entry(cache / INSTALLED, "MODULE_70ee399e6fa6b6235418+39f12043", "done", lock=True)
-    _aged_lock(finished / "model.hlo_module.pb.lock", 7200)  # a finished entry's leftover lock
+    _aged_lock(finished / "model.hlo_module.pb.lock", 4 * 3600)  # a finished entry's leftover lock
     held = entry(cache / INSTALLED, "MODULE_0b1b2ca56aec724cedf0+39f12043", "incomplete", lock=True)
-    _aged_lock(held / "model.hlo_module.pb.lock", 7200)  # a long compile that is still running
+    _aged_lock(held / "model.hlo_module.pb.lock", 4 * 3600)  # a long compile that is still running
     with open(held / "model.hlo_module.pb.lock", "rb") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         assert "ND-CACHE-002" not in _cache_ids(cache, compiler_venv)
         stale = entry(cache / INSTALLED, "MODULE_3de39ac50493f469550f+39f12043", "incomplete", lock=True)
-        _aged_lock(stale / "model.hlo_module.pb.lock", 7200)
+        _aged_lock(stale / "model.hlo_module.pb.lock", 4 * 3600)
         found = _cache_ids(cache, compiler_venv)["ND-CACHE-002"][0]
     assert found["evidence"]["entries"] == [f"{INSTALLED}/MODULE_3de39ac50493f469550f+39f12043"]  # type: ignore[index]
 
@@ -101,3 +103,53 @@ def test_other_flags_is_said_once_and_only_for_the_users_own_flags(tmp_path: Pat
         assert finding["severity"] == "info"
         assert finding["evidence"]["user_flags"] == ["--model-type=transformer", "-O2"]  # type: ignore[index]
         assert finding["evidence"]["looked_at"] == 3  # type: ignore[index]
+
+
+def _fake_compiler(tmp_path: Path) -> subprocess.Popen[bytes]:
+    """A process whose name is neuronx-cc (a copy of sleep), as a compile that is still running shows in /proc."""
+    program = tmp_path / "bin" / "neuronx-cc"
+    program.parent.mkdir(exist_ok=True)
+    shutil.copy(shutil.which("sleep") or "/bin/sleep", program)
+    return subprocess.Popen([str(program), "300"])
+
+
+def test_a_lock_is_not_called_stale_while_a_compile_runs_or_on_a_network_filesystem(tmp_path: Path,
+                                                                                  compiler_venv: Path) -> None:
+    """Compiles do not always hold their lock where /proc/locks shows it (users waited on locks no process held):
+    an old unheld lock is stale only with no neuronx-cc running here and the cache on a local filesystem."""
+    from tests.conftest import run_cli
+    from tests.host_fixture import HostSpec, build_host
+
+    cache = tmp_path / "cache"
+    stale = entry(cache / INSTALLED, "MODULE_3de39ac50493f469550f+39f12043", "incomplete", lock=True)
+    _aged_lock(stale / "model.hlo_module.pb.lock", 4 * 3600)  # a long compile still running looks like this
+    compiling = _fake_compiler(tmp_path)
+    try:
+        assert "ND-CACHE-002" not in _cache_ids(cache, compiler_venv)
+        refused = run_cli(["cache", "prune", str(cache), "--stale-locks", "--yes"], env=cli_env())
+        assert refused.returncode == 2 and f"{compiling.pid} neuronx-cc" in refused.stderr, refused.stderr
+        assert "nothing was moved" in refused.stderr and (stale / "model.hlo_module.pb.lock").exists()
+    finally:
+        compiling.kill()
+        compiling.wait()
+    assert "ND-CACHE-002" in _cache_ids(cache, compiler_venv)  # the same lock, with no compile running
+
+    root = build_host(tmp_path / "host", HostSpec(instance_type="trn1.32xlarge"))
+    shared = root / "fsx/neuron-cache"
+    old = entry(shared / INSTALLED, "MODULE_3de39ac50493f469550f+39f12043", "incomplete", lock=True)
+    _aged_lock(old / "model.hlo_module.pb.lock", 4 * 3600)
+    (root / "proc/self").mkdir(parents=True, exist_ok=True)
+    (root / "proc/self/mounts").write_text("/dev/nvme0n1p1 / ext4 rw 0 0\n"
+                                           "fs-0123.fsx.internal@tcp:/abcd /fsx lustre rw,flock 0 0\n")
+    env = cli_env({"NEURON_CC_FLAGS": "--cache_dir=/fsx/neuron-cache"})
+    found = findings_by_id(check_json(["--root", str(root), "--venv", str(compiler_venv), "--select", "ND-CACHE"],
+                                      env=env)[1])
+    assert "ND-CACHE-002" not in found  # near miss: a compile on another node of the FSx may hold it
+
+
+def test_in_a_container_a_lock_must_be_older_to_be_called_stale() -> None:
+    """A container's process list hides compiles in other containers sharing the cache: there a lock is stale only
+    past 3 hours (users report compiles of 100 minutes), elsewhere past vLLM Neuron's 10-minute wait."""
+    from neurondoctor.rules.host_stack.compile_cache import stale_after_s
+
+    assert stale_after_s(container=False) == 600 and stale_after_s(container=True) == 3 * 3600

@@ -119,3 +119,14 @@ def test_compile_flags_of_both_layouts_are_read_and_garbage_is_none(tmp_path: Pa
     assert flags[empty.name] == [] and flags[garbage.name] is None and flags[linked.name] is None
     assert compiler_flags(["--model-type", "transformer", "-O1", "--cache_dir", "/x", "--retry_failed_compilation"]) \
         == frozenset({"--model-type=transformer", "-O1"})
+
+
+def test_unreadable_folders_are_listed_up_to_a_bound_then_counted() -> None:
+    from neurondoctor.facts.cache_index import CacheIndex
+    from neurondoctor.host.cache_index import UNREADABLE_LISTED, _unreadable
+
+    index = CacheIndex(path="/cache")
+    for number in range(UNREADABLE_LISTED + 7):
+        _unreadable(index, f"MODULE_{number}: Permission denied")
+    assert len(index.unreadable) == UNREADABLE_LISTED + 1
+    assert index.unreadable[-1] == "7 more folders could not be listed"

@@ -36,11 +36,11 @@ def _cache(tmp_path: Path) -> Path:
     entry(cache / NEW, "MODULE_b41d4f868a9e38641a9e+39f12043", "done")
     entry(cache / NEW, "MODULE_e358924ac4ea2b2bb562+39f12043", "failed")
     stale = entry(cache / NEW, "MODULE_3de39ac50493f469550f+39f12043", "incomplete", lock=True)
-    _age(stale / "model.hlo_module.pb.lock", 2 * HOUR)  # a compile killed two hours ago
+    _age(stale / "model.hlo_module.pb.lock", 4 * HOUR)  # a compile killed four hours ago
     fresh = entry(cache / NEW, "MODULE_43ee508d24e3e9c770ac+39f12043", "incomplete", lock=True)
     _age(fresh / "model.hlo_module.pb.lock", 60)  # near miss: a compile that started a minute ago
     leftover = entry(cache / NEW, "MODULE_70ee399e6fa6b6235418+39f12043", "done", lock=True)
-    _age(leftover / "model.hlo_module.pb.lock", 2 * HOUR)  # near miss: a finished entry's leftover lock
+    _age(leftover / "model.hlo_module.pb.lock", 4 * HOUR)  # near miss: a finished entry's leftover lock
     registry(cache / NEW)
     entry(cache / OLD, "MODULE_0b0ead5e2dfe538e89a4+2c2d707e", "done", layout="2.12")
     entry(cache / OLD, "MODULE_159a076e8438a4c04d96+2c2d707e", "failed", layout="2.12")

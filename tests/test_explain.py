@@ -100,6 +100,18 @@ REPORTS = {
         "produces index values in range [0, 4096), while the operand dimension only allows indices in [0, 2048). "
         "This may indicate misconfigured model parameters (e.g., max_position_embeddings < sequence_length).\n",
         "compile-failure", "max_position_embeddings"),
+    # the neuron-caching page's example of a rerun after a failed (or interrupted) compile
+    "cached-failed-neff": (
+        "INFO ||NCC_WRAPPER||: Got a cached failed neff at /var/tmp/neuron-compile-cache/neuronxcc-2.8.0.25+a3ad0f342/"
+        "MODULE_12486829708343293975+d41d8cd9/model.neff. Will skip compilation, please set --retry_failed_compilation "
+        "for recompilation.\n",
+        "compile-cache", "cache prune --failed"),
+    # users' notes: a killed compile's lock, waited on once a minute for hours with no neuronx-cc alive
+    "stale-compile-lock": (
+        "[INFO]: Another process must be compiling MODULE_18108742649528384371+839ddec0, been waiting for: 186.0 "
+        "minutes\n[INFO]: Another process must be compiling MODULE_18108742649528384371+839ddec0, been waiting for: "
+        "187.0 minutes\n",
+        "compile-cache", "cache prune --stale-locks"),
     # measured: a CUDA script's AdamW(fused=True) stepped on the XLA device (torch 2.9.0, torch-xla 2.9.0)
     "fused-optimizer": (
         "  File \"train.py\", line 88, in <module>\n    optimizer.step()\nRuntimeError: `fused=True` requires all "

@@ -80,4 +80,8 @@ class CacheIndex:
     cut: Optional[str] = None
     problem: Optional[str] = None
     host_path: Optional[str] = None  # the directory on this machine (inside --root), once found
+    # Looked at only when a lock file is found: whether a lock could be a live compile's that /proc/locks does not
+    # show (a compile on another node of a network filesystem; a neuronx-cc running here).
+    filesystem: Optional[str] = None  # the mount's type (`ext4`, `nfs4`), from /proc/self/mounts
+    compilers_running: list[str] = field(default_factory=list)  # `PID COMM` of neuronx-cc processes seen here
     entries: list[CacheEntry] = field(default_factory=list)  # every entry, with `keep_entries` only

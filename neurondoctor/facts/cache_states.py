@@ -5,3 +5,7 @@ ENTRY_DONE = "done"
 ENTRY_FAILED = "failed"  # model.log and no usable NEFF: skipped until --retry_failed_compilation
 ENTRY_INCOMPLETE = "incomplete"  # neither: a compile that was stopped, or one under way (then it is locked)
 ENTRY_STATES = (ENTRY_DONE, ENTRY_FAILED, ENTRY_INCOMPLETE)
+
+# Filesystems where another machine may hold a lock: a compile on another node is invisible to /proc/locks here.
+NETWORK_FILESYSTEMS = frozenset({"nfs", "nfs4", "lustre", "cifs", "smb3", "ceph", "glusterfs", "gpfs", "beegfs",
+                                 "9p", "fuse.s3fs", "fuse.mountpoint-s3", "fuse.sshfs", "fuse.glusterfs"})

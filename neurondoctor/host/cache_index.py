@@ -108,12 +108,46 @@ def _lstat(path: str) -> Optional[os.stat_result]:
 _Scanned = tuple[str, int, tuple[CacheLock, ...]]
 
 
+# What a compile runs as: neuronx-cc (a script: its comm is its name) and its backend (users' notes wait for both).
+COMPILER_COMMANDS = frozenset({"neuronx-cc", "walrus_driver"})
+
+
+def mount_type(fs: RootFS, inner: str) -> Optional[str]:
+    """The type of the filesystem `inner` is on: the longest mount point of /proc/self/mounts that holds it."""
+    best: tuple[int, Optional[str]] = (-1, None)
+    for line in (fs.try_read_text("/proc/self/mounts", limit=1 << 20) or "").splitlines():
+        fields = line.split()
+        if len(fields) < 3:
+            continue
+        point = fields[1].replace("\\040", " ")
+        inside = inner == point or inner.startswith(point.rstrip("/") + "/")
+        if inside and len(point) > best[0]:
+            best = (len(point), fields[2])
+    return best[1]
+
+
+def compilers_running(fs: RootFS) -> list[str]:
+    """`PID COMM` of every neuronx-cc process this host (this PID namespace) shows."""
+    try:
+        pids = [name for name in fs.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return []
+    found = []
+    for pid in pids:
+        command = (fs.try_read_text(f"/proc/{pid}/comm", limit=64) or "").strip()
+        if command in COMPILER_COMMANDS:
+            found.append(f"{pid} {command}")
+    return found
+
+
 class _LockHolders:
     """/proc/locks, read when the first lock file is found (most caches have none)."""
 
-    def __init__(self, fs: RootFS) -> None:
+    def __init__(self, fs: RootFS, mount_path: str) -> None:
         self.fs = fs
+        self.mount_path = mount_path  # the cache as /proc/self/mounts names it: resolved on the live host
         self._holders: Optional[dict[tuple[int, int, int], int]] = None
+        self.looked_around = False  # the filesystem type and the compiles running, read at the first lock
 
     def pid(self, found: os.stat_result) -> Optional[int]:
         if self._holders is None:
@@ -136,13 +170,27 @@ def _entry_locks(path: str, entry: str, names: frozenset[str], now: float,
     return tuple(locks)
 
 
+UNREADABLE_LISTED = 50
+
+
+def _unreadable(index: CacheIndex, line: str) -> None:
+    """The first UNREADABLE_LISTED folders that could not be listed, then one line counting the rest."""
+    if len(index.unreadable) < UNREADABLE_LISTED:
+        index.unreadable.append(line)
+    elif len(index.unreadable) == UNREADABLE_LISTED:
+        index.unreadable.append("1 more folder could not be listed")
+    else:
+        more = int(index.unreadable[-1].split()[0]) + 1
+        index.unreadable[-1] = f"{more:d} more folders could not be listed"
+
+
 def _scan_entry(path: str, entry: str, compiler: CompilerCache, index: CacheIndex, now: float,
                 holders: _LockHolders, fs: RootFS, flag_samples: int) -> Optional[_Scanned]:
     """(state, bytes, locks) of one entry directory, counted into `compiler`; None when it cannot be listed."""
     try:
         names = frozenset(os.listdir(path))
     except OSError as error:
-        index.unreadable.append(f"{entry}: {error.strerror or error}")
+        _unreadable(index, f"{entry}: {error.strerror or error}")
         return None
     sizes = {name: found for name in _SIZED if name in names for found in [_lstat(f"{path}/{name}")]
              if found is not None and stat.S_ISREG(found.st_mode)}
@@ -161,6 +209,10 @@ def _scan_entry(path: str, entry: str, compiler: CompilerCache, index: CacheInde
         compiler.failed_errors[name] = first_error_line(f"{path}/model.log")
     has_locks = any(name.endswith(".lock") for name in names)
     locks = _entry_locks(path, entry, names, now, holders, fs, state) if has_locks else ()
+    if locks and not holders.looked_around:
+        holders.looked_around = True
+        index.filesystem = mount_type(fs, holders.mount_path)
+        index.compilers_running = compilers_running(fs)
     if locks:
         compiler.locked += 1
         index.locks.extend(locks[:max(0, LOCKS_LISTED - len(index.locks))])
@@ -186,7 +238,7 @@ def index_cache(fs: RootFS, inner: str, max_entries: Optional[int] = None,
         return index
     index.exists, index.host_path = True, base
     started, now = time.monotonic(), time.time()
-    holders = _LockHolders(fs)
+    holders = _LockHolders(fs, base if fs.is_live else inner)
     try:
         top = sorted(os.scandir(base), key=lambda item: item.name)
     except OSError as error:
@@ -202,7 +254,7 @@ def index_cache(fs: RootFS, inner: str, max_entries: Optional[int] = None,
         try:
             entries = sorted(os.scandir(item.path), key=lambda entry: entry.name)
         except OSError as error:
-            index.unreadable.append(f"{item.name}: {error.strerror or error}")
+            _unreadable(index, f"{item.name}: {error.strerror or error}")
             continue
         for entry in entries:
             if entry.name == REGISTRY:

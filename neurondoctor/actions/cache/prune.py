@@ -4,9 +4,11 @@ What it moves (docs/cache.md):
 - `--failed`: failed entries, which later runs skip without compiling until `--retry_failed_compilation`
   (the neuron-caching page: `Got a cached failed neff at … Will skip compilation`);
 - `--stale-locks`: unfinished entries whose lock file no process on this host holds and that are older than
-  STALE_LOCK_S: a compile killed mid-way leaves `model.hlo_module.pb.lock`, and every later run that needs the graph
-  waits on it ("Another process must be compiling …", with no neuronx-cc alive; users' notes in public repositories
-  remove the lock or the entry by hand). The whole entry moves: without a NEFF it holds nothing a run can load;
+  STALE_LOCK_S: a compile killed mid-way leaves `model.hlo_module.pb.lock`, and every later run that needs the
+  graph waits on it ("Another process must be compiling …", with no neuronx-cc alive; users' notes in public
+  repositories remove the lock or the entry by hand). Refused while a neuronx-cc runs here or when the cache is on a
+  network filesystem (the lock may be a live compile's). The whole entry moves: without a NEFF it holds nothing a
+  run can load;
 - `--other-compilers`: whole `neuronxcc-<version>` directories of a compiler no environment here has installed;
 - `--older-than DAYS`: entries not changed for that many days;
 - `--broken`: finished entries whose NEFF is not whole (`cache verify`: a header that is not a NEFF's, a file cut
@@ -32,7 +34,7 @@ from neurondoctor.actions.cache.verify import neff_problem
 from neurondoctor.facts.cache_index import ENTRY_DONE, ENTRY_FAILED, CacheEntry, CacheIndex
 from neurondoctor.neuron_version import normalize_neuron_version
 from neurondoctor.records import dataclass
-from neurondoctor.rules.host_stack.compile_cache import STALE_LOCK_S
+from neurondoctor.rules.host_stack.compile_cache import STALE_LOCK_S, locks_may_be_live
 
 _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
@@ -60,9 +62,9 @@ class Move:
     bytes: int
 
 
-def _stale(entry: CacheEntry) -> bool:
+def _stale(entry: CacheEntry, older_than_s: float) -> bool:
     return (entry.state != ENTRY_DONE and bool(entry.locks) and all(lock.holder_pid is None for lock in entry.locks)
-            and all(lock.age_s is not None and lock.age_s >= STALE_LOCK_S for lock in entry.locks))
+            and all(lock.age_s is not None and lock.age_s >= older_than_s for lock in entry.locks))
 
 
 def _held(entries: Iterable[CacheEntry]) -> Optional[str]:
@@ -76,7 +78,7 @@ def _held(entries: Iterable[CacheEntry]) -> Optional[str]:
 
 
 def plan_moves(index: CacheIndex, criteria: PruneCriteria, installed_compilers: Sequence[str],
-               now: float) -> list[Move]:
+               now: float, stale_after: float = STALE_LOCK_S) -> list[Move]:
     """What moves, whole compiler directories first; raises UserError when a live process holds a lock in it."""
     moves: list[Move] = []
     wanted = {normalize_neuron_version(version) for version in installed_compilers}
@@ -90,6 +92,10 @@ def plan_moves(index: CacheIndex, criteria: PruneCriteria, installed_compilers: 
                 moved_compilers.add(compiler.name)
                 moves.append(Move(compiler.name, f"neuronx-cc {compiler.compiler_version} is not installed here "
                                   f"({', '.join(sorted(wanted))} is)", compiler.bytes))
+    if criteria.stale_locks and any(_stale(entry, stale_after) for entry in index.entries):
+        live = locks_may_be_live(index)
+        if live:
+            raise exit_codes.UserError(f"{live}; nothing was moved (run again when no compile runs)")
     cutoff = None if criteria.older_than_days is None else now - criteria.older_than_days * 86400
     for entry in index.entries:
         if entry.compiler in moved_compilers or entry.link:
@@ -97,7 +103,7 @@ def plan_moves(index: CacheIndex, criteria: PruneCriteria, installed_compilers: 
         reasons = []
         if criteria.failed and entry.state == ENTRY_FAILED:
             reasons.append("failed: later runs skip it until --retry_failed_compilation")
-        if criteria.stale_locks and _stale(entry):
+        if criteria.stale_locks and _stale(entry, stale_after):
             reasons.append("a lock no process holds, left by a stopped compile: later runs wait on it")
         if cutoff is not None and entry.mtime is not None and entry.mtime < cutoff:
             reasons.append(f"unchanged for {(now - entry.mtime) / 86400:.0f} days")

@@ -13,8 +13,10 @@ from neurondoctor.actions.cache.prune import Move, PruneCriteria, PruneResult, a
 from neurondoctor.actions.cache.status import SCHEMA, size_text
 from neurondoctor.host.cache_index import index_cache
 from neurondoctor.host.compile_cache import cache_location
+from neurondoctor.host.os_release import is_container
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.records import dataclass
+from neurondoctor.rules.host_stack.compile_cache import stale_after_s
 
 NEURONX_CC = "neuronx-cc"
 
@@ -79,7 +81,7 @@ def run_prune(options: PruneOptions, environ: Mapping[str, str], confirm: Callab
             raise exit_codes.UserError("no environment here has neuronx-cc installed, so every compiler's entries "
                                        "would count as another's: name the one you use with --venv or --python")
     now = time.time()
-    moves = plan_moves(index, criteria, compilers, now)
+    moves = plan_moves(index, criteria, compilers, now, stale_after_s(is_container(fs)))
     outcome = PruneOutcome(path, moves, dry_run=options.dry_run, installed_compilers=compilers)
     if not moves or options.dry_run:
         return outcome

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Optional
 
-from neurondoctor.facts.cache_states import ENTRY_DONE, ENTRY_FAILED
+from neurondoctor.facts.cache_states import ENTRY_DONE, ENTRY_FAILED, NETWORK_FILESYSTEMS
 from neurondoctor.facts.python_env import PythonEnvironment
 from neurondoctor.host.compile_cache import CACHE_DIR_FLAG
 from neurondoctor.neuron_version import normalize_neuron_version
@@ -29,6 +29,7 @@ CATEGORY = "compile-cache"
 # vLLM Neuron waits on a held entry lock up to NEURON_LIBTORCH_COMPILATION_TIMEOUT, 600 s by default (vllm-neuron
 # docs, design/compilation/compilation_cache.md): an unheld lock older than that is left by a killed compile.
 STALE_LOCK_S = 600.0
+STALE_LOCK_IN_CONTAINER_S = 3 * 3600.0
 FAILED_SHOWN = 3
 
 
@@ -90,14 +91,33 @@ def failed_entries(ctx: RuleContext) -> list[Finding]:
     )]
 
 
+def locks_may_be_live(index: CacheIndex) -> Optional[str]:
+    """Why an unheld lock could still be a running compile's, or None. Compiles do not always hold their lock
+    where /proc/locks shows it (users' reports: runs wait on a lock with no process holding it), so a lock is
+    called stale only when no neuronx-cc runs here and the cache is on a local filesystem (no other node compiles
+    into it)."""
+    if index.compilers_running:
+        return f"neuronx-cc is running here ({', '.join(index.compilers_running[:3])}): a lock may be its"
+    if index.filesystem in NETWORK_FILESYSTEMS:
+        return f"{index.path} is on {index.filesystem}: a compile on another node may hold its locks"
+    return None
+
+
+def stale_after_s(container: bool) -> float:
+    """How old an unheld lock must be to be called stale: in a container, whose process list hides compiles in
+    other containers that share the cache (a pod's hostPath), longer than any compile users report (100 min)."""
+    return STALE_LOCK_IN_CONTAINER_S if container else STALE_LOCK_S
+
+
 def stale_locks(ctx: RuleContext) -> list[Finding]:
     """ND-CACHE-002: unfinished entries whose lock no process holds, left by a killed compile."""
     index = _index(ctx)
     if index is None:
         return []
+    older_than = stale_after_s(ctx.facts.host.snapshot.container)
     stale_entries = sorted({lock.entry for lock in index.locks if lock.holder_pid is None and lock.age_s is not None
-                            and lock.age_s >= STALE_LOCK_S and lock.entry_state != ENTRY_DONE})
-    if not stale_entries:
+                            and lock.age_s >= older_than and lock.entry_state != ENTRY_DONE})
+    if not stale_entries or locks_may_be_live(index):
         return []
     return [Finding(
         id="ND-CACHE-002", category=CATEGORY, severity=SEVERITY_WARNING,
@@ -105,7 +125,8 @@ def stale_locks(ctx: RuleContext) -> list[Finding]:
               f"waits on them",
         detail=("A compile that was killed leaves its `*.lock` in the entry; later runs wait for the compile that is "
                 "no longer running (\"Another process must be compiling …\"). No process on this host holds these "
-                f"locks and they are older than {STALE_LOCK_S / 60:.0f} minutes: " + ", ".join(stale_entries[:3])),
+                f"locks, no neuronx-cc runs here, the cache is on a local filesystem, and the locks are older than "
+                f"{older_than / 60:.0f} minutes: " + ", ".join(stale_entries[:3])),
         evidence={"path": index.path, "entries": stale_entries},
         fix=_prune(ctx, "--stale-locks"),
     )]
