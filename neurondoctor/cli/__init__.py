@@ -1,6 +1,6 @@
 """Entry point of the `neurondoctor` command (console script and `python -m neurondoctor`).
 
-`check` and `health` go straight to their argparse front ends, so the hot paths never import typer;
+`check`, `health` and `cache` go straight to their argparse front ends, so the hot paths never import typer;
 every other command is the typer application in `app`. Both end here, where the two things no command can
 handle itself are handled once: a `UserError` becomes one `error: …` line, and a stdout that is closed or full
 (`check --json >&-`, `> /dev/full`) becomes exit 3 with a line on stderr instead of a traceback.
@@ -56,6 +56,10 @@ def _dispatch(argv: list[str]) -> int:
         from neurondoctor.cli.health_command import run as run_health
 
         return run_health(argv[1:])
+    if argv[:1] == ["cache"]:
+        from neurondoctor.cli.cache_command import run as run_cache
+
+        return run_cache(argv[1:])
     from neurondoctor.cli.app import app
 
     try:

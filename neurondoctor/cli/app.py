@@ -27,116 +27,6 @@ manifests_app = typer.Typer(no_args_is_help=True, help="The bundled Neuron relea
 app.add_typer(manifests_app, name="manifests")
 fleet_app = typer.Typer(no_args_is_help=True, help="Many nodes' reports at once.")
 app.add_typer(fleet_app, name="fleet")
-cache_app = typer.Typer(no_args_is_help=True, help="The Neuron compile caches of this host.")
-app.add_typer(cache_app, name="cache")
-
-
-@cache_app.command("status")
-def cache_status_command(
-    paths: Optional[list[str]] = typer.Argument(None, metavar="[DIR]...", help="Count these caches instead of the "
-                                                "ones the host and environment configure."),
-    root: str = typer.Option("/", "--root", metavar="DIR", help="Look at the tree under DIR (the paths are in it)."),
-    as_json: bool = typer.Option(False, "--json", help="One JSON document (neurondoctor.cache/1) on stdout."),
-    output_format: str = typer.Option("text", "--format", metavar="FORMAT", help=FORMAT_HELP),
-) -> None:
-    """Every compile cache neuronx-cc and vLLM would use here: per compiler directory, its entries (done, failed,
-    incomplete), locks and their holders, size and age. Remote caches are named, never contacted. Writes nothing."""
-    import json
-
-    from neurondoctor.actions.cache.status import cache_status, render_status_text, status_document
-    from neurondoctor.host.rootfs import RootFS
-
-    as_json = chosen_format(as_json, output_format) == "json"
-    fs = RootFS(root)
-    for path in paths or []:
-        if "://" not in path and not fs.is_dir(os.path.abspath(path)):
-            raise exit_codes.UserError(f"{path}: no such directory" + (f" under {root}" if root != "/" else ""))
-    locations = cache_status(root, os.environ, paths or [])
-    if as_json:
-        sys.stdout.write(json.dumps(status_document(root, locations)) + "\n")
-    else:
-        write_text(render_status_text(locations))
-
-
-@cache_app.command("verify")
-def cache_verify_command(
-    cache: Optional[str] = typer.Argument(None, metavar="[DIR]", help="The cache (default: the one neuronx-cc "
-                                          "uses here)."),
-    root: str = typer.Option("/", "--root", metavar="DIR", help="Look at the tree under DIR."),
-    as_json: bool = typer.Option(False, "--json", help="One JSON document (neurondoctor.cache/1) on stdout."),
-    output_format: str = typer.Option("text", "--format", metavar="FORMAT", help=FORMAT_HELP),
-) -> None:
-    """Check that each finished entry is whole: its NEFF's header and size, its done marker. Reads 1 KiB of each
-    NEFF; writes nothing. Exit 1 when an entry is not whole."""
-    import json
-
-    from neurondoctor.actions.cache.verify import render_verify_text, verify_document, verify_entries
-    from neurondoctor.host.cache_index import index_cache
-    from neurondoctor.host.compile_cache import cache_location
-    from neurondoctor.host.rootfs import RootFS
-
-    as_json = chosen_format(as_json, output_format) == "json"
-    path = cache or cache_location(os.environ)[0]
-    if "://" in path:
-        raise exit_codes.UserError(f"{path} is a remote cache: verify works on a local one (name it as DIR)")
-    index = index_cache(RootFS(root), os.path.abspath(path), keep_entries=True)
-    if index.problem or (cache and not index.exists):
-        raise exit_codes.UserError(f"{path}: {index.problem or 'no such directory'}")
-    checked, problems = verify_entries(index)
-    if as_json:
-        sys.stdout.write(json.dumps(verify_document(root, path, checked, problems)) + "\n")
-    else:
-        write_text(render_verify_text(path, checked, problems))
-    raise typer.Exit(exit_codes.FINDINGS if problems else exit_codes.OK)
-
-
-@cache_app.command("prune")
-def cache_prune_command(
-    cache: Optional[str] = typer.Argument(None, metavar="[DIR]", help="The cache (default: the one neuronx-cc "
-                                          "uses here: --cache_dir, NEURON_COMPILE_CACHE_URL, or the default)."),
-    failed: bool = typer.Option(False, "--failed", help="Failed entries, which later runs skip."),
-    stale_locks: bool = typer.Option(False, "--stale-locks", help="Unfinished entries with a lock no process holds, "
-                                     "older than 10 minutes: later runs wait on them."),
-    other_compilers: bool = typer.Option(False, "--other-compilers", help="Whole directories of neuronx-cc versions "
-                                         "no environment here has installed."),
-    older_than: Optional[float] = typer.Option(None, "--older-than", metavar="DAYS", min=0,
-                                               help="Entries unchanged for DAYS days."),
-    broken: bool = typer.Option(False, "--broken", help="Finished entries whose NEFF is not whole (cache verify)."),
-    venv: Optional[list[str]] = typer.Option(None, "--venv", metavar="DIR", help="The environment whose neuronx-cc "
-                                             "counts (--other-compilers; default: every one check finds)."),
-    python: Optional[list[str]] = typer.Option(None, "--python", metavar="EXE", help="The same, by interpreter."),
-    root: str = typer.Option("/", "--root", metavar="DIR", help="Work on the tree under DIR."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Print what would move; move nothing."),
-    yes: bool = typer.Option(False, "--yes", help="Do not ask (needed without a terminal)."),
-    as_json: bool = typer.Option(False, "--json", help="One JSON document (neurondoctor.cache/1) on stdout."),
-    output_format: str = typer.Option("text", "--format", metavar="FORMAT", help=FORMAT_HELP),
-) -> None:
-    """Move failed entries, stale locks, other compilers' entries or old entries out of the cache, into
-    <cache>.neurondoctor-<UTC> beside it: never deletes, refuses while a live process holds a lock."""
-    import json
-
-    from neurondoctor.actions.cache.prune import PruneCriteria
-    from neurondoctor.actions.cache.prune_run import PruneOptions, prune_document, render_prune_text, run_prune
-    from neurondoctor.typed_paths import check_directories, check_interpreters
-
-    as_json = chosen_format(as_json, output_format) == "json"
-    check_directories("--venv", venv or [])
-    check_interpreters("--python", python or [], os.environ)
-    options = PruneOptions(PruneCriteria(failed, stale_locks, other_compilers, older_than, broken), root=root,
-                           cache=cache,
-                           venvs=venv or [], pythons=python or [], dry_run=dry_run, yes=yes)
-
-    def confirm(question: str) -> bool:
-        if not sys.stdin.isatty():
-            raise exit_codes.UserError("prune without a terminal needs --yes (it would move entries unasked)")
-        return typer.confirm(question, default=False, err=True)
-
-    outcome = run_prune(options, os.environ, confirm)
-    if as_json:
-        sys.stdout.write(json.dumps(prune_document(options, outcome)) + "\n")
-    else:
-        write_text(render_prune_text(outcome))
-    raise typer.Exit(outcome.exit_code)
 
 
 def _version_callback(value: bool) -> None:
@@ -167,6 +57,15 @@ def check(ctx: typer.Context) -> None:
 def health(ctx: typer.Context) -> None:
     """The node's health verdict for Slurm, node-problem-detector and Prometheus (`health --help` for options)."""
     from neurondoctor.cli.health_command import run
+
+    raise typer.Exit(run(ctx.args))
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True,
+                               "help_option_names": []}, add_help_option=False)
+def cache(ctx: typer.Context) -> None:
+    """The compile caches: status, verify, prune (`cache --help` for the commands and their options)."""
+    from neurondoctor.cli.cache_command import run
 
     raise typer.Exit(run(ctx.args))
 

@@ -33,6 +33,11 @@ STALE_LOCK_IN_CONTAINER_S = 3 * 3600.0
 FAILED_SHOWN = 3
 
 
+def _finding(finding_id: str, severity: str, **fields: object) -> Finding:
+    """A compile-cache finding: its id, severity, and the title, detail, evidence and fix given by name."""
+    return Finding(id=finding_id, category=CATEGORY, severity=severity, **fields)  # type: ignore[arg-type]
+
+
 def _index(ctx: RuleContext) -> Optional[CacheIndex]:
     cache = ctx.facts.host.snapshot.compile_cache
     return cache.index if cache is not None and cache.index is not None and cache.index.exists else None
@@ -77,8 +82,8 @@ def failed_entries(ctx: RuleContext) -> list[Finding]:
         return []
     errors = [f"{compiler.name}/{name}: {compiler.failed_errors.get(name, '')}" for compiler in compilers
               for name in compiler.failed_entries][:FAILED_SHOWN]
-    return [Finding(
-        id="ND-CACHE-001", category=CATEGORY, severity=SEVERITY_WARNING,
+    return [_finding(
+        "ND-CACHE-001", SEVERITY_WARNING,
         title=f"{count:,} failed compilation(s) in the compile cache {index.path} will be skipped{_bound(index)}",
         detail=("neuronx-cc caches a failed compile too, and later runs load the failure instead of compiling "
                 "(`Got a cached failed neff at … Will skip compilation, please set --retry_failed_compilation`). "
@@ -119,8 +124,8 @@ def stale_locks(ctx: RuleContext) -> list[Finding]:
                             and lock.age_s >= older_than and lock.entry_state != ENTRY_DONE})
     if not stale_entries or locks_may_be_live(index):
         return []
-    return [Finding(
-        id="ND-CACHE-002", category=CATEGORY, severity=SEVERITY_WARNING,
+    return [_finding(
+        "ND-CACHE-002", SEVERITY_WARNING,
         title=f"{len(stale_entries)} stale compile lock(s) in {index.path}: the next run that needs those graphs "
               f"waits on them",
         detail=("A compile that was killed leaves its `*.lock` in the entry; later runs wait for the compile that is "
@@ -146,8 +151,8 @@ def other_compilers(ctx: RuleContext) -> list[Finding]:
         return []
     entries = sum(compiler.states[ENTRY_DONE] for compiler in others)
     size = sum(compiler.bytes for compiler in others)
-    return [Finding(
-        id="ND-CACHE-003", category=CATEGORY, severity=SEVERITY_WARNING,
+    return [_finding(
+        "ND-CACHE-003", SEVERITY_WARNING,
         title=f"the compile cache {index.path} has {entries:,} compiled graph(s), none for the installed neuronx-cc "
               f"{', '.join(sorted(installed))}: the next start compiles every graph again{_bound(index)}",
         detail=(f"The cache is kept per compiler version; its entries are for neuronx-cc "
@@ -181,8 +186,8 @@ def unwritable(ctx: RuleContext) -> list[Finding]:
         fix = command("export", (Shell("NEURON_CC_FLAGS="), f"{flags} --cache_dir=".lstrip(), PER_USER_CACHE))
     else:
         fix = command("export", (Shell("NEURON_COMPILE_CACHE_URL="), PER_USER_CACHE))
-    return [Finding(
-        id="ND-CACHE-004", category=CATEGORY, severity=SEVERITY_WARNING, title=title,
+    return [_finding(
+        "ND-CACHE-004", SEVERITY_WARNING, title=title,
         detail=("neuronx-cc stores each compiled graph in the cache; where it cannot write, what it compiles is not "
                 "kept for the next start (ASSUMED: the compile wrapper's exact behaviour, an error or a compile "
                 "without caching, is not documented). A cache made by one user (often root, with sudo) is not "
@@ -232,8 +237,8 @@ def other_flags(ctx: RuleContext) -> list[Finding]:
     if not samples or any(mine <= flags for flags in samples):
         return []
     shown = " ".join(sorted(mine))
-    return [Finding(
-        id="ND-CACHE-005", category=CATEGORY, severity=SEVERITY_INFO,
+    return [_finding(
+        "ND-CACHE-005", SEVERITY_INFO,
         title=f"none of the {len(samples)} compiled graph(s) looked at in {index.path} was built with the "
               f"NEURON_CC_FLAGS set now ({shown}): the next start compiles again",
         detail=("A cache entry is keyed by the graph and the compiler flags; frameworks add flags of their own, so "
