@@ -8,7 +8,6 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from typing import Optional
 
 from neurondoctor import exit_codes
 from neurondoctor.cli.output_format import FORMAT_HELP, chosen_format
@@ -93,21 +92,13 @@ def _status(args: argparse.Namespace, as_json: bool) -> int:
     return exit_codes.OK
 
 
-def _local_cache(named: Optional[str], action: str) -> str:
-    from neurondoctor.host.compile_cache import cache_location
-
-    path = named or cache_location(os.environ)[0]
-    if "://" in path:
-        raise exit_codes.UserError(f"{path} is a remote cache: {action} works on a local one (name it as DIR)")
-    return path
-
-
 def _verify(args: argparse.Namespace, as_json: bool) -> int:
+    from neurondoctor.actions.cache.status import local_cache
     from neurondoctor.actions.cache.verify import render_verify_text, verify_document, verify_entries
     from neurondoctor.host.cache_index import index_cache
     from neurondoctor.host.rootfs import RootFS
 
-    path = _local_cache(args.cache, "verify")
+    path = local_cache(args.cache, os.environ, "verify")
     index = index_cache(RootFS(args.root), os.path.abspath(path), keep_entries=True)
     if index.problem or (args.cache and not index.exists):
         raise exit_codes.UserError(f"{path}: {index.problem or 'no such directory'}")
@@ -117,11 +108,11 @@ def _verify(args: argparse.Namespace, as_json: bool) -> int:
 
 
 def _confirm(question: str) -> bool:
+    from neurondoctor.cli.fix_command import ask
+
     if not sys.stdin.isatty():
         raise exit_codes.UserError("prune without a terminal needs --yes (it would move entries unasked)")
-    sys.stderr.write(f"{question} [y/N]: ")
-    sys.stderr.flush()
-    return sys.stdin.readline().strip().lower() in ("y", "yes")
+    return ask(sys.stderr, f"{question} [y/N] ", input)
 
 
 def _prune(args: argparse.Namespace, as_json: bool) -> int:
@@ -136,8 +127,6 @@ def _prune(args: argparse.Namespace, as_json: bool) -> int:
     criteria = PruneCriteria(args.failed, args.stale_locks, args.other_compilers, args.older_than, args.broken)
     options = PruneOptions(criteria, root=args.root, cache=args.cache, venvs=args.venv, pythons=args.python,
                            dry_run=args.dry_run, yes=args.yes)
-    if args.cache is None:
-        _local_cache(None, "prune")  # a remote cache is refused before anything is looked at
     outcome = run_prune(options, os.environ, _confirm)
     _emit(prune_document(options, outcome), render_prune_text(outcome), as_json)
     return outcome.exit_code

@@ -45,7 +45,8 @@ def _not_covered(report: Report, fixes: list[EnvironmentFix]) -> list[str]:
 
 
 def ask(stream: TextIO, question: str, reader: Callable[[], str]) -> bool:
-    stream.write(question)
+    """A yes/no question at the terminal; the question may name paths from the host, so it is written as data."""
+    write_text(question, stream)
     stream.flush()
     try:
         return reader().strip().lower() in ("y", "yes")

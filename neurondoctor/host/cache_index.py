@@ -39,7 +39,8 @@ LOG_READ_BYTES = 64 * 1024
 FLAGS_READ_BYTES = 64 * 1024
 _ERROR_LINE = re.compile(r"\bERROR\b|\bError\b|error:")
 _COMPILER_DIR = re.compile(r"^neuronxcc-(\d+(?:\.\d+)+)(?:\+[0-9A-Za-z]+)?$")
-_SIZED = ("model.neff", "model.hlo_module.pb", "model.hlo.pb", "wrapped_neff.hlo")
+# The files whose size an entry counts: the NEFF and the graph (2.15 on, then before), in every path of the count.
+_SIZED = ("model.neff", "model.hlo_module.pb", "model.hlo.pb")
 # `1: FLOCK  ADVISORY  WRITE 12345 103:01:524295 0 EOF`; a waiter's line has `->` after the id.
 _PROC_LOCK = re.compile(r"^\d+:\s+(?:->\s+)?\S+\s+\S+\s+\S+\s+(-?\d+)\s+([0-9a-f]+):([0-9a-f]+):(\d+)\s")
 
@@ -142,18 +143,26 @@ def compilers_running(fs: RootFS) -> list[str]:
 
 
 class _LockHolders:
-    """/proc/locks, read when the first lock file is found (most caches have none)."""
+    """What a lock needs looked at, read when the first lock file is found (most caches have none): /proc/locks,
+    and whether a lock could be a live compile's that /proc/locks does not show (the mount's type, the compiles
+    running here)."""
 
     def __init__(self, fs: RootFS, mount_path: str) -> None:
         self.fs = fs
         self.mount_path = mount_path  # the cache as /proc/self/mounts names it: resolved on the live host
         self._holders: Optional[dict[tuple[int, int, int], int]] = None
-        self.looked_around = False  # the filesystem type and the compiles running, read at the first lock
+        self._looked_around = False
 
     def pid(self, found: os.stat_result) -> Optional[int]:
         if self._holders is None:
             self._holders = lock_holders(self.fs)
         return self._holders.get((os.major(found.st_dev), os.minor(found.st_dev), found.st_ino))
+
+    def look_around(self, index: CacheIndex) -> None:
+        if not self._looked_around:
+            self._looked_around = True
+            index.filesystem = mount_type(self.fs, self.mount_path)
+            index.compilers_running = compilers_running(self.fs)
 
 
 def _entry_locks(path: str, entry: str, names: frozenset[str], now: float,
@@ -210,11 +219,8 @@ def _scan_entry(path: str, entry: str, compiler: CompilerCache, index: CacheInde
         compiler.failed_errors[name] = first_error_line(f"{path}/model.log")
     has_locks = any(name.endswith(".lock") for name in names)
     locks = _entry_locks(path, entry, names, now, holders, fs, state) if has_locks else ()
-    if locks and not holders.looked_around:
-        holders.looked_around = True
-        index.filesystem = mount_type(fs, holders.mount_path)
-        index.compilers_running = compilers_running(fs)
     if locks:
+        holders.look_around(index)
         compiler.locked += 1
         index.locks.extend(locks[:max(0, LOCKS_LISTED - len(index.locks))])
     return state, size, locks
@@ -260,10 +266,7 @@ def _count_entry(entry: os.DirEntry[str], compiler_name: str, compiler: Compiler
     finished = _finished(entry.path) if entry.is_dir(follow_symlinks=False) else None
     if finished is not None:  # the common case, in two or three lstat calls
         finished_at, size = finished
-        if compiler.oldest is None or finished_at < compiler.oldest:
-            compiler.oldest = finished_at
-        if compiler.newest is None or finished_at > compiler.newest:
-            compiler.newest = finished_at
+        _age(compiler, finished_at)
         compiler.states[ENTRY_DONE] += 1
         compiler.bytes += size
         if len(compiler.flag_samples) < flag_samples:

@@ -34,7 +34,7 @@ from neurondoctor.actions.cache.verify import neff_problem
 from neurondoctor.facts.cache_index import ENTRY_DONE, ENTRY_FAILED, CacheEntry, CacheIndex
 from neurondoctor.neuron_version import normalize_neuron_version
 from neurondoctor.records import dataclass
-from neurondoctor.rules.host_stack.compile_cache import STALE_LOCK_S, locks_may_be_live
+from neurondoctor.rules.host_stack.compile_cache import STALE_LOCK_S, locks_may_be_live, stale
 
 _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
@@ -62,11 +62,6 @@ class Move:
     bytes: int
 
 
-def _stale(entry: CacheEntry, older_than_s: float) -> bool:
-    return (entry.state != ENTRY_DONE and bool(entry.locks) and all(lock.holder_pid is None for lock in entry.locks)
-            and all(lock.age_s is not None and lock.age_s >= older_than_s for lock in entry.locks))
-
-
 def _held(entries: Iterable[CacheEntry]) -> Optional[str]:
     """The first entry whose lock a live process holds, said in one line, or None."""
     for entry in entries:
@@ -92,7 +87,7 @@ def plan_moves(index: CacheIndex, criteria: PruneCriteria, installed_compilers: 
                 moved_compilers.add(compiler.name)
                 moves.append(Move(compiler.name, f"neuronx-cc {compiler.compiler_version} is not installed here "
                                   f"({', '.join(sorted(wanted))} is)", compiler.bytes))
-    if criteria.stale_locks and any(_stale(entry, stale_after) for entry in index.entries):
+    if criteria.stale_locks and any(stale(entry.locks, stale_after) for entry in index.entries):
         live = locks_may_be_live(index)
         if live:
             raise exit_codes.UserError(f"{live}; nothing was moved (run again when no compile runs)")
@@ -103,7 +98,7 @@ def plan_moves(index: CacheIndex, criteria: PruneCriteria, installed_compilers: 
         reasons = []
         if criteria.failed and entry.state == ENTRY_FAILED:
             reasons.append("failed: later runs skip it until --retry_failed_compilation")
-        if criteria.stale_locks and _stale(entry, stale_after):
+        if criteria.stale_locks and stale(entry.locks, stale_after):
             reasons.append("a lock no process holds, left by a stopped compile: later runs wait on it")
         if cutoff is not None and entry.mtime is not None and entry.mtime < cutoff:
             reasons.append(f"unchanged for {(now - entry.mtime) / 86400:.0f} days")

@@ -10,15 +10,12 @@ from typing import Any, Callable, Optional
 
 from neurondoctor import exit_codes
 from neurondoctor.actions.cache.prune import Move, PruneCriteria, PruneResult, apply_moves, backup_name, plan_moves
-from neurondoctor.actions.cache.status import SCHEMA, size_text
+from neurondoctor.actions.cache.status import SCHEMA, local_cache, size_text
 from neurondoctor.host.cache_index import index_cache
-from neurondoctor.host.compile_cache import cache_location
 from neurondoctor.host.os_release import is_container
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.records import dataclass
-from neurondoctor.rules.host_stack.compile_cache import stale_after_s
-
-NEURONX_CC = "neuronx-cc"
+from neurondoctor.rules.host_stack.compile_cache import compiler_environments, stale_after_s
 
 
 @dataclass
@@ -54,18 +51,15 @@ def installed_compilers(root: str, venvs: Sequence[str], pythons: Sequence[str],
 
     options = CheckOptions(root=root, venvs=venvs, pythons=pythons, environ=environ)
     environments, _ = collect_environments(RootFS(root), options, {}, [], load_catalog(), [])
-    return sorted({found.version for env in environments
-                   for found in [env.effective_distributions().get(NEURONX_CC)] if found is not None})
+    return sorted({version for _, version in compiler_environments(environments)})
 
 
 def run_prune(options: PruneOptions, environ: Mapping[str, str], confirm: Callable[[str], bool]) -> PruneOutcome:
     criteria = options.criteria
     if not criteria.any:
-        raise exit_codes.UserError("name what to prune: --failed, --stale-locks, --other-compilers or "
+        raise exit_codes.UserError("name what to prune: --failed, --stale-locks, --other-compilers, --broken or "
                                    "--older-than DAYS")
-    path, _ = (options.cache, "named") if options.cache else cache_location(environ)
-    if "://" in path:
-        raise exit_codes.UserError(f"{path} is a remote cache: prune works on a local one (name it as DIR)")
+    path = local_cache(options.cache, environ, "prune")
     fs = RootFS(options.root)
     index = index_cache(fs, os.path.abspath(path), keep_entries=True)
     if index.problem:

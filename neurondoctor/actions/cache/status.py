@@ -13,9 +13,10 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any, Optional
 
+from neurondoctor import exit_codes
 from neurondoctor.facts.cache_index import ENTRY_STATES, CacheIndex
 from neurondoctor.host.cache_index import index_cache
-from neurondoctor.host.compile_cache import cache_locations
+from neurondoctor.host.compile_cache import cache_location, cache_locations
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.records import dataclass
 
@@ -44,6 +45,15 @@ def cache_status(root: str, environ: Mapping[str, str], paths: Sequence[str] = (
         found.append(CacheLocation(path, source, remote,
                                    None if remote else index_cache(fs, inner, deadline_s=deadline_s)))
     return found
+
+
+def local_cache(named: Optional[str], environ: Mapping[str, str], action: str) -> str:
+    """The cache `verify` or `prune` works on: the one named, else the one neuronx-cc uses here; a remote one is
+    refused (UserError)."""
+    path = named or cache_location(environ)[0]
+    if "://" in path:
+        raise exit_codes.UserError(f"{path} is a remote cache: {action} works on a local one (name it as DIR)")
+    return path
 
 
 def status_document(root: str, locations: Sequence[CacheLocation]) -> dict[str, Any]:

@@ -10,7 +10,7 @@ deletes (actions/cache/prune.py).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Optional
 
 from neurondoctor.facts.cache_states import ENTRY_DONE, ENTRY_FAILED, NETWORK_FILESYSTEMS
@@ -21,9 +21,10 @@ from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_INFO, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Fix, Shell, alternative, command, note
+from neurondoctor.rules.host_stack.resources import GIB
 
 if TYPE_CHECKING:
-    from neurondoctor.facts.cache_index import CacheIndex
+    from neurondoctor.facts.cache_index import CacheIndex, CacheLock
 
 CATEGORY = "compile-cache"
 # vLLM Neuron waits on a held entry lock up to NEURON_LIBTORCH_COMPILATION_TIMEOUT, 600 s by default (vllm-neuron
@@ -33,9 +34,10 @@ STALE_LOCK_IN_CONTAINER_S = 3 * 3600.0
 FAILED_SHOWN = 3
 
 
-def _finding(finding_id: str, severity: str, **fields: object) -> Finding:
-    """A compile-cache finding: its id, severity, and the title, detail, evidence and fix given by name."""
-    return Finding(id=finding_id, category=CATEGORY, severity=severity, **fields)  # type: ignore[arg-type]
+def _finding(finding_id: str, severity: str, *, title: str, detail: str, evidence: dict[str, object],
+             fix: Fix) -> Finding:
+    return Finding(id=finding_id, category=CATEGORY, severity=severity, title=title, detail=detail,
+                   evidence=evidence, fix=fix)
 
 
 def _index(ctx: RuleContext) -> Optional[CacheIndex]:
@@ -43,14 +45,19 @@ def _index(ctx: RuleContext) -> Optional[CacheIndex]:
     return cache.index if cache is not None and cache.index is not None and cache.index.exists else None
 
 
-def _compiler_envs(ctx: RuleContext) -> list[tuple[PythonEnvironment, str]]:
-    """(environment, its neuronx-cc version) for every judged environment that has one."""
+def compiler_environments(environments: Iterable[PythonEnvironment]) -> list[tuple[PythonEnvironment, str]]:
+    """(environment, its neuronx-cc version) for every environment that has one (check's, or `cache prune`'s)."""
     found = []
-    for env in ctx.facts.environments:
+    for env in environments:
         dist = env.effective_distributions().get("neuronx-cc")
         if dist is not None:
             found.append((env, dist.version))
     return found
+
+
+def _installed(envs: Iterable[tuple[PythonEnvironment, str]]) -> set[str]:
+    """The installed compilers' versions as a cache folder names them (`2.15.141.0`, no build suffix)."""
+    return {normalize_neuron_version(version) for _, version in envs}
 
 
 def _prune(ctx: RuleContext, option: str, envs: Sequence[tuple[PythonEnvironment, str]] = ()) -> Fix:
@@ -74,7 +81,7 @@ def failed_entries(ctx: RuleContext) -> list[Finding]:
     index = _index(ctx)
     if index is None:
         return []
-    installed = {normalize_neuron_version(version) for _, version in _compiler_envs(ctx)}
+    installed = _installed(compiler_environments(ctx.facts.environments))
     compilers = [compiler for compiler in index.compilers if compiler.states[ENTRY_FAILED]
                  and (not installed or compiler.compiler_version in installed)]
     count = sum(compiler.states[ENTRY_FAILED] for compiler in compilers)
@@ -108,6 +115,14 @@ def locks_may_be_live(index: CacheIndex) -> Optional[str]:
     return None
 
 
+def stale(locks: Sequence[CacheLock], older_than_s: float) -> bool:
+    """Whether an entry's locks are left by a stopped compile: some, none held by a process here, all older than
+    `older_than_s`, in an entry that is not finished (a finished entry's lock is waited on by nobody). The check's
+    finding and `cache prune --stale-locks` judge by this one rule."""
+    return bool(locks) and all(lock.holder_pid is None and lock.age_s is not None and lock.age_s >= older_than_s
+                               and lock.entry_state != ENTRY_DONE for lock in locks)
+
+
 def stale_after_s(container: bool) -> float:
     """How old an unheld lock must be to be called stale: in a container, whose process list hides compiles in
     other containers that share the cache (a pod's hostPath), longer than any compile users report (100 min)."""
@@ -120,8 +135,10 @@ def stale_locks(ctx: RuleContext) -> list[Finding]:
     if index is None:
         return []
     older_than = stale_after_s(ctx.facts.host.snapshot.container)
-    stale_entries = sorted({lock.entry for lock in index.locks if lock.holder_pid is None and lock.age_s is not None
-                            and lock.age_s >= older_than and lock.entry_state != ENTRY_DONE})
+    locks_of: dict[str, list[CacheLock]] = {}
+    for lock in index.locks:
+        locks_of.setdefault(lock.entry, []).append(lock)
+    stale_entries = sorted(entry for entry, locks in locks_of.items() if stale(locks, older_than))
     if not stale_entries or locks_may_be_live(index):
         return []
     return [_finding(
@@ -140,10 +157,10 @@ def stale_locks(ctx: RuleContext) -> list[Finding]:
 def other_compilers(ctx: RuleContext) -> list[Finding]:
     """ND-CACHE-003: the cache holds finished entries only for compilers other than the installed one(s)."""
     index = _index(ctx)
-    envs = _compiler_envs(ctx)
+    envs = compiler_environments(ctx.facts.environments)
     if index is None or not envs:
         return []
-    installed = {normalize_neuron_version(version) for _, version in envs}
+    installed = _installed(envs)
     mine = [compiler for compiler in index.compilers if compiler.compiler_version in installed]
     others = [compiler for compiler in index.compilers if compiler.compiler_version not in installed
               and compiler.states[ENTRY_DONE]]
@@ -157,7 +174,7 @@ def other_compilers(ctx: RuleContext) -> list[Finding]:
               f"{', '.join(sorted(installed))}: the next start compiles every graph again{_bound(index)}",
         detail=(f"The cache is kept per compiler version; its entries are for neuronx-cc "
                 f"{', '.join(sorted(str(compiler.compiler_version) for compiler in others))} "
-                f"({size / (1 << 30):.1f} GiB), which this environment does not have. Moving them aside frees the "
+                f"({size / GIB:.1f} GiB), which this environment does not have. Moving them aside frees the "
                 "room; to use them instead, the environment needs that compiler's release."),
         evidence={"path": index.path, "installed": sorted(installed),
                   "other_compilers": [compiler.name for compiler in others], "entries": entries, "bytes": size},
@@ -229,7 +246,7 @@ def other_flags(ctx: RuleContext) -> list[Finding]:
     """ND-CACHE-005: no finished entry of the installed compiler was built with the flags the user sets now."""
     index = _index(ctx)
     mine = _user_flags(ctx)
-    installed = {normalize_neuron_version(version) for _, version in _compiler_envs(ctx)}
+    installed = _installed(compiler_environments(ctx.facts.environments))
     if index is None or not mine or not installed:
         return []
     samples = [compiler_flags(flags) for compiler in index.compilers if compiler.compiler_version in installed
