@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import shutil
-import subprocess
 import time
 from pathlib import Path
 
@@ -105,34 +103,29 @@ def test_other_flags_is_said_once_and_only_for_the_users_own_flags(tmp_path: Pat
         assert finding["evidence"]["looked_at"] == 3  # type: ignore[index]
 
 
-def _fake_compiler(tmp_path: Path) -> subprocess.Popen[bytes]:
-    """A process whose name is neuronx-cc (a copy of sleep), as a compile that is still running shows in /proc."""
-    program = tmp_path / "bin" / "neuronx-cc"
-    program.parent.mkdir(exist_ok=True)
-    shutil.copy(shutil.which("sleep") or "/bin/sleep", program)
-    return subprocess.Popen([str(program), "300"])
-
-
 def test_a_lock_is_not_called_stale_while_a_compile_runs_or_on_a_network_filesystem(tmp_path: Path,
                                                                                   compiler_venv: Path) -> None:
     """Compiles do not always hold their lock where /proc/locks shows it (users waited on locks no process held):
-    an old unheld lock is stale only with no neuronx-cc running here and the cache on a local filesystem."""
+    an old unheld lock is stale only with no neuronx-cc running here and the cache on a local filesystem. The
+    running compile is a `proc/PID/comm` of a fixture root, what the doctor reads on a host: a real process named
+    neuronx-cc would be seen by every test running beside this one."""
     from tests.conftest import run_cli
     from tests.host_fixture import HostSpec, build_host
 
-    cache = tmp_path / "cache"
-    stale = entry(cache / INSTALLED, "MODULE_3de39ac50493f469550f+39f12043", "incomplete", lock=True)
+    host = build_host(tmp_path / "compiling", HostSpec(instance_type="trn1.32xlarge"))
+    stale = entry(host / "var/tmp/neuron-compile-cache" / INSTALLED, "MODULE_3de39ac50493f469550f+39f12043",
+                  "incomplete", lock=True)
     _aged_lock(stale / "model.hlo_module.pb.lock", 4 * 3600)  # a long compile still running looks like this
-    compiling = _fake_compiler(tmp_path)
-    try:
-        assert "ND-CACHE-002" not in _cache_ids(cache, compiler_venv)
-        refused = run_cli(["cache", "prune", str(cache), "--stale-locks", "--yes"], env=cli_env())
-        assert refused.returncode == 2 and f"{compiling.pid} neuronx-cc" in refused.stderr, refused.stderr
-        assert "nothing was moved" in refused.stderr and (stale / "model.hlo_module.pb.lock").exists()
-    finally:
-        compiling.kill()
-        compiling.wait()
-    assert "ND-CACHE-002" in _cache_ids(cache, compiler_venv)  # the same lock, with no compile running
+    (host / "proc/4242").mkdir(parents=True)
+    (host / "proc/4242/comm").write_text("neuronx-cc\n")
+    args = ["--root", str(host), "--venv", str(compiler_venv), "--select", "ND-CACHE"]
+    assert "ND-CACHE-002" not in findings_by_id(check_json(args, env=cli_env())[1])
+    refused = run_cli(["cache", "prune", "/var/tmp/neuron-compile-cache", "--root", str(host), "--stale-locks",
+                       "--yes"], env=cli_env())
+    assert refused.returncode == 2 and "4242 neuronx-cc" in refused.stderr, refused.stderr
+    assert "nothing was moved" in refused.stderr and (stale / "model.hlo_module.pb.lock").exists()
+    (host / "proc/4242/comm").unlink()  # the compile ended
+    assert "ND-CACHE-002" in findings_by_id(check_json(args, env=cli_env())[1])  # the same lock, no compile now
 
     root = build_host(tmp_path / "host", HostSpec(instance_type="trn1.32xlarge"))
     shared = root / "fsx/neuron-cache"
