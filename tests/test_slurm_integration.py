@@ -29,30 +29,11 @@ import pytest
 
 from neurondoctor.report.reader import load_report
 from tests.host_fixture import HostSpec, build_host
+from tests.slurm_cluster import common_conf, ensure_packages, free_port, start_munge, stop
 
-PACKAGES = ("slurmctld", "slurmd", "slurm-client", "munge")
 HEALTH_CONF = Path("/etc/neurondoctor/health.conf")
 NODE = "trn1-a"
 INTERVAL_S = 5
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _ensure_packages() -> None:
-    if all(shutil.which(tool) for tool in ("slurmd", "slurmctld", "scontrol", "munged")):
-        return
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    install = ["apt-get", "install", "-y", "--no-install-recommends", *PACKAGES]
-    done = subprocess.run(install, capture_output=True, text=True, timeout=900, env=env)
-    if done.returncode != 0:
-        subprocess.run(["apt-get", "update"], capture_output=True, timeout=600, env=env)
-        done = subprocess.run(install, capture_output=True, text=True, timeout=900, env=env)
-    if done.returncode != 0:
-        pytest.fail(f"could not install {' '.join(PACKAGES)}: {done.stderr.strip()[-500:]}")
 
 
 @dataclass
@@ -98,38 +79,12 @@ class Cluster:
 
 def _slurm_conf(directory: Path, program: Path) -> str:
     return "\n".join([
-        "ClusterName=neurondoctor-test", "SlurmctldHost=localhost(127.0.0.1)", "SlurmUser=root", "SlurmdUser=root",
-        f"SlurmctldPort={_free_port()}", f"SlurmdPort={_free_port()}", "AuthType=auth/munge",
-        f"AuthInfo=socket={directory / 'munge' / 'socket'}", "CredType=cred/munge",
-        f"StateSaveLocation={directory / 'state'}", f"SlurmdSpoolDir={directory / 'spool'}",
-        f"SlurmctldPidFile={directory / 'slurmctld.pid'}", f"SlurmdPidFile={directory / 'slurmd.pid'}",
-        f"SlurmctldLogFile={directory / 'slurmctld.log'}", f"SlurmdLogFile={directory / 'slurmd.log'}",
-        "ProctrackType=proctrack/linuxproc", "TaskPlugin=task/none", "JobAcctGatherType=jobacct_gather/none",
-        "ReturnToService=2", "SchedulerType=sched/builtin", "SelectType=select/linear", "MpiDefault=none",
-        "SlurmdParameters=config_overrides",
+        *common_conf(directory), f"SlurmdPort={free_port()}", f"SlurmdSpoolDir={directory / 'spool'}",
+        f"SlurmdPidFile={directory / 'slurmd.pid'}", f"SlurmdLogFile={directory / 'slurmd.log'}",
         f"HealthCheckProgram={program}", f"HealthCheckInterval={INTERVAL_S}", "HealthCheckNodeState=ANY",
         f"NodeName={NODE} NodeHostname={socket.gethostname().split('.')[0]} NodeAddr=127.0.0.1 CPUs=2 "
         "State=UNKNOWN",
         f"PartitionName=debug Nodes={NODE} Default=YES MaxTime=INFINITE State=UP", ""])
-
-
-def _stop(pid_file: Path) -> None:
-    try:
-        pid = int(pid_file.read_text().strip())
-    except (OSError, ValueError):
-        return
-    for sig, wait in ((15, 10.0), (9, 5.0)):
-        try:
-            os.kill(pid, sig)
-        except ProcessLookupError:
-            return
-        deadline = time.monotonic() + wait
-        while time.monotonic() < deadline:
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                return
-            time.sleep(0.2)
 
 
 @pytest.fixture(scope="module")
@@ -141,26 +96,15 @@ def cluster() -> Iterator[Cluster]:
         pytest.skip(f"{program} is not installed (pip install -e .)")
     if HEALTH_CONF.exists():
         pytest.skip(f"{HEALTH_CONF} exists on this machine; the test will not replace it")
-    _ensure_packages()
+    ensure_packages()
     started = time.monotonic()
     directory = Path(tempfile.mkdtemp(prefix="neurondoctor-slurm-", dir="/tmp"))
     made_etc = not HEALTH_CONF.parent.exists()
     pid_files: list[Path] = []
     try:
-        directory.chmod(0o755)  # munged checks every directory above its socket
         for name in ("state", "spool"):
             (directory / name).mkdir()
-        munge = directory / "munge"
-        munge.mkdir(mode=0o755)
-        key = munge / "key"
-        shutil.copy("/etc/munge/munge.key", key)
-        shutil.chown(munge, "munge", "munge")
-        shutil.chown(key, "munge", "munge")
-        key.chmod(0o600)
-        pid_files.append(munge / "pid")
-        subprocess.run(["runuser", "-u", "munge", "--", "munged", f"--socket={munge / 'socket'}",
-                        f"--key-file={key}", f"--pid-file={munge / 'pid'}", f"--log-file={munge / 'log'}",
-                        f"--seed-file={munge / 'seed'}"], check=True, timeout=30)
+        pid_files.append(start_munge(directory))
         (directory / "slurm.conf").write_text(_slurm_conf(directory, program))
         env = dict(os.environ, SLURM_CONF=str(directory / "slurm.conf"))
         HEALTH_CONF.parent.mkdir(exist_ok=True)
@@ -178,7 +122,7 @@ def cluster() -> Iterator[Cluster]:
             subprocess.run(["scancel", "--full", "--partition=debug"], capture_output=True, timeout=30,
                            env=dict(os.environ, SLURM_CONF=str(directory / "slurm.conf")))
         for pid_file in pid_files:  # slurmd first: no health check starts while the config goes away
-            _stop(pid_file)
+            stop(pid_file)
         HEALTH_CONF.unlink(missing_ok=True)
         if made_etc:
             shutil.rmtree(HEALTH_CONF.parent, ignore_errors=True)

@@ -393,6 +393,54 @@ def fleet_summarize(
     raise typer.Exit(summary.exit_code())
 
 
+@fleet_app.command("check")
+def fleet_check(
+    slurm: bool = typer.Option(False, "--slurm", help="Run on Slurm (the only engine): inside an allocation, or on "
+                                                      "the nodes named."),
+    nodes: Optional[str] = typer.Option(None, "--nodes", metavar="LIST", help="Slurm node list, e.g. trn-[1-4]."),
+    partition: Optional[str] = typer.Option(None, "--partition", metavar="P", help="Every node of partition P."),
+    deadline: float = typer.Option(60.0, "--deadline", metavar="SECONDS",
+                                   help="Each node's answer within this (default 60); later is unreachable."),
+    collectives: bool = typer.Option(False, "--collectives",
+                                     help="Also run nccom-test all-reduce within and between nodes (needs devices)."),
+    drain: bool = typer.Option(False, "--drain", help="Drain the nodes at fault (reason neurondoctor-preflight: ...)."),
+    save_reports: Optional[str] = typer.Option(None, "--save-reports", metavar="DIR",
+                                               help="Keep every node's report as DIR/NODE.json."),
+    remote_command: str = typer.Option("neurondoctor", "--remote-command", metavar="PATH",
+                                       help="The neurondoctor command on the nodes (default: from their PATH)."),
+    root: Optional[str] = typer.Option(None, "--root", metavar="DIR", help="Passed to every node's check."),
+    venv: list[str] = typer.Option([], "--venv", metavar="DIR", help="Passed to every node's check (repeatable)."),
+    release: Optional[str] = typer.Option(None, "--release", metavar="X.Y.Z", help="Passed to every node's check."),
+    as_json: bool = typer.Option(False, "--json", help="One neurondoctor.fleet/1 document with preflight on stdout."),
+    output_format: str = typer.Option("text", "--format", metavar="FORMAT", help="text or json (as --json)."),
+) -> None:
+    """Cluster preflight: every node's own check through srun, then what the nodes must share (release and
+    packages, neuronx-cc, NEURON_CC_FLAGS, LNC, the root communicator, the compile cache, instance type, EFA and
+    devices), naming the nodes that differ from the majority. Exit 1 a node at fault, 3 a node unreachable or
+    unknown, else 0."""
+    import json
+
+    from neurondoctor.actions.fleet.preflight_run import PreflightOptions, forwarded_flags, run_preflight
+    from neurondoctor.report.preflight import render_preflight_text
+
+    output_format = chosen_format(as_json, output_format)
+    if not slurm:
+        raise exit_codes.UserError("fleet check needs --slurm: Slurm is the engine it runs on")
+    options = PreflightOptions(nodes=nodes, partition=partition, deadline_s=deadline, drain=drain,
+                               save_reports=save_reports, remote_command=remote_command,
+                               forwarded=forwarded_flags(release, venv, root))
+    preflight = run_preflight(options, os.environ)
+    if collectives:
+        from neurondoctor.actions.fleet.collectives import run_collectives
+
+        preflight.collectives = run_collectives(preflight, os.environ, deadline)
+    if output_format == "json":
+        sys.stdout.write(json.dumps(preflight.to_json()) + "\n")
+    else:
+        write_text(render_preflight_text(preflight))
+    raise typer.Exit(preflight.exit_code())
+
+
 @app.command()
 def bootstrap(
     release: str = typer.Option(..., "--release", metavar="X.Y.Z", help="The Neuron release to set up, e.g. 2.33.0."),

@@ -57,18 +57,49 @@ def build_parser() -> argparse.ArgumentParser:
                              "again; live host only, never host packages or /etc")
     parser.add_argument("--yes", action="store_true", help="with --fix: apply without asking (needed off a terminal)")
     parser.add_argument("-v", "--verbose", action="store_true", help="facts and per-check timings")
+    parser.add_argument("--health-conf", action="store_true",
+                        help="take root, venv, python, release, select and skip from /etc/neurondoctor/health.conf "
+                             "(NEURONDOCTOR_CONFIG moves it), as `health` does; flags given here override it "
+                             "(what `fleet check` runs on every node)")
     return parser
+
+
+def apply_health_conf(args: argparse.Namespace, environ: Mapping[str, str]) -> None:
+    """`--health-conf`: the node's own options under the flags given; a problem in the file is a usage error (the
+    node's doctor then answers with one line, never with a verdict reached on options it could not read)."""
+    from neurondoctor.cli.health_command import load_health_config
+
+    config = load_health_config(environ)
+    if config.problems:
+        raise exit_codes.UserError(config.problems[0] + (f" (+{len(config.problems) - 1} more)"
+                                                         if len(config.problems) > 1 else ""))
+    if args.root == "/" and config.root:
+        args.root = config.root
+    args.venv = args.venv or list(config.venvs)
+    args.python = args.python or list(config.pythons)
+    args.release = args.release or config.release
+    args.select = args.select or list(config.select)
+    args.skip = args.skip or list(config.skip)
+
+
+def run_by(check: object) -> str:
+    """What runs a check's area: `check`, a probe (its id), or `fleet check`."""
+    from neurondoctor.rules.registry import CHECKS, FLEET_CHECKS
+
+    if check in CHECKS:
+        return "check"
+    return "fleet check" if check in FLEET_CHECKS else str(getattr(check, "id", ""))
 
 
 def write_id_list(stream: TextIO, as_json: bool) -> None:
     """`check --list`: every check, then its finding ids, tab-separated, with every severity each can be printed at
     (`error|warning`: the usual one first); the probes' ids last."""
-    from neurondoctor.rules.registry import CHECKS, PROBE_CHECKS
+    from neurondoctor.rules.registry import CHECKS, FLEET_CHECKS, PROBE_CHECKS
 
-    checks = (*CHECKS, *PROBE_CHECKS)
+    checks = (*CHECKS, *PROBE_CHECKS, *FLEET_CHECKS)
     if as_json:
         document = {"schema": "neurondoctor.checks/1", "checks": [
-            {"id": check.id, "title": check.title, "run_by": "check" if check in CHECKS else check.id,
+            {"id": check.id, "title": check.title, "run_by": run_by(check),
              "findings": [{"id": spec.id, "category": spec.category, "severity": spec.severity,
                            "severities": list(spec.severities), "title": spec.title, "docs": list(spec.docs)}
                           for spec in check.findings]}
@@ -91,6 +122,8 @@ def run(argv: Sequence[str], environ: Optional[Mapping[str, str]] = None) -> int
     from neurondoctor.release_data.catalog import load_catalog
     from neurondoctor.typed_paths import check_directories, check_interpreters
 
+    if args.health_conf:
+        apply_health_conf(args, os.environ if environ is None else environ)
     check_directories("--venv", args.venv)
     check_interpreters("--python", args.python, os.environ if environ is None else environ)
 

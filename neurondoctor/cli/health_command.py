@@ -75,7 +75,7 @@ def _foreign_link(path: Path) -> Optional[str]:
     return f"{path}: a link to a file owned by uid {owner}, not by root: not read"
 
 
-def _config(environ: Mapping[str, str]) -> HealthConfig:
+def load_health_config(environ: Mapping[str, str]) -> HealthConfig:
     """health.conf as the file says, or the problems that make the verdict unknown: missing when named, a foreign
     link, past MAX_CONFIG_BYTES (never cut: a `skip` past the cut would be lost), unreadable."""
     path = config_path(environ)
@@ -147,7 +147,7 @@ def run(argv: Sequence[str], environ: Optional[Mapping[str, str]] = None) -> int
     args = build_parser().parse_args(list(argv))
     env = dict(os.environ if environ is None else environ)
     env.setdefault("PATH", SAFE_PATH)  # slurmd passes no PATH; the check's commands need one
-    config = _config(env)
+    config = load_health_config(env)
     output_format = "json" if args.as_json else args.output_format
     if args.dry_run and not args.slurm:
         raise exit_codes.UserError("--dry-run only goes with --slurm")

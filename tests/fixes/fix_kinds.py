@@ -58,7 +58,11 @@ HOST_SIMULATED = {  # id -> the case of tests/fixes/test_host_fixes.py that runs
     "ND-REL-003": "host-packages-mixed", "ND-REL-004": "venv-newer-than-host",
 }
 
+_ODD_NODE = ("the fix is made on the odd node (its packages, TaskProlog or profile): the line runs that node's own "
+             "check, whose fix lines are proven under their own ids")
 ADVICE_ONLY = {  # id -> why no command can be run for it
+    **{f"ND-FLEET-{number:03d}": _ODD_NODE for number in (1, 2, 3, 4, 5, 7, 8, 9, 10, 11)},
+    "ND-FLEET-006": "the root communicator's address is chosen in the job script, for the node that runs rank 0",
     "ND-CACHE-005": "the compiler flags are the user's choice: keep them (one compile) or set back the cached ones",
     "ND-HW-001": "uncorrectable memory errors: the instance is stopped and started (or replaced) by its operator",
     "ND-HW-002": "a NEURON_HW_ERR in the kernel log: the instance is stopped and started (or replaced) by its operator",

@@ -79,12 +79,18 @@ def drain_reason(health: Health) -> str:
     """`neurondoctor: ND-DRV-001 title (+2 more)` cut to REASON_LIMIT characters; the verdict's reasons are the
     errors, worst first."""
     errors = [reason for reason in health.reasons if not reason.startswith("could not check:")]
-    head = neutralize(errors[0]) if errors else "unhealthy"
-    more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
-    room = REASON_LIMIT - len(REASON_PREFIX) - 1 - len(more)
+    return capped_reason(REASON_PREFIX, errors)
+
+
+def capped_reason(prefix: str, reasons: list[str]) -> str:
+    """`PREFIX first reason (+N more)` within REASON_LIMIT characters, as one safe scontrol word (the health check's
+    drains and the cluster preflight's)."""
+    head = neutralize(reasons[0]) if reasons else "unhealthy"
+    more = f" (+{len(reasons) - 1} more)" if len(reasons) > 1 else ""
+    room = REASON_LIMIT - len(prefix) - 1 - len(more)
     text = head if len(head) <= room else head[: max(0, room - 3)].rstrip() + "..."
     # scontrol takes the reason as one argv word; a control (shown escaped above) or a quote must not reach it
-    return f"{REASON_PREFIX} {text}{more}".replace('"', "'")
+    return f"{prefix} {text}{more}".replace('"', "'")
 
 
 def decide(health: Health, node: SlurmNode) -> SlurmDecision:

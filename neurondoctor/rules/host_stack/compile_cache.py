@@ -231,15 +231,20 @@ def compiler_flags(words: Sequence[str]) -> frozenset[str]:
     return frozenset(flag for flag in flags if flag.split("=", 1)[0] not in WRAPPER_FLAGS)
 
 
-def _user_flags(ctx: RuleContext) -> frozenset[str]:
-    import shlex  # only with a cache to compare (check's start-up)
+def user_compiler_flags(text: str) -> frozenset[str]:
+    """The compiler flags a NEURON_CC_FLAGS value sets, as `compiler_flags` gives them (the cluster preflight
+    compares the same set between nodes)."""
+    import shlex  # only with a cache or nodes to compare (check's start-up)
 
-    text = ctx.facts.environ.get("NEURON_CC_FLAGS", "")
     try:
         words = shlex.split(text)
     except ValueError:  # an unbalanced quote: the words as the shell would not read them are still compared
         words = text.split()
     return compiler_flags(words)
+
+
+def _user_flags(ctx: RuleContext) -> frozenset[str]:
+    return user_compiler_flags(ctx.facts.environ.get("NEURON_CC_FLAGS", ""))
 
 
 def other_flags(ctx: RuleContext) -> list[Finding]:
