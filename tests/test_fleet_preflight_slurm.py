@@ -106,8 +106,9 @@ def _slurm_conf(directory: Path) -> str:
         *common_conf(directory), f"SlurmdSpoolDir={directory / 'spool'}/%n",
         f"SlurmdPidFile={directory}/slurmd-%n.pid", f"SlurmdLogFile={directory}/slurmd-%n.log",
         f"TaskProlog={_task_prolog(directory)}",
-        *(f"NodeName={node} NodeHostname={host} NodeAddr=127.0.0.1 Port={free_port()} CPUs=2 State=UNKNOWN"
-          for node in NODES),
+        # one loopback address per node (127.0.0.2-6, all this machine's): nccom-test's --hosts tell the pairs apart
+        *(f"NodeName={node} NodeHostname={host} NodeAddr=127.0.0.{number + 2} Port={free_port()} CPUs=2 "
+          "State=UNKNOWN" for number, node in enumerate(NODES)),
         "PartitionName=debug Nodes=trn-[1-5] Default=YES MaxTime=INFINITE State=UP", ""])
 
 
@@ -218,6 +219,46 @@ def test_one_odd_node_then_the_repaired_cluster_is_ready(cluster: FiveNodes, tmp
     report = json.loads((saved / "trn-3.json").read_text())
     assert report["schema"] == "neurondoctor.report/1"
     assert report["facts"]["environ"]["NEURON_RT_ROOT_COMM_ID"] == "127.0.0.1:62182"  # from the TaskProlog
+
+
+# A fake nccom-test (no device here) that prints the user guide's formats: the table, its JSON report, and the
+# guide's failure; what each pair gives is the plan's, by the pair's --hosts (trn-3 .4, trn-4 .5, trn-5 .6): trn-4's
+# pair with trn-3 is slow, its pair with trn-5 fails, every other run is healthy.
+FAKE_NCCOM = """#!/usr/bin/env python3
+import json, sys
+args = sys.argv[1:]
+hosts = ",".join(sorted(args[args.index("--hosts") + 1:args.index("--hosts") + 3])) if "--hosts" in args else ""
+plan = {"127.0.0.4,127.0.0.5": "slow", "127.0.0.5,127.0.0.6": "fail"}
+outcome = plan.get(hosts, "ok")
+print("     size(B)    count(elems)    type    time(us)    algbw(GB/s)    busbw(GB/s)")
+if outcome == "fail":
+    print("   268435456    Failure running neuron-bench - log file /tmp/nccom_test_log_7pqpdfjf.log")
+    print("1 errors found - test failed")
+    sys.exit(1)
+busbw = 9.5 if outcome == "slow" else 45.2
+print(f"   268435456        67108864    fp32        5000          {busbw / 2:.2f}          {busbw:.2f}")
+print(f"Avg bus bandwidth:      {busbw:.4f}GB/s")
+report = args[args.index("--report-to-json-file") + 1]
+json.dump({"results": [{"size(B)": 268435456, "count(elems)": 67108864, "type": "fp32", "algbw(GB/s)": busbw / 2,
+                        "busbw(GB/s)": busbw, "time:avg(us)": 5000.0}]}, open(report, "w"))
+"""
+
+
+def test_collectives_bisect_to_the_node_whose_pairs_are_slow_and_failing(cluster: FiveNodes) -> None:
+    cluster.healthy()
+    fake = cluster.directory / "bin" / "nccom-test"
+    fake.parent.mkdir(exist_ok=True)
+    fake.write_text(FAKE_NCCOM)
+    fake.chmod(0o755)
+    before = f"PATH={shlex.quote(str(fake.parent))}:$PATH; export PATH; "
+    done = cluster.salloc("--deadline", "60", "--collectives", before=before)
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr
+    preflight = _document(done)["preflight"]
+    collectives = preflight["collectives"]
+    assert collectives["ran"] is True and len(collectives["nodes"]) == 5 and len(collectives["pairs"]) == 5
+    assert all(node["busbw_gbs"] == 45.2 for node in collectives["nodes"].values()), collectives["nodes"]
+    assert [(finding["id"], finding["nodes"]) for finding in preflight["findings"]] == [("ND-FLEET-012", ["trn-4"])]
+    assert preflight["at_fault"] == ["trn-4"]
 
 
 def test_a_node_whose_slurmd_stopped_is_unreachable(cluster: FiveNodes) -> None:

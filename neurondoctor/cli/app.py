@@ -427,18 +427,29 @@ def fleet_check(
     if not slurm:
         raise exit_codes.UserError("fleet check needs --slurm: Slurm is the engine it runs on")
     options = PreflightOptions(nodes=nodes, partition=partition, deadline_s=deadline, drain=drain,
-                               save_reports=save_reports, remote_command=remote_command,
+                               collectives=collectives, save_reports=save_reports, remote_command=remote_command,
                                forwarded=forwarded_flags(release, venv, root))
     preflight = run_preflight(options, os.environ)
-    if collectives:
-        from neurondoctor.actions.fleet.collectives import run_collectives
-
-        preflight.collectives = run_collectives(preflight, os.environ, deadline)
     if output_format == "json":
         sys.stdout.write(json.dumps(preflight.to_json()) + "\n")
     else:
         write_text(render_preflight_text(preflight))
     raise typer.Exit(preflight.exit_code())
+
+
+@fleet_app.command("nccom-step", hidden=True, context_settings={"allow_extra_args": True,
+                                                                  "ignore_unknown_options": True})
+def fleet_nccom_step(
+    context: typer.Context,
+    root_comm: Optional[str] = typer.Option(None, "--root-comm", metavar="HOST:PORT"),
+) -> None:
+    """What `fleet check --collectives` runs on a node: nccom-test with the arguments after `--`, one JSON document
+    out (its table and its --report-to-json-file report)."""
+    import json
+
+    from neurondoctor.actions.fleet.collectives import nccom_step
+
+    sys.stdout.write(json.dumps(nccom_step([str(word) for word in context.args], root_comm)) + "\n")
 
 
 @app.command()

@@ -18,7 +18,7 @@ from neurondoctor.records import dataclass
 from neurondoctor.report.fleet import FleetSummary, node_record
 from neurondoctor.report.health import STATE_DEGRADED, STATE_OK, STATE_UNHEALTHY, STATE_UNKNOWN
 from neurondoctor.report.reader import ReportDocument
-from neurondoctor.rules.finding import SEVERITY_ERROR
+from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING
 from neurondoctor.rules.fleet.consistency import MULTI_NODE_FAULTS, CrossNodeFinding, node_list, node_order
 
 STATE_UNREACHABLE = "unreachable"
@@ -54,9 +54,13 @@ class Preflight:
                 if own:
                     state, reasons = STATE_UNHEALTHY, [*own, *reasons]
             for cross in self.findings:
-                if answer.name in cross.nodes and cross.finding.severity == SEVERITY_ERROR:
+                if answer.name not in cross.nodes:
+                    continue
+                if cross.finding.severity == SEVERITY_ERROR:
                     state = STATE_UNHEALTHY
-                    reasons.insert(0, f"{cross.finding.id} {cross.finding.title}")
+                elif cross.finding.severity == SEVERITY_WARNING and state == STATE_OK:
+                    state = STATE_DEGRADED
+                reasons.insert(0, f"{cross.finding.id} {cross.finding.title}")
             states[answer.name] = {"state": state, "reasons": reasons}
         return states
 

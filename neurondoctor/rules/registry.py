@@ -10,7 +10,7 @@ from collections.abc import Iterator, Sequence
 
 from neurondoctor.rules.check import Check, FindingSpec
 from neurondoctor.rules.finding import CATEGORIES, Finding
-from neurondoctor.rules.fleet import consistency
+from neurondoctor.rules.fleet import area as fleet_area
 from neurondoctor.rules.host_stack import devices, driver, env_vars, hardware, runtime
 from neurondoctor.rules.probes import canary, ops, shapes
 from neurondoctor.rules.python_stack import package_index, release, stock_torch, venv_health
@@ -29,7 +29,7 @@ CHECKS: tuple[Check, ...] = (
 # The probes' areas: their findings are listed and explained like the others, but `check` does not run them.
 PROBE_CHECKS: tuple[Check, ...] = (ops.CHECK, canary.CHECK, shapes.CHECK)
 # The cluster preflight's area (`fleet check --slurm`): listed and explained like the others, never run by `check`.
-FLEET_CHECKS: tuple[Check, ...] = (consistency.CHECK,)
+FLEET_CHECKS: tuple[Check, ...] = (fleet_area.CHECK,)
 CHECK_IDS = frozenset(check.id for check in CHECKS)
 
 

@@ -35,6 +35,7 @@ class PreflightOptions:
     partition: Optional[str] = None
     deadline_s: float = DEFAULT_DEADLINE_S
     drain: bool = False
+    collectives: bool = False
     save_reports: Optional[str] = None
     remote_command: str = "neurondoctor"
     forwarded: tuple[str, ...] = ()  # target flags given to fleet check, passed on to every node's check
@@ -128,9 +129,13 @@ def run_preflight(options: PreflightOptions, environ: Mapping[str, str]) -> Pref
             if problem:
                 answer.reasons.append(f"report not saved: {problem}")
     addresses = slurm_steps.node_addresses(nodes, env)
-    single_host = len(addresses) == len(nodes) and len(set(addresses.values())) == 1
+    single_host = slurm_steps.one_host(nodes, addresses)
     reports = {answer.name: answer.report for answer in answers if answer.report is not None}
     preflight = Preflight(answers, compare_nodes(reports, single_host, resolves, options.remote_command))
+    if options.collectives:
+        from neurondoctor.actions.fleet.collectives import run_collectives
+
+        preflight.collectives = run_collectives(preflight, env, options.remote_command, in_allocation, addresses)
     if options.drain:
         preflight.drained = _drain(preflight, env)
     return preflight

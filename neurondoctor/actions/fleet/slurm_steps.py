@@ -58,17 +58,26 @@ def partition_nodes(partition: str, env: Mapping[str, str]) -> list[str]:
     return names
 
 
-def node_addresses(nodes: Sequence[str], env: Mapping[str, str]) -> dict[str, str]:
-    """NodeName → NodeAddr, from `scontrol -o show node` ({} when it cannot tell): one address for every node is a
-    single-host test cluster, where a loopback root communicator is fine."""
+def node_addresses(nodes: Sequence[str], env: Mapping[str, str]) -> dict[str, tuple[str, str]]:
+    """NodeName → (NodeAddr, NodeHostName), from `scontrol -o show node` ({} when it cannot tell)."""
     result = run_command(["scontrol", "--oneliner", "show", "node"], timeout=SCONTROL_TIMEOUT_S, env=env)
     wanted = set(nodes)
-    addresses: dict[str, str] = {}
+    addresses: dict[str, tuple[str, str]] = {}
     for line in result.stdout.splitlines() if result.ok else []:
         fields = dict(token.split("=", 1) for token in line.split() if "=" in token)
-        if fields.get("NodeName") in wanted and fields.get("NodeAddr"):
-            addresses[fields["NodeName"]] = fields["NodeAddr"]
+        name = fields.get("NodeName", "")
+        if name in wanted and fields.get("NodeAddr"):
+            addresses[name] = (fields["NodeAddr"], fields.get("NodeHostName") or fields["NodeAddr"])
     return addresses
+
+
+def one_host(nodes: Sequence[str], addresses: Mapping[str, tuple[str, str]]) -> bool:
+    """Whether every node is on one machine (a test cluster of several slurmd): one NodeHostName, or only loopback
+    addresses. Then a loopback root communicator is right; anywhere else it is not."""
+    if not nodes or set(nodes) - set(addresses):
+        return False
+    hosts = {addresses[node][1] for node in nodes}
+    return len(hosts) == 1 or all(addresses[node][0].startswith("127.") for node in nodes)
 
 
 def srun_argv(node: str, remote: Sequence[str], in_allocation: bool) -> list[str]:
@@ -99,6 +108,8 @@ def node_answer(node: str, stdout: str, stderr: str, timed_out: bool, deadline_s
             if collecting:
                 gc.enable()
         return NodeAnswer(node, report, report.health.state, list(report.health.reasons), seconds)
+    if text:
+        return NodeAnswer(node, None, STATE_UNKNOWN, [f"answered, but not with a report: {text[:80]!r}"], seconds)
     if command_error:
         raise exit_codes.UserError(f"srun could not run here: {command_error}")
     if timed_out:

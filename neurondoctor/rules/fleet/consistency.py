@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Optional
 
 from neurondoctor.records import dataclass
-from neurondoctor.rules.check import Check, FindingSpec, RuleSet
+from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_INFO, Finding
 from neurondoctor.rules.fix import Fix, command, note
 from neurondoctor.rules.fleet import node_values
@@ -77,8 +77,6 @@ RULE_SET = RuleSet(rules=(), findings=(
                 f"{ROOT_COMM} is an address the other nodes cannot reach (loopback across hosts, a name that does not "
                 "resolve), or set on no node", also=(SEVERITY_INFO,)),
 ))
-# The preflight's area: `check --list` and `explain` show its ids; `fleet check --slurm` runs it, `check` does not.
-CHECK = Check("fleet-preflight", "Cluster preflight", (RULE_SET,), lambda ctx: "")
 
 
 @dataclass(frozen=True)
