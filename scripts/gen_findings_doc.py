@@ -12,7 +12,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from neurondoctor.rules.registry import CHECKS, FLEET_CHECKS, PROBE_CHECKS  # noqa: E402
+from neurondoctor.rules.registry import CHECKS, PROBE_CHECKS, fleet_checks  # noqa: E402
 from tests.fixes.fix_kinds import ADVICE_ONLY, EXECUTED, HOST_SIMULATED  # noqa: E402
 
 TARGET = REPO / "docs" / "findings.md"
@@ -48,9 +48,9 @@ def _cell(text: str) -> str:
 
 def render() -> str:
     lines = [HEAD]
-    for check in (*CHECKS, *PROBE_CHECKS, *FLEET_CHECKS):
+    for check in (*CHECKS, *PROBE_CHECKS, *fleet_checks()):
         run_by = ("`neurondoctor check`" if check in CHECKS else "`neurondoctor fleet check --slurm`"
-                  if check in FLEET_CHECKS else f"`neurondoctor probe {check.id}`")
+                  if check in fleet_checks() else f"`neurondoctor probe {check.id}`")
         lines += ["", f"## {check.title} (`{check.id}`, run by {run_by})", "",
                   "| id | category | severities | what it means | fix |", "| --- | --- | --- | --- | --- |"]
         lines += [f"| {spec.id} | {spec.category} | {' or '.join(spec.severities)} | {_cell(spec.title)} | "

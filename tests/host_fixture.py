@@ -128,6 +128,11 @@ class HostSpec:
     container: bool = False  # a container image (a DLC): no DKMS package unless image_dkms, the host's driver
     image_dkms: bool = False
     sysfs_layout: Optional[str] = None  # `classic` or `driver-2.31`; by default what the loaded driver writes
+    # The PCI tree as a real host shows it: /sys/bus/pci/devices/ADDRESS links into /sys/devices/pci0000:00/…, two
+    # Neuron devices and their EFA interfaces behind each PCIe switch (a trn2.48xlarge: 8 switches x 2 devices x
+    # 2 EFA, Mooncake #3888); `efa_missing` leaves those EFA functions out (an interface not attached at launch).
+    pci_tree: bool = False
+    efa_missing: tuple[int, ...] = ()
     moved_ecc: bool = True  # under the 2.31 layout: the ECC counters at their (assumed) new place, or nowhere
 
 
@@ -154,6 +159,25 @@ def package_versions(spec: HostSpec) -> dict[str, str]:
             versions[name] = version
     versions.update(spec.extra_packages)
     return versions
+
+
+def _pci_tree(root: Path, device_id: str, devices: int, efa_functions: int, efa_missing: tuple[int, ...]) -> None:
+    """Switch k (an upstream port under root port k) holds devices 2k, 2k+1 and EFA functions 2k, 2k+1 (as many
+    switches as needed), each function on a downstream port of its own, linked from /sys/bus/pci/devices."""
+    bus = root / "sys/bus/pci/devices"
+    bus.mkdir(parents=True, exist_ok=True)
+    functions = [(f"0000:{0x20 + 4 * (index // 2) + 2:02x}:{index % 2:02x}.0", index // 2, device_id, True)
+                 for index in range(devices)]
+    functions += [(f"0000:{0x20 + 4 * (index // 2) + 3:02x}:{index % 2:02x}.0", index // 2, "0xefa1", False)
+                  for index in range(efa_functions) if index not in efa_missing]
+    for address, switch, device, neuron in functions:
+        root_port = f"0000:00:{switch + 1:02x}.0"
+        upstream = f"0000:{0x20 + 4 * switch:02x}:00.0"
+        downstream = f"0000:{0x20 + 4 * switch + 1:02x}:{(0 if neuron else 8) + int(address[-3]):02x}.0"
+        folder = root / "sys/devices/pci0000:00" / root_port / upstream / downstream / address
+        _write(folder / "vendor", "0x1d0f\n")
+        _write(folder / "device", device + "\n")
+        (bus / address).symlink_to(os.path.relpath(folder, bus))
 
 
 def _c_library(root: Path, os_name: str) -> str:
@@ -235,19 +259,22 @@ def build_host(root: Path, spec: HostSpec) -> Path:
         _write(dmi / "sys_vendor", "Amazon EC2\n")
         _write(dmi / "product_name", spec.instance_type + "\n")
     device_id, devices, cores, efa_functions = INSTANCES.get(spec.instance_type or "", ("", 0, 0, 0))
-    if spec.pci:
+    if spec.pci and spec.pci_tree:
+        _pci_tree(root, device_id, devices, efa_functions if spec.efa else 0, spec.efa_missing)
+    elif spec.pci:
         for index in range(devices):
             pci = root / f"sys/bus/pci/devices/0000:{0x10 + index:02x}:1e.0"
             _write(pci / "vendor", "0x1d0f\n")
             _write(pci / "device", device_id + "\n")
-        if spec.efa and efa_functions:  # the EFA installer's limits file (aws-efa-installer: 01_efa.conf)
-            _write(root / "etc/security/limits.d/01_efa.conf",
-                   "# EFA settings\n* soft memlock unlimited\n* hard memlock unlimited\n")
         if spec.efa:
             for index in range(efa_functions):
-                pci = root / f"sys/bus/pci/devices/0000:{0x80 + index:02x}:00.0"
-                _write(pci / "vendor", "0x1d0f\n")
-                _write(pci / "device", "0xefa1\n")
+                if index not in spec.efa_missing:
+                    pci = root / f"sys/bus/pci/devices/0000:{0x80 + index:02x}:00.0"
+                    _write(pci / "vendor", "0x1d0f\n")
+                    _write(pci / "device", "0xefa1\n")
+    if spec.pci and spec.efa and efa_functions:  # the EFA installer's limits file (aws-efa-installer: 01_efa.conf)
+        _write(root / "etc/security/limits.d/01_efa.conf",
+               "# EFA settings\n* soft memlock unlimited\n* hard memlock unlimited\n")
     versions = package_versions(spec)
     host_driver = versions.get("aws-neuronx-dkms")
     if spec.container and not spec.image_dkms:  # DLC Dockerfiles install runtime, collectives and tools only

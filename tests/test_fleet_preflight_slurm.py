@@ -220,6 +220,12 @@ def test_one_odd_node_then_the_repaired_cluster_is_ready(cluster: FiveNodes, tmp
     assert report["schema"] == "neurondoctor.report/1"
     assert report["facts"]["environ"]["NEURON_RT_ROOT_COMM_ID"] == "127.0.0.1:62182"  # from the TaskProlog
 
+    # outside an allocation, a partition's nodes: each node's step is a job of its own
+    done = subprocess.run([str(DOCTOR), "fleet", "check", "--slurm", "--partition", "debug", "--remote-command",
+                           str(DOCTOR)], capture_output=True, text=True, timeout=300, env=cluster.env)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr
+    assert done.stdout.rstrip().endswith("Ready: 5 node(s) consistent, none at fault"), done.stdout
+
 
 # A fake nccom-test (no device here) that prints the user guide's formats: the table, its JSON report, and the
 # guide's failure; what each pair gives is the plan's, by the pair's --hosts (trn-3 .4, trn-4 .5, trn-5 .6): trn-4's

@@ -84,19 +84,19 @@ def apply_health_conf(args: argparse.Namespace, environ: Mapping[str, str]) -> N
 
 def run_by(check: object) -> str:
     """What runs a check's area: `check`, a probe (its id), or `fleet check`."""
-    from neurondoctor.rules.registry import CHECKS, FLEET_CHECKS
+    from neurondoctor.rules.registry import CHECKS, fleet_checks
 
     if check in CHECKS:
         return "check"
-    return "fleet check" if check in FLEET_CHECKS else str(getattr(check, "id", ""))
+    return "fleet check" if check in fleet_checks() else str(getattr(check, "id", ""))
 
 
 def write_id_list(stream: TextIO, as_json: bool) -> None:
     """`check --list`: every check, then its finding ids, tab-separated, with every severity each can be printed at
     (`error|warning`: the usual one first); the probes' ids last."""
-    from neurondoctor.rules.registry import CHECKS, FLEET_CHECKS, PROBE_CHECKS
+    from neurondoctor.rules.registry import CHECKS, PROBE_CHECKS, fleet_checks
 
-    checks = (*CHECKS, *PROBE_CHECKS, *FLEET_CHECKS)
+    checks = (*CHECKS, *PROBE_CHECKS, *fleet_checks())
     if as_json:
         document = {"schema": "neurondoctor.checks/1", "checks": [
             {"id": check.id, "title": check.title, "run_by": run_by(check),

@@ -40,6 +40,7 @@ class PciFunction:
     address: str
     device_id: str
     family: str
+    sysfs_path: Optional[str] = None  # where the function sits in the PCI tree (/sys/devices/pci0000:00/…/ADDRESS)
 
 
 @dataclass
@@ -173,6 +174,7 @@ class HostSnapshot:
     pci: list[PciFunction] = field(default_factory=list)
     efa_present: bool = False
     efa_functions: int = 0
+    efa_paths: list[str] = field(default_factory=list)  # each EFA function's place in the PCI tree, as sysfs_path
     device_nodes: list[DeviceNode] = field(default_factory=list)
     sysfs_devices: list[SysfsDevice] = field(default_factory=list)
     sysfs_layout: Optional[str] = None  # `classic` or `driver-2.31` (host/neuron_devices.py)

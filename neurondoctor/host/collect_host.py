@@ -130,7 +130,8 @@ def collect_host_snapshot(fs: RootFS, environ: Mapping[str, str], failures: list
             snapshot.machine = os.uname().machine
 
     def hardware() -> None:
-        snapshot.pci, snapshot.efa_functions = pci_devices.read_pci_functions(fs)
+        snapshot.pci, efa = pci_devices.read_pci_functions(fs)
+        snapshot.efa_functions, snapshot.efa_paths = len(efa), [path for path in efa if path]
         snapshot.efa_present = snapshot.efa_functions > 0
         snapshot.device_nodes = neuron_devices.read_device_nodes(fs)
         snapshot.sysfs_devices, snapshot.sysfs_layout = neuron_devices.read_sysfs_devices(

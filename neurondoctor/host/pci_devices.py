@@ -7,6 +7,8 @@ the same vendor with `0xefa0`–`0xefa3`.
 
 from __future__ import annotations
 
+from typing import Optional
+
 from neurondoctor.facts.host import PciFunction
 from neurondoctor.host.rootfs import RootFS
 
@@ -19,17 +21,26 @@ EFA_DEVICE_IDS = frozenset({"0xefa0", "0xefa1", "0xefa2", "0xefa3"})
 PCI_DIR = "/sys/bus/pci/devices"
 
 
-def read_pci_functions(fs: RootFS) -> tuple[list[PciFunction], int]:
-    """(Neuron functions, the number of EFA functions)."""
+def _tree_path(fs: RootFS, device_dir: str) -> Optional[str]:
+    """Where `/sys/bus/pci/devices/ADDRESS` (a link) points in the PCI tree, inside the root: its bridges are the
+    path's folders. None when it is not under /sys/devices (a flat copy of the tree)."""
+    resolved = fs.resolve(device_dir)
+    inner = fs.inner_path(resolved) if resolved is not None else None
+    return inner if inner and inner.startswith("/sys/devices/pci") else None
+
+
+def read_pci_functions(fs: RootFS) -> tuple[list[PciFunction], list[Optional[str]]]:
+    """(Neuron functions, the EFA functions' places in the PCI tree: one entry per function, None where unknown)."""
     functions: list[PciFunction] = []
-    efa = 0
+    efa: list[Optional[str]] = []
     for device_dir in fs.glob(PCI_DIR, "*"):
         vendor = (fs.try_read_text(f"{device_dir}/vendor", limit=32) or "").strip().lower()
         if vendor != AMAZON_VENDOR:
             continue
         device = (fs.try_read_text(f"{device_dir}/device", limit=32) or "").strip().lower()
         if device in NEURON_DEVICE_FAMILIES:
-            functions.append(PciFunction(device_dir.rsplit("/", 1)[-1], device, NEURON_DEVICE_FAMILIES[device]))
+            functions.append(PciFunction(device_dir.rsplit("/", 1)[-1], device, NEURON_DEVICE_FAMILIES[device],
+                                         _tree_path(fs, device_dir)))
         elif device in EFA_DEVICE_IDS:
-            efa += 1
+            efa.append(_tree_path(fs, device_dir))
     return functions, efa

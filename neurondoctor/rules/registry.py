@@ -10,7 +10,6 @@ from collections.abc import Iterator, Sequence
 
 from neurondoctor.rules.check import Check, FindingSpec
 from neurondoctor.rules.finding import CATEGORIES, Finding
-from neurondoctor.rules.fleet import area as fleet_area
 from neurondoctor.rules.host_stack import devices, driver, env_vars, hardware, runtime
 from neurondoctor.rules.probes import canary, ops, shapes
 from neurondoctor.rules.python_stack import package_index, release, stock_torch, venv_health
@@ -28,13 +27,19 @@ CHECKS: tuple[Check, ...] = (
 )
 # The probes' areas: their findings are listed and explained like the others, but `check` does not run them.
 PROBE_CHECKS: tuple[Check, ...] = (ops.CHECK, canary.CHECK, shapes.CHECK)
-# The cluster preflight's area (`fleet check --slurm`): listed and explained like the others, never run by `check`.
-FLEET_CHECKS: tuple[Check, ...] = (fleet_area.CHECK,)
+
+
+def fleet_checks() -> tuple[Check, ...]:
+    """The cluster preflight's area (`fleet check --slurm`): listed and explained like the others, never run by
+    `check`, so `check` does not import it."""
+    from neurondoctor.rules.fleet import area
+
+    return (area.CHECK,)
 CHECK_IDS = frozenset(check.id for check in CHECKS)
 
 
 def all_finding_specs() -> Iterator[tuple[Check, FindingSpec]]:
-    for check in (*CHECKS, *PROBE_CHECKS, *FLEET_CHECKS):
+    for check in (*CHECKS, *PROBE_CHECKS, *fleet_checks()):
         for spec in check.findings:
             yield check, spec
 

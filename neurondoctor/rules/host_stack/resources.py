@@ -7,6 +7,9 @@ trn1.32xlarge/trn1n; ignore it on a single node).
 
 from __future__ import annotations
 
+from typing import Optional
+
+from neurondoctor.facts.host import PciFunction
 from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
@@ -56,20 +59,43 @@ def efa_absent(ctx: RuleContext) -> list[Finding]:
     )]
 
 
+def _switch(path: str) -> Optional[str]:
+    """The PCIe switch a function sits behind: its parent's parent in the PCI tree (the switch's upstream port,
+    above the downstream port the function hangs from). None when the tree is too shallow to show a switch."""
+    below_root = path.split("/")[4:]  # '', 'sys', 'devices', 'pci0000:00', then the bridges and the function
+    return path.rsplit("/", 2)[0] if len(below_root) >= 3 else None
+
+
+def unpaired_devices(pci: list[PciFunction], efa_paths: list[str]) -> Optional[list[str]]:
+    """The Neuron devices (PCI addresses) with no EFA function behind their PCIe switch, or None when the tree does
+    not show it. On trn2 each switch holds two devices and their two EFA interfaces (Mooncake #3888, measured on a
+    trn2.48xlarge: "16 devices resolve into 8 PCIe switches x 2 EFA NICs"; libfabric's fabtests pick "a specific EFA
+    device for a given Neuron core" on trn2). ASSUMED for trn1n (16 EFA, 16 devices): the same pairing."""
+    switches = {function.address: _switch(function.sysfs_path) if function.sysfs_path else None for function in pci}
+    if not efa_paths or not switches or None in switches.values():
+        return None
+    return sorted(address for address, switch in switches.items()
+                  if not any(path.startswith(f"{switch}/") for path in efa_paths))
+
+
 def efa_short(ctx: RuleContext) -> list[Finding]:
-    """ND-RES-004: some EFA interfaces, fewer than the instance type has (none at all is ND-RES-002)."""
+    """ND-RES-004: some EFA interfaces, fewer than the instance type has (none at all is ND-RES-002); where the
+    instance pairs an interface with each device and the PCI tree shows the pairing, the devices left without one."""
     snapshot = ctx.facts.host.snapshot
     expected = ctx.instance_profile().get("efa_interfaces")
     if not isinstance(expected, int) or not 0 < snapshot.efa_functions < expected:
         return []
+    one_each = expected >= len(snapshot.pci) > 0
+    unpaired = unpaired_devices(snapshot.pci, snapshot.efa_paths) if one_each else None
+    shown = f"; no EFA behind the PCIe switch of the Neuron device(s) at {', '.join(unpaired)}" if unpaired else ""
     return [Finding(
         id="ND-RES-004", category="resource", severity=SEVERITY_WARNING,
-        title=f"{snapshot.efa_functions} of {expected} EFA interfaces on this {ctx.facts.host.instance_type}",
+        title=f"{snapshot.efa_functions} of {expected} EFA interfaces on this {ctx.facts.host.instance_type}{shown}",
         detail=("Collectives across nodes run over EFA: with fewer interfaces than the instance has, multi-node jobs "
                 "get a fraction of the network bandwidth. Launch templates usually attach all of them (one network "
                 "card each); an interface that is attached but missing here is a hardware or driver problem."),
         evidence={"instance_type": ctx.facts.host.instance_type, "efa_functions": snapshot.efa_functions,
-                  "expected": expected},
+                  "expected": expected, **({"unpaired_devices": unpaired} if unpaired is not None else {})},
     )]
 
 
