@@ -64,6 +64,8 @@ def _explanation_text(explanation: dict[str, Any]) -> str:
         lines.append(f"Operator:   {explanation['op']}" + (f" ({explanation['variant']})"
                                                               if explanation["variant"] else ""))
     lines.append(f"Seen in:    {explanation['matched']}")
+    if explanation.get("detail"):
+        lines.append(f"In short:   {explanation['detail']}")
     if explanation["ways_out"]:
         lines.append("Ways out:")
         lines += [f"  {number}. {way}" for number, way in enumerate(explanation["ways_out"], start=1)]

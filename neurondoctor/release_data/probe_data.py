@@ -25,6 +25,7 @@ class ErrorSignature:
     why: str
     source: str
     ways_out: tuple[str, ...] = ()
+    detail: Optional[str] = None  # what rules/probes/runtime_log.py reads from the text (`device-memory`, …)
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,8 @@ def load_error_signatures(directory: Optional[Path] = None) -> ErrorSignatures:
     document = _read(directory, ERROR_SIGNATURES_FILE)
     try:
         signatures = tuple(ErrorSignature(str(entry["pattern"]), str(entry["category"]), str(entry["why"]),
-                                          str(entry["source"]), tuple(str(way) for way in entry.get("ways_out", [])))
+                                          str(entry["source"]), tuple(str(way) for way in entry.get("ways_out", [])),
+                                          str(entry["detail"]) if entry.get("detail") else None)
                            for entry in document["signatures"])
         codes = frozenset(str(code) for code in document["compiler_unsupported_codes"]["codes"])
     except (KeyError, TypeError) as error:

@@ -19,6 +19,7 @@ from packaging.version import InvalidVersion, Version
 from neurondoctor.records import dataclass
 from neurondoctor.redaction import redact_secrets
 from neurondoctor.release_data.probe_data import ErrorSignatures
+from neurondoctor.rules.probes.runtime_log import runtime_detail
 
 # Every pattern runs in linear time on any text (issue 25 §4): no two parts of one pattern can match the same
 # characters, so a failed match never retries a run it has scanned (the HLO type stops at `{`, its layout at a
@@ -42,10 +43,12 @@ class Explanation:
     variant: Optional[str] = None
     compiler: Optional[str] = None  # the neuronx-cc version the text names
     ways_out: list[str] = field(default_factory=list)
+    detail: Optional[str] = None  # a runtime log's number that matters: what ran out, and by how much
 
     def to_json(self) -> dict[str, Any]:
         return {"category": self.category, "op": self.op, "variant": self.variant, "ways_out": list(self.ways_out),
-                "why": self.why, "matched": self.matched, "compiler": self.compiler, "source": self.source}
+                "why": self.why, "matched": self.matched, "compiler": self.compiler, "source": self.source,
+                "detail": self.detail}
 
 
 def _line_with(text: str, needle: str) -> str:
@@ -152,9 +155,14 @@ def explain_text(text: str, signatures: ErrorSignatures, op_support: dict[str, d
     compiler = compiler_match.group(1) if compiler_match else None
     op = _operator(text)
     found = next((signature for signature in signatures.signatures if signature.pattern in text), None)
+    detail: Optional[str] = None
     if found is not None:
         category, why, matched, source = found.category, found.why, _line_with(text, found.pattern), found.source
         ways = list(found.ways_out)
+        read = runtime_detail(found.detail, text) if found.detail else None
+        if read is not None:
+            detail = redact_secrets(read.what)
+            ways = [*read.ways, *ways]
     else:
         codes = sorted(set(_ncc_codes(text)))
         unsupported = set(codes) & signatures.compiler_unsupported_codes
@@ -170,4 +178,4 @@ def explain_text(text: str, signatures: ErrorSignatures, op_support: dict[str, d
         ways = _operator_ways(op, _op_entry(op, variant, op_support), compiler, compiler_fixes or []) + ways
     return Explanation(category=category, why=why, matched=matched, source=source,
                        op=op if category in ("unsupported-op", "cpu-fallback") else None, variant=variant,
-                       compiler=compiler, ways_out=ways)
+                       compiler=compiler, ways_out=ways, detail=detail)

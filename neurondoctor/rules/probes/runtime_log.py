@@ -1,0 +1,143 @@
+"""The number that matters in a Neuron runtime log (issue 30 §4), pure: after `explain` has recognised the error,
+what exactly ran out and by how much.
+
+- Device memory: the runtime's out-of-memory report (neuron-runtime/explore/device-memory.rst, 2.26 on):
+  `TDRV:log_dev_mem  Failed to allocate 4.000GB (alignment: none, usage: tensors) on ND 0:NC 4`, then a usage table
+  (`|  TOTAL   |   Code   |Constants | Tensors  |Scratchpad|`, one or two header rows, then `ND 0 Overall` or
+  `ND 0 HBM 0`, `\\_NC 4`, `\\_NEFF 1001` rows), and at LNC=1 `Neuron Cores using this HBM: NC 4 and NC 5`; older
+  runtimes say only `Failed to allocate DEVICE memory (14155776 bytes)`.
+- Host memory: `Failed to allocate HOST memory (4194304 bytes)`.
+- The collectives' bootstrap: `Timeout waiting for RX (waited 240 sec) - retrying, [bootstrapInit, rank: 0/8/-1]`.
+- A load that found no room: the infodump's `Failure: NRT_RESOURCE in nrt_load()` and `Visible cores: 0, 1`.
+
+Every pattern is linear (explain's rule: no two parts of a pattern match the same characters); the lines are
+already cut to explain's MAX_LINE.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from neurondoctor.records import dataclass
+
+_ALLOCATION = re.compile(r"Failed to allocate ([0-9.]+[KMGT]?B) \(alignment: [^,)]*, usage: ([^)]*)\) "
+                         r"on ND (\d+):NC (\d+)")
+_DEVICE_BYTES = re.compile(r"Failed to allocate DEVICE memory \((\d+) bytes\)")
+_HOST_BYTES = re.compile(r"Failed to allocate HOST memory \((\d+) bytes\)")
+_SHARED_HBM = re.compile(r"Neuron Cores using this HBM: ([^\n]*)")
+_RX_TIMEOUT = re.compile(r"Timeout waiting for RX \(waited (\d+) sec\)")
+_RX_RANK = re.compile(r"\[bootstrapInit, rank: (\d+)/(\d+)/")
+_VISIBLE = re.compile(r"Visible cores: ([0-9, -]+)")
+_SIZE = re.compile(r"^([0-9.]+)\s*([KMGT]?B)$")
+_UNITS = {"B": 1, "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30, "TB": 1 << 40}
+_TABLE_ROWS = 400
+
+
+@dataclass(frozen=True)
+class RuntimeDetail:
+    """What ran out, in one line, and the ways out that fit it best (put first among the ways out)."""
+
+    what: str
+    ways: tuple[str, ...] = ()
+
+
+def _bytes(text: str) -> Optional[int]:
+    match = _SIZE.match(text.strip())
+    return int(float(match.group(1)) * _UNITS[match.group(2)]) if match else None
+
+
+def _shown(size: int) -> str:
+    for unit in ("TB", "GB", "MB", "KB"):
+        if size >= _UNITS[unit]:
+            return f"{size / _UNITS[unit]:.1f} {unit[0]}iB"
+    return f"{size} B"
+
+
+def usage_table(text: str, core: str) -> dict[str, str]:
+    """Column → value of the row for `\\_NC <core>` (else the device's overall row) in the runtime's memory table.
+    The header's rows are joined column by column (`Model` over `Code`: `Model Code`)."""
+    headers: list[list[str]] = []
+    rows: dict[str, list[str]] = {}
+    for line in text.splitlines()[:100_000]:
+        if line.count("|") < 3:
+            continue
+        label, _, rest = line.partition("|")
+        cells = [cell.strip() for cell in rest.split("|")]
+        label = label.strip()
+        if not label:
+            headers.append(cells)
+        elif len(rows) < _TABLE_ROWS:
+            rows.setdefault(label.lstrip("\\_ ").strip(), cells)
+    if not headers:
+        return {}
+    columns = [" ".join(part for part in parts if part) for parts in zip(*headers)]
+    row = rows.get(f"NC {core}") or next((cells for label, cells in rows.items() if label.startswith("ND ")), None)
+    return {column: value for column, value in zip(columns, row or []) if column}
+
+
+def _device_memory(text: str) -> Optional[RuntimeDetail]:
+    allocation = _ALLOCATION.search(text)
+    if allocation is None:
+        raw = _DEVICE_BYTES.search(text)
+        return RuntimeDetail(f"{_shown(int(raw.group(1)))} of device memory could not be allocated") if raw else None
+    size, usage, device, core = allocation.groups()
+    table = usage_table(text, core)
+    held = table.get("TOTAL")
+    parts = sorted(((column, value) for column, value in table.items()
+                    if column != "TOTAL" and (_bytes(value) or 0) > 0), key=lambda item: -(_bytes(item[1]) or 0))
+    what = f"{size} more for {usage} on ND {device}:NC {core}"
+    if held:
+        what += f", which already held {held} (" + ", ".join(f"{column.lower()} {value}"
+                                                                for column, value in parts[:3]) + ")"
+    shared = _SHARED_HBM.search(text)
+    ways: list[str] = []
+    if shared:
+        cores = shared.group(1).strip()
+        what += f"; at LNC=1, {cores} share this HBM, so what the other core holds counts too"
+        ways.append(f"{cores} share one HBM at LNC=1: load less on the other core, or run at LNC=2 (the default "
+                    "on Trn2) where the two are one logical core")
+    largest, amount = (parts[0][0].lower(), f" ({parts[0][1]} of {held})") if parts and held else (usage.lower(), "")
+    if "scratchpad" in largest and "shared" not in largest:
+        way = (f"non-shared scratchpad is the largest part{amount}: raise NEURON_SCRATCHPAD_PAGE_SIZE (a multiple of "
+               "512 MB, at most 3.5 GB) so the variables fit in the shared scratchpad (neuron-runtime/explore/"
+               "device-memory.rst)")
+    elif "profiler" in largest:
+        way = f"profiler buffers are the largest part{amount}: profile one NEFF at a time, or capture a system profile"
+    elif "tensors" in largest:
+        way = (f"tensors are the largest part{amount}: a smaller batch or sequence on this core, or a larger "
+               "tensor-parallel degree that spreads them over more cores")
+    else:
+        way = None
+    return RuntimeDetail(what, tuple([way] if way else []) + tuple(ways))
+
+
+def _host_memory(text: str) -> Optional[RuntimeDetail]:
+    raw = _HOST_BYTES.search(text)
+    return RuntimeDetail(f"{_shown(int(raw.group(1)))} of host memory could not be allocated") if raw else None
+
+
+def _rx_timeout(text: str) -> Optional[RuntimeDetail]:
+    waits = [int(match.group(1)) for match in _RX_TIMEOUT.finditer(text)]
+    if not waits:
+        return None
+    rank = _RX_RANK.search(text)
+    who = f"rank {rank.group(1)} of {rank.group(2)}" if rank else "a rank"
+    return RuntimeDetail(f"{who} waited {max(waits)} s in the collectives' bootstrap for peers that did not connect "
+                         f"({len(waits)} timeout line(s))")
+
+
+def _nrt_resource(text: str) -> Optional[RuntimeDetail]:
+    visible = _VISIBLE.search(text)
+    return RuntimeDetail(f"the model's load found no room on the NeuronCores it was given (visible cores: "
+                         f"{visible.group(1).strip()})") if visible else None
+
+
+_READERS = {"device-memory": _device_memory, "host-memory": _host_memory, "collectives-bootstrap": _rx_timeout,
+            "nrt-resource": _nrt_resource}
+
+
+def runtime_detail(kind: str, text: str) -> Optional[RuntimeDetail]:
+    """The detail for a signature's `detail` kind (manifests/error-signatures.json), None when the text lacks it."""
+    reader = _READERS.get(kind)
+    return reader(text) if reader is not None else None
