@@ -1,7 +1,8 @@
-"""`fleet check --collectives` without devices (issue 29 §5): nccom-test's table and JSON report as the NCCOM-TEST
-user guide prints them (tools/neuron-sys-tools/nccom-test.rst: the examples below are its own, a failing run
-included), the ring of pairs and its bisection, and the step document the node prints. The run through a real
-Slurm with a fake nccom-test is in tests/test_fleet_preflight_slurm.py."""
+"""`fleet check --collectives` without devices (issue 29 §5, issue 30 §1): nccom-test's tables and JSON report as
+the NCCOM-TEST user guide prints them (tests/recorded/nccom-test/, SOURCES.md naming each example, a failing run
+included; every column the parser leaves is listed, so a new one is noticed), the ring of pairs and its bisection,
+and the step document the node prints. The run through a real Slurm with a fake nccom-test is in
+tests/test_fleet_preflight_slurm.py."""
 
 from __future__ import annotations
 
@@ -19,69 +20,77 @@ from neurondoctor.report.preflight import NodeAnswer, Preflight
 from neurondoctor.rules.fleet.collectives import judge_collectives, pair_rounds, ring_pairs
 from tests.preflight_reports import node_report
 
-QUICK = """     size(B)    count(elems)     type    time(us)    algbw(GB/s)    busbw(GB/s)
-    33554432        33554432    uint8         768          40.69          40.69
-Avg bus bandwidth:      40.6901GB/s
-"""
-FAILED = """     size(B)    count(elems)    type    time(us)    algbw(GB/s)    busbw(GB/s)
-    33554432    Failure running neuron-bench - log file /tmp/nccom_test_log_7pqpdfjf.log
-1 errors found - test failed
-"""
-NO_DRIVER = ("Neuron DKMS Driver is not running! Read the troubleshooting guide at: "
-             "https://awsdocs-neuron.readthedocs-hosted.com/en/latest/neuron-runtime/nrt-troubleshoot.html"
-             "#neuron-driver-installation-fails\n")
-STATS = """size(B)    count(elems)    type    time:avg(us)    time:p25(us)    time:p50(us)    time:p90(us)    time:p99(us)    algbw(GB/s)    busbw(GB/s)
-   1024             256    fp32            10.0              10              10              11              12           0.10           0.09
- 524288          131072    fp32           14.83              14              15              16              17          35.34          30.92
-Avg bus bandwidth:	9.1966GB/s
-"""  # noqa: E501
-SIZES_SHOWN = """size(B)    count(elems)    total_input_size(B)    total_output_size(B)    type    time:avg(us)    algbw(GB/s)    busbw(GB/s)
-   1024             256                     32                    1024    fp32            6.16           0.17           0.16
- 524288          131072                  16384                  524288    fp32           23.16          22.64          21.93
-Avg bus bandwidth:      7.7715GB/s
-"""  # noqa: E501
-ALGORITHM = """size(B)    count(elems)    type    time:avg(us)    algbw(GB/s)    busbw(GB/s)    algorithm
-        4               1    fp32          299.91           0.00           0.00         mesh
-536870912       134217728    fp32         9689.51          55.41         103.89    kangaring
-Avg bus bandwidth:	16.6181GB/s
-"""
-JSON_REPORT = json.dumps({"results": [
-    {"size(B)": 1024, "count(elems)": 256, "type": "fp32", "algbw(GB/s)": 0.16553675170497603,
-     "busbw(GB/s)": 0.16036372821419553, "time:avg(us)": 6.19},
-    {"size(B)": 524288, "count(elems)": 131072, "type": "fp32", "algbw(GB/s)": 22.688776793562784,
-     "busbw(GB/s)": 21.97975251876395, "time:avg(us)": 23.11}]})
+RECORDED = Path(__file__).parent / "recorded" / "nccom-test"  # the user guide's examples, SOURCES.md names each
 
 
-@pytest.mark.parametrize("text, largest, average", [(QUICK, 40.69, 40.6901), (STATS, 30.92, 9.1966),
-                                                     (SIZES_SHOWN, 21.93, 7.7715), (ALGORITHM, 103.89, 16.6181)])
-def test_the_guides_tables(text: str, largest: float, average: float) -> None:
+def _recorded(name: str) -> str:
+    return (RECORDED / name).read_text()
+
+
+# What parse_table reads of a table and what it leaves (a new column in a recording fails the test below).
+READ_COLUMNS = {"size(B)", "busbw(GB/s)", "algbw(GB/s)", "time(us)", "time:avg(us)"}
+UNREAD_COLUMNS = {"count(elems)", "type", "total_input_size(B)", "total_output_size(B)", "time:p25(us)",
+                  "time:p50(us)", "time:p90(us)", "time:p99(us)", "algorithm"}
+TABLES = {  # file -> (rows, bus bandwidth at the largest size, the average line)
+    "allreduce-2-ranks.txt": (1, 40.69, 40.6901),
+    "allgather-stats.txt": (4, 30.92, 9.1966),
+    "allgather-input-output-size.txt": (4, 21.93, 7.7715),
+    "allreduce-algorithm.txt": (8, 103.89, 16.6181),
+    "allgather-report-table.txt": (4, 21.98, 7.7775),
+    "allreduce-2-instances-64-ranks.txt": (28, 47.09, 9.3924),
+}
+
+
+def test_every_recording_is_sourced_and_read() -> None:
+    sources = _recorded("SOURCES.md")
+    files = sorted(path.name for path in RECORDED.iterdir() if path.name != "SOURCES.md")
+    assert files and all(f"| {name} |" in sources for name in files)
+    assert sorted([*TABLES, "failed-run.txt", "driver-not-running.txt", "allgather-report.json"]) == files
+
+
+@pytest.mark.parametrize("name", sorted(TABLES))
+def test_each_recorded_table(name: str) -> None:
+    text = _recorded(name)
+    rows, largest, average = TABLES[name]
     result = parse_table(text)
-    assert result.ok and result.largest_busbw_gbs == largest and result.average_busbw_gbs == average
+    assert result.ok and len(result.rows) == rows
+    assert result.largest_busbw_gbs == largest and result.average_busbw_gbs == average
+    header = next(line.split() for line in text.splitlines() if line.split()[:1] == ["size(B)"])
+    assert set(header) <= READ_COLUMNS | UNREAD_COLUMNS, set(header) - READ_COLUMNS - UNREAD_COLUMNS
+    first = text.splitlines()[1].split()
+    assert result.rows[0].size_bytes == int(first[0])
+    time_column = "time:avg(us)" if "time:avg(us)" in header else "time(us)"
+    assert result.rows[0].time_us == float(first[header.index(time_column)])
 
 
 def test_the_guides_failures() -> None:
-    failed = parse_table(FAILED)
+    failed = parse_table(_recorded("failed-run.txt"))
     assert not failed.ok and failed.failures == [
         "Failure running neuron-bench - log file /tmp/nccom_test_log_7pqpdfjf.log"]
-    no_driver = parse_table(NO_DRIVER)
+    no_driver = parse_table(_recorded("driver-not-running.txt"))
     assert not no_driver.ok and no_driver.failures[0].startswith("Neuron DKMS Driver is not running!")
     assert parse_table("").failures == ["no output"]
 
 
 def test_the_guides_json_report_and_bad_ones() -> None:
-    result = parse_report(JSON_REPORT)
-    assert result.ok and result.largest_busbw_gbs == pytest.approx(21.97975251876395)
+    result = parse_report(_recorded("allgather-report.json"))
+    table = parse_table(_recorded("allgather-report-table.txt"))
+    assert result.ok and [row.size_bytes for row in result.rows] == [row.size_bytes for row in table.rows]
+    assert result.largest_busbw_gbs == pytest.approx(21.97975251876395)
+    assert [round(row.busbw_gbs, 2) for row in result.rows] == [row.busbw_gbs for row in table.rows]
     assert parse_report("{").failures[0].startswith("the JSON report is not JSON")
     assert parse_report('{"results": "none"}').failures == ["the JSON report has no results"]
     assert parse_report('{"results": [{"size(B)": "big"}]}').failures == ["the JSON report has no result rows"]
 
 
 def test_a_step_document_reads_both_and_prefers_the_reports_precision() -> None:
-    printed = json.dumps({"schema": STEP_SCHEMA, "returncode": 0, "timed_out": False, "stdout": SIZES_SHOWN,
-                          "stderr": "", "report": JSON_REPORT})
+    printed = json.dumps({"schema": STEP_SCHEMA, "returncode": 0, "timed_out": False,
+                          "stdout": _recorded("allgather-report-table.txt"), "stderr": "",
+                          "report": _recorded("allgather-report.json")})
     result = step_result(printed, "")
     assert result.ok and result.largest_busbw_gbs == pytest.approx(21.97975251876395)
-    table_only = step_result(json.dumps({"schema": STEP_SCHEMA, "stdout": QUICK, "report": None}), "")
+    table_only = step_result(json.dumps({"schema": STEP_SCHEMA, "stdout": _recorded("allreduce-2-ranks.txt"),
+                                         "report": None}), "")
     assert table_only.largest_busbw_gbs == 40.69
     assert step_result("", "`srun …` exited with status 1: launch failed").failures == [
         "`srun …` exited with status 1: launch failed"]
@@ -159,8 +168,8 @@ def test_the_node_side_step_runs_nccom_test_and_prints_one_document(tmp_path: Pa
     fake.write_text("#!/usr/bin/env python3\nimport json, os, sys\n"
                     "args = sys.argv[1:]\n"
                     "report = args[args.index('--report-to-json-file') + 1]\n"
-                    f"open(report, 'w').write({JSON_REPORT!r})\n"
-                    f"print({SIZES_SHOWN!r}, end='')\n"
+                    f"open(report, 'w').write({_recorded('allgather-report.json')!r})\n"
+                    f"print({_recorded('allgather-report-table.txt')!r}, end='')\n"
                     "print('root comm:', os.environ.get('NEURON_RT_ROOT_COMM_ID'), file=sys.stderr)\n")
     fake.chmod(0o755)
     env = dict(os.environ, PATH=f"{tmp_path}:{os.environ['PATH']}")
