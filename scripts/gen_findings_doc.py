@@ -16,6 +16,7 @@ from neurondoctor.rules.registry import CHECKS, PROBE_CHECKS, fleet_checks  # no
 from tests.fixes.fix_kinds import ADVICE_ONLY, EXECUTED, HOST_SIMULATED  # noqa: E402
 
 TARGET = REPO / "docs" / "findings.md"
+PROBE_COMMANDS = {"probe-ops": "ops", "probe-canary": "canary", "probe-perf": "canary --perf", "probe-shapes": "shapes"}
 HEAD = """# Finding catalogue
 
 Every finding id `neurondoctor check` and the probes can print, generated from the rules' own declarations by
@@ -50,7 +51,7 @@ def render() -> str:
     lines = [HEAD]
     for check in (*CHECKS, *PROBE_CHECKS, *fleet_checks()):
         run_by = ("`neurondoctor check`" if check in CHECKS else "`neurondoctor fleet check --slurm`"
-                  if check in fleet_checks() else f"`neurondoctor probe {check.id}`")
+                  if check in fleet_checks() else f"`neurondoctor probe {PROBE_COMMANDS.get(check.id, check.id)}`")
         lines += ["", f"## {check.title} (`{check.id}`, run by {run_by})", "",
                   "| id | category | severities | what it means | fix |", "| --- | --- | --- | --- | --- |"]
         lines += [f"| {spec.id} | {spec.category} | {' or '.join(spec.severities)} | {_cell(spec.title)} | "

@@ -220,18 +220,24 @@ def probe_canary(
     as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout."),
     output_format: str = typer.Option("text", "--format", metavar="FORMAT", help=FORMAT_HELP),
     timeout: float = typer.Option(1800.0, "--timeout", metavar="SECONDS", help="Seconds before the canary is stopped."),
+    perf: bool = typer.Option(False, "--perf", help="Time a BF16 matmul and a memory copy on every NeuronCore."),
+    quick: bool = typer.Option(False, "--quick", help="With --perf: small sizes, seconds per core."),
 ) -> None:
-    """Trace a small model with torch_neuronx, run it on a NeuronCore, compare with CPU, save/load, time it."""
+    """Trace a small model with torch_neuronx, run it on a NeuronCore, compare with CPU, save/load, time it.
+    With --perf: time a fixed BF16 matmul and a device-memory copy on every NeuronCore, against the published
+    per-chip figures and against each other."""
     import os
 
     from neurondoctor.actions.probe.canary_command import CanaryOptions, run_canary
-    from neurondoctor.report.probe_text import render_canary_text
+    from neurondoctor.report.probe_text import render_canary_text, render_perf_text
 
     as_json = chosen_format(as_json, output_format) == "json"
+    if quick and not perf:
+        raise exit_codes.UserError("--quick only goes with --perf")
     _emit_probe("canary", python, as_json, lambda progress: run_canary(CanaryOptions(
         python=python, root=root, cpu_backend=cpu_backend, runs=runs, timeout=timeout, environ=dict(os.environ),
-        progress=progress)),
-                render_canary_text)
+        progress=progress, perf=perf, quick=quick)),
+                render_perf_text if perf else render_canary_text)
 
 
 @app.command()

@@ -60,6 +60,25 @@ def render_canary_text(report: ProbeReport) -> str:
     return "\n".join(lines) + "\n"
 
 
+def render_perf_text(report: ProbeReport) -> str:
+    """One line per NeuronCore, then the findings (the medians with their ratio, slow cores, failures)."""
+    probe = report.details
+    lines = [f"neurondoctor {report.tool_version} · probe canary --perf · {report.python}", ""]
+    for result in probe.get("cores") or []:
+        if not isinstance(result, dict):
+            continue
+        if result.get("status") == "ok":
+            lines.append(f"  NeuronCore {result.get('core')}: BF16 matmul {result.get('matmul_tflops')} TFLOPS, "
+                         f"memory copy {result.get('copy_gbs')} GB/s")
+        else:
+            lines.append(f"  NeuronCore {result.get('core')}: failed at {result.get('stage')}")
+    lines.append("")
+    for finding in report.findings:
+        lines.append(f"{_MARKS[finding.severity]} {finding.id} {finding.title}")
+        lines += _detail(finding)
+    return "\n".join(lines) + "\n"
+
+
 def render_shapes_text(report: ProbeReport) -> str:
     probe = report.details
     lines = [f"neurondoctor {report.tool_version} · probe shapes {probe.get('model')} · torch-xla "

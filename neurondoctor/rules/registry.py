@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from neurondoctor.rules.check import Check, FindingSpec
 from neurondoctor.rules.finding import CATEGORIES, Finding
 from neurondoctor.rules.host_stack import devices, driver, env_vars, hardware, runtime
-from neurondoctor.rules.probes import canary, ops, shapes
+from neurondoctor.rules.probes import canary, ops, perf, shapes
 from neurondoctor.rules.python_stack import package_index, release, stock_torch, venv_health
 
 CHECKS: tuple[Check, ...] = (
@@ -26,7 +26,7 @@ CHECKS: tuple[Check, ...] = (
     package_index.CHECK,
 )
 # The probes' areas: their findings are listed and explained like the others, but `check` does not run them.
-PROBE_CHECKS: tuple[Check, ...] = (ops.CHECK, canary.CHECK, shapes.CHECK)
+PROBE_CHECKS: tuple[Check, ...] = (ops.CHECK, canary.CHECK, perf.CHECK, shapes.CHECK)
 
 
 def fleet_checks() -> tuple[Check, ...]:

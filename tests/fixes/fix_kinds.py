@@ -63,6 +63,9 @@ _ODD_NODE = ("the fix is made on the odd node (its packages, TaskProlog or profi
 ADVICE_ONLY = {  # id -> why no command can be run for it
     **{f"ND-FLEET-{number:03d}": _ODD_NODE for number in (1, 2, 3, 4, 5, 7, 8, 9, 10, 11)},
     "ND-FLEET-006": "the root communicator's address is chosen in the job script, for the node that runs rank 0",
+    "ND-PERF-001": "a measurement, not a problem: nothing to run",
+    "ND-PERF-002": "a core that stays slow is reported to AWS (`neurondoctor bundle`); the instance is replaced",
+    "ND-PERF-003": "the failure's message names the cause (`neurondoctor explain` reads it); no line fixes a device",
     **{f"ND-FLEET-{number:03d}": "a device or EFA path that fails or is slow is repaired (or the instance replaced) "
                                  "by its operator; the line runs the node's own check" for number in (12, 13, 14)},
     "ND-CACHE-005": "the compiler flags are the user's choice: keep them (one compile) or set back the cached ones",

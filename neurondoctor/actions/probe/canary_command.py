@@ -35,9 +35,50 @@ class CanaryOptions:
     timeout: float = 1800.0
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     progress: Optional[Callable[[str], None]] = None  # what the probe is doing, for the person waiting
+    perf: bool = False  # the performance canary: a matmul and a copy timed on every NeuronCore
+    quick: bool = False  # with perf: small sizes, a look in seconds per core instead of a measure
+
+
+# Device name in sysfs -> family (drv:neuron_device.h strings, tests/host_fixture.py ARCH)
+_FAMILIES = {"Trainium1": "trn1", "Trainium2": "trn2", "Trainium3": "trn3", "Inferentia2": "inf2"}
+QUICK_SIZES = ["--size", "512", "--iters", "3", "--copy-mib", "8"]
+
+
+def run_perf(options: CanaryOptions) -> ProbeReport:
+    """`probe canary --perf`: every NeuronCore of the node, each in a process pinned to it (issue 30 §3)."""
+    from neurondoctor.host.kernel_modules import read_loaded_driver_version
+    from neurondoctor.host.neuron_devices import read_sysfs_devices
+    from neurondoctor.rules.probes.perf import logical_cores, perf_findings
+
+    interpreter = options.python or default_python(options.environ)
+    fs = RootFS(options.root)
+    if not read_device_nodes(fs):
+        raise exit_codes.Skipped(f"no Neuron device under {options.root} (/dev/neuron*): the performance canary "
+                                 "measures devices")
+    devices, _ = read_sysfs_devices(fs, read_loaded_driver_version(fs))
+    family = next((_FAMILIES[device.device_name] for device in devices if device.device_name in _FAMILIES), None)
+    lnc = str(options.environ.get("NEURON_LOGICAL_NC_CONFIG", ""))
+    cores = logical_cores([device.core_count or 0 for device in devices], family, lnc)
+    if cores < 1:
+        raise exit_codes.Skipped(f"the driver under {options.root} shows no NeuronCore (sysfs core_count)")
+    try:
+        signatures = load_error_signatures()
+    except (OSError, ValueError) as error:
+        raise exit_codes.UserError(f"error signatures unusable: {error}", exit_codes.UNKNOWN) from error
+    arguments = ["--cores", str(cores), "--timeout", str(int(options.timeout))] + (QUICK_SIZES if options.quick else [])
+    started = time.perf_counter()
+    outcome = run_probe(interpreter, "perf_canary.py", arguments, timeout=options.timeout + 60,
+                        env=dict(options.environ), progress=options.progress)
+    document = probe_document(outcome, "the performance canary")
+    findings = perf_findings(document, family, lnc, signatures)
+    return new_probe_report("canary", interpreter, findings, probe_health(findings),
+                            (time.perf_counter() - started) * 1000,
+                            {**document, "python": interpreter, "family": family})
 
 
 def run_canary(options: CanaryOptions) -> ProbeReport:
+    if options.perf:
+        return run_perf(options)
     interpreter = options.python or default_python(options.environ)
     if not options.cpu_backend and not read_device_nodes(RootFS(options.root)):
         raise exit_codes.Skipped(f"no Neuron device under {options.root} (/dev/neuron*); `--cpu-backend` compiles "
