@@ -225,6 +225,7 @@ def test_one_odd_node_then_the_repaired_cluster_is_ready(cluster: FiveNodes, tmp
                            str(DOCTOR)], capture_output=True, text=True, timeout=300, env=cluster.env)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr
     assert done.stdout.rstrip().endswith("Ready: 5 node(s) consistent, none at fault"), done.stdout
+    assert "] 5 of 5 node(s) answered (" in done.stderr, done.stderr  # progress, as each node answers
 
 
 # A fake nccom-test (no device here) that prints the user guide's formats: the table, its JSON report, and the

@@ -432,10 +432,18 @@ def fleet_check(
     output_format = chosen_format(as_json, output_format)
     if not slurm:
         raise exit_codes.UserError("fleet check needs --slurm: Slurm is the engine it runs on")
+    from neurondoctor.cli.progress import progress_for_stderr
+
+    progress = progress_for_stderr()
     options = PreflightOptions(nodes=nodes, partition=partition, deadline_s=deadline, drain=drain,
                                collectives=collectives, save_reports=save_reports, remote_command=remote_command,
-                               forwarded=forwarded_flags(release, venv, root))
-    preflight = run_preflight(options, os.environ)
+                               forwarded=forwarded_flags(release, venv, root), progress=progress.step)
+    try:
+        preflight = run_preflight(options, os.environ)
+    except BaseException:
+        progress.close(failed=True)
+        raise
+    progress.close()
     if output_format == "json":
         sys.stdout.write(json.dumps(preflight.to_json()) + "\n")
     else:

@@ -10,8 +10,8 @@ import os
 import shutil
 import socket
 import threading
-from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Optional
 
@@ -39,6 +39,7 @@ class PreflightOptions:
     save_reports: Optional[str] = None
     remote_command: str = "neurondoctor"
     forwarded: tuple[str, ...] = ()  # target flags given to fleet check, passed on to every node's check
+    progress: Optional[Callable[[str], None]] = None  # `K of N answered`, for the person waiting on 256 nodes
 
 
 def chosen_nodes(options: PreflightOptions, env: Mapping[str, str]) -> list[str]:
@@ -119,9 +120,16 @@ def run_preflight(options: PreflightOptions, environ: Mapping[str, str]) -> Pref
     nodes = chosen_nodes(options, env)
     remote = [options.remote_command, "check", "--json", "--health-conf", *options.forwarded]
     in_allocation = bool(env.get("SLURM_JOB_ID"))
+    by_node: dict[str, tuple[NodeAnswer, str]] = {}
     with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL_STEPS, len(nodes))) as pool:
-        steps = list(pool.map(lambda node: slurm_steps.run_step(node, remote, options.deadline_s, env, in_allocation),
-                              nodes))
+        pending = {pool.submit(slurm_steps.run_step, node, remote, options.deadline_s, env, in_allocation): node
+                   for node in nodes}
+        for done in as_completed(pending):
+            answer, text = done.result()
+            by_node[pending[done]] = (answer, text)
+            if options.progress is not None:
+                options.progress(f"{len(by_node)} of {len(nodes)} node(s) answered ({answer.name}: {answer.state})")
+    steps = [by_node[node] for node in nodes]
     answers: list[NodeAnswer] = [answer for answer, _ in steps]
     if save_to is not None:
         for answer, text in steps:
