@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import contextlib
 import os
-import selectors
-import signal
-import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from neurondoctor.records import dataclass
+
+if TYPE_CHECKING:
+    import subprocess
 
 DEFAULT_TIMEOUT = 10.0
 OUTPUT_LIMIT = 4 << 20
@@ -128,6 +128,9 @@ def _holders_of(pipe_inode: int) -> list[int]:
 
 def _stop(process: subprocess.Popen[bytes], pipe_inodes: list[int]) -> None:
     """Kill the command's process group and whatever else still holds its pipes; reap the command."""
+    import signal
+    import subprocess
+
     _kill_group(process)
     for inode in pipe_inodes:
         for pid in _holders_of(inode):
@@ -195,6 +198,10 @@ def run_command(argv: Sequence[str], timeout: float = DEFAULT_TIMEOUT,
 
 def _run(argv: Sequence[str], timeout: float, env: Optional[Mapping[str, str]], cwd: Optional[str],
          output_limit: int, on_stderr_line: Optional[Callable[[str], None]] = None) -> CommandResult:
+    # Imported here: `check` on a host without Neuron tools runs no command and does not pay for them.
+    import selectors
+    import subprocess
+
     started = time.monotonic()
     deadline = started + timeout
     if _stopped:
@@ -272,6 +279,8 @@ def _lines(data: bytes, on_line: Callable[[str], None]) -> bytes:
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    import signal
+
     try:
         os.killpg(process.pid, signal.SIGKILL)
     except OSError:

@@ -20,7 +20,7 @@ import re
 import sys
 from typing import Optional, TextIO
 
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\udc80-\udcff]")
+_UNSAFE = "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\udc80-\udcff]"
 _SHORT = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
 
 # Marks and punctuation of the reports, and their ASCII forms (boxes first: `[✓]` is `[ok]`, a bare `✓` is `ok`).
@@ -41,8 +41,13 @@ def _escaped(match: re.Match[str]) -> str:
 
 
 def neutralize(text: str) -> str:
-    """The text on one line, with every control, bidi control and undecodable byte shown escaped."""
-    return _UNSAFE.sub(_escaped, text)
+    """The text on one line, with every control, bidi control and undecodable byte shown escaped.
+
+    Every character `_UNSAFE` names is one `str.isprintable` refuses (categories Cc, Cf, Cs, Zl, Zp), so text it
+    accepts is returned as it is, without compiling or running the pattern (a `--json` report is one such line)."""
+    if text.isprintable():
+        return text
+    return re.sub(_UNSAFE, _escaped, text)
 
 
 def ascii_forms(text: str) -> str:

@@ -21,7 +21,7 @@ import re
 from typing import NamedTuple, Optional
 
 # PEP 440, appendix B ("Parsing version strings with regular expressions"), case-insensitive.
-_VERSION = re.compile(
+_VERSION_SOURCE = (
     r"""^\s*v?
     (?:(?P<epoch>[0-9]+)!)?
     (?P<release>[0-9]+(?:\.[0-9]+)*)
@@ -29,7 +29,7 @@ _VERSION = re.compile(
     (?P<post>(?:-(?P<post_n1>[0-9]+))|(?:[-_.]?(?P<post_l>post|rev|r)[-_.]?(?P<post_n2>[0-9]+)?))?
     (?P<dev>[-_.]?(?P<dev_l>dev)[-_.]?(?P<dev_n>[0-9]+)?)?
     (?:\+(?P<local>[a-z0-9]+(?:[-_.][a-z0-9]+)*))?
-    \s*$""", re.VERBOSE | re.IGNORECASE | re.ASCII)
+    \s*$""")
 
 _PRE_LETTER = {"alpha": "a", "a": "a", "beta": "b", "b": "b", "c": "rc", "pre": "rc", "preview": "rc", "rc": "rc"}
 _PRE_RANK = {"a": 0, "b": 1, "rc": 2}
@@ -39,14 +39,31 @@ _PRE_RANK = {"a": 0, "b": 1, "rc": 2}
 _PRE, _POST, _DEV = (r"(?:[-_.]?(?:alpha|beta|preview|pre|a|b|c|rc)[-_.]?[0-9]*)?",
                      r"(?:(?:-[0-9]+)|(?:[-_.]?(?:post|rev|r)[-_.]?[0-9]*))?", r"(?:[-_.]?dev[-_.]?[0-9]*)?")
 _EPOCH_RELEASE = r"v?(?:[0-9]+!)?[0-9]+(?:\.[0-9]+)*"
-_CLAUSE = re.compile(
+_CLAUSE_SOURCE = (
     r"^\s*(?:"
     r"(?P<arbitrary>===)\s*(?P<any>[^\s;)]*)"
     r"|(?P<equality>==|!=)\s*(?P<eq_version>" + _EPOCH_RELEASE
     + r"(?:\.\*|" + _PRE + _POST + _DEV + r"(?:\+[a-z0-9]+(?:[-_.][a-z0-9]+)*)?))"
     r"|(?P<compatible>~=)\s*(?P<compatible_version>v?(?:[0-9]+!)?[0-9]+(?:\.[0-9]+)+" + _PRE + _POST + _DEV + r")"
     r"|(?P<ordered><=|>=|<|>)\s*(?P<ordered_version>" + _EPOCH_RELEASE + _PRE + _POST + _DEV + r")"
-    r")\s*$", re.IGNORECASE | re.ASCII)
+    r")\s*$")
+# Most versions are a plain release with perhaps a local label (`2.9.0.2.15.32035`, `2.13.0+cpu`) and most
+# clauses an operator and such a release (`>=1.20`, `==2.14.3.0.*`): those are parsed with string methods, and the
+# two patterns above are compiled only when something else turns up (compiling them cost `check` 3 ms on every
+# run; tests/test_pep440.py holds both paths to packaging's answers).
+_OPERATORS = ("===", "==", "!=", "~=", "<=", ">=", "<", ">")
+
+
+@functools.cache
+def _pattern(name: str) -> re.Pattern[str]:
+    if name == "version":
+        return re.compile(_VERSION_SOURCE, re.VERBOSE | re.IGNORECASE | re.ASCII)
+    return re.compile(_CLAUSE_SOURCE, re.IGNORECASE | re.ASCII)
+
+
+def _plain_release(text: str) -> bool:
+    """`N(.N)*` in ASCII digits, nothing else."""
+    return all(part.isdigit() and part.isascii() for part in text.split("."))
 
 
 class Version(NamedTuple):
@@ -98,7 +115,13 @@ class Version(NamedTuple):
 @functools.lru_cache(maxsize=8192)
 def parse_version(text: str) -> Optional[Version]:
     """The version, or None when it is not PEP 440 (a Debian version, a placed record's garbage)."""
-    match = _VERSION.match(text)
+    release, plus, label = text.partition("+")
+    if _plain_release(release):
+        parts = label.lower().replace("-", ".").replace("_", ".").split(".")
+        if not plus or all(part.isalnum() and part.isascii() for part in parts):
+            return Version(0, tuple(int(part) for part in release.split(".")), None, None, None,
+                           tuple(parts) if plus else None)
+    match = _pattern("version").match(text)
     if match is None:
         return None
     pre = (_PRE_LETTER[match["pre_l"].lower()], int(match["pre_n"] or 0)) if match["pre_l"] else None
@@ -133,17 +156,41 @@ def _equal(version: Version, text: str) -> bool:
     return (version if spec.local is not None else version.public).key == spec.key
 
 
-def _clause_matches(version: Version, clause: re.Match[str]) -> bool:
-    if clause["arbitrary"]:
-        return str(version).lower() == clause["any"].lower()
-    if clause["equality"]:
-        equal = _equal(version, clause["eq_version"].strip())
-        return equal if clause["equality"] == "==" else not equal
-    if clause["compatible"]:
-        spec = _admitted(clause["compatible_version"])
+_ASCII_SPACE = " \t\n\r\f\v"  # what `\s` is under re.ASCII: `str.strip()` alone would also take Unicode spaces
+
+
+def _parse_clause(part: str) -> Optional[tuple[str, str]]:
+    """(operator, version text) of one specifier clause, or None when PEP 440 does not allow it."""
+    text = part.strip(_ASCII_SPACE)
+    operator = next((candidate for candidate in _OPERATORS if text.startswith(candidate)), None)
+    if operator is not None and operator != "===":
+        rest = text[len(operator):].strip(_ASCII_SPACE)
+        core = rest[:-2] if operator in ("==", "!=") and rest.endswith(".*") else rest
+        if _plain_release(core) and (operator != "~=" or "." in core):
+            return operator, rest
+    match = _pattern("clause").match(part)
+    if match is None:
+        return None
+    if match["arbitrary"]:
+        return "===", match["any"]
+    if match["equality"]:
+        return match["equality"], match["eq_version"].strip()
+    if match["compatible"]:
+        return "~=", match["compatible_version"]
+    return match["ordered"], match["ordered_version"]
+
+
+def _clause_matches(version: Version, operator: str, text: str) -> bool:
+    if operator == "===":
+        return str(version).lower() == text.lower()
+    if operator in ("==", "!="):
+        equal = _equal(version, text)
+        return equal if operator == "==" else not equal
+    if operator == "~=":
+        spec = _admitted(text)
         prefix = (f"{spec.epoch}!" if spec.epoch else "") + ".".join(str(part) for part in spec.release[:-1])
         return version.public.key >= spec.key and _prefix_match(version, prefix)
-    operator, spec = clause["ordered"], _admitted(clause["ordered_version"])
+    spec = _admitted(text)
     if operator == "<=":
         return version.public.key <= spec.key
     if operator == ">=":
@@ -166,10 +213,10 @@ def matches(version: str, specifier: str) -> Optional[bool]:
     parsed = parse_version(version)
     if parsed is None:
         return None
-    clauses = [] if not specifier.strip() else [_CLAUSE.match(part) for part in specifier.split(",")]
+    clauses = [] if not specifier.strip() else [_parse_clause(part) for part in specifier.split(",")]
     if any(clause is None for clause in clauses):
         return None
     try:
-        return all(_clause_matches(parsed, clause) for clause in clauses if clause is not None)
+        return all(_clause_matches(parsed, *clause) for clause in clauses if clause is not None)
     except ValueError:
         return None

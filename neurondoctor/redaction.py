@@ -10,11 +10,11 @@ With `--obfuscate` also hostnames, IPv4 addresses, instance ids and account ids,
 
 from __future__ import annotations
 
+import functools
 import re
-from dataclasses import field
 from typing import Callable
 
-from neurondoctor.records import dataclass
+from neurondoctor.records import dataclass, field
 
 MARK = "[REDACTED]"
 
@@ -42,69 +42,114 @@ def _whole(match: re.Match[str]) -> str:
     return MARK
 
 
+@functools.cache
+def _compiled(source: str, flags: int = 0) -> re.Pattern[str]:
+    """A pattern compiled the first time a run needs it: most runs need few (`check` redacts a handful of
+    environment values), and compiling all of them at import cost 6 ms (docs/measured.md)."""
+    return re.compile(source, flags)
+
+
+
+def _folded(text: str) -> str:
+    """`text` as `re.IGNORECASE` sees ASCII letters: `casefold` maps the Kelvin sign to `k` and `ſ` to `s`;
+    dotless `ı` matches `i` and `İ` folds to `i` plus a combining dot (tests/adversarial/test_secrets.py checks
+    this against the whole Unicode range)."""
+    return text.casefold().replace("\u0131", "i").replace("\u0307", "")
+
+
 @dataclass(frozen=True)
 class SecretPattern:
-    """One form of secret: where it stands in text, and what replaces it (the key stays, the value goes)."""
+    """One form of secret: where it stands in text, and what replaces it (the key stays, the value goes).
+
+    `needs` are the literal strings of which every match holds at least one (after `_folded` when the pattern
+    ignores case), `needs_also` one more such set, `min_length` the shortest match: text without them cannot
+    match, so the pattern is neither compiled nor run on it. Compiling all of them cost `check` 6 ms on every run,
+    for environment values such as `1` (docs/measured.md); the results are the same
+    (tests/adversarial/test_secrets.py runs every form both ways)."""
 
     name: str
-    pattern: re.Pattern[str]
+    source: str
     replace: Replacement
+    flags: int = 0
+    needs: tuple[str, ...] = ()
+    needs_also: tuple[str, ...] = ()
+    min_length: int = 0
+    ignores_case: bool = False
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        return _compiled(self.source, self.flags)
+
+    def may_match(self, text: str, folded: str) -> bool:
+        """False only when no match can be in `text` (`folded` is `_folded(text)`)."""
+        if len(text) < self.min_length:
+            return False
+        seen = folded if self.ignores_case else text
+        return all(not group or any(need in seen for need in group) for group in (self.needs, self.needs_also))
 
 
 SECRET_PATTERNS: tuple[SecretPattern, ...] = (
-    SecretPattern("private key block (PEM, OpenSSH, PGP)", re.compile(
-        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----.*?"
-        r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)", re.S), _whole),
-    SecretPattern("credentials in a URL", re.compile(
-        r"(?P<scheme>(?<![a-zA-Z0-9+.-])[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<value>[^/@\s'\"]+)@"),
-        lambda match: f"{match.group('scheme')}{MARK}@"),
-    SecretPattern("presigned URL signature and credential", re.compile(
-        r"(?i)(?P<key>[?&](?:X-Amz-(?:Signature|Credential|Security-Token)|sig|Signature|Key-Pair-Id|Policy|"
-        r"AWSAccessKeyId|token|access_token)=)(?P<value>[^&\s'\"#]+)"), _keep_key),
-    SecretPattern("Authorization header", re.compile(
-        r"(?i)(?P<key>\b(?:proxy-)?authorization\s*[:=]\s*['\"]?(?:basic|bearer|token|digest|negotiate|aws4-hmac-sha256)"
-        r"\s+)(?P<value>[^\n'\"\\]+)"), _keep_key),
-    SecretPattern("bearer token", re.compile(r"(?i)(?P<key>\bbearer\s+)(?P<value>[A-Za-z0-9._~+/=-]{8,})"),
-                  _keep_key),
-    SecretPattern("quoted secret in JSON, YAML or code", re.compile(
-        r"(?i)(?P<key>['\"]?" + _SECRET_NAME + r"['\"]?\s*[:=]\s*)(?P<quote>['\"])(?P<value>(?:\\.|(?!(?P=quote)).)*)"
-        r"(?P=quote)"), lambda match: f"{match.group('key')}{match.group('quote')}{MARK}{match.group('quote')}"),
+    SecretPattern("private key block (PEM, OpenSSH, PGP)",
+                  r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----.*?"
+                  r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)", _whole, re.S,
+                  needs=("PRIVATE KEY",)),
+    SecretPattern("credentials in a URL",
+                  r"(?P<scheme>(?<![a-zA-Z0-9+.-])[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<value>[^/@\s'\"]+)@",
+                  lambda match: f"{match.group('scheme')}{MARK}@", needs=("://",), needs_also=("@",)),
+    SecretPattern("presigned URL signature and credential",
+                  r"(?i)(?P<key>[?&](?:X-Amz-(?:Signature|Credential|Security-Token)|sig|Signature|Key-Pair-Id|"
+                  r"Policy|AWSAccessKeyId|token|access_token)=)(?P<value>[^&\s'\"#]+)", _keep_key,
+                  needs=("?", "&"), needs_also=("x-amz-", "sig=", "signature", "key-pair-id", "policy",
+                                                "awsaccesskeyid", "token"), ignores_case=True),
+    SecretPattern("Authorization header",
+                  r"(?i)(?P<key>\b(?:proxy-)?authorization\s*[:=]\s*['\"]?(?:basic|bearer|token|digest|negotiate|"
+                  r"aws4-hmac-sha256)\s+)(?P<value>[^\n'\"\\]+)", _keep_key, needs=("authorization",),
+                  ignores_case=True),
+    SecretPattern("bearer token", r"(?i)(?P<key>\bbearer\s+)(?P<value>[A-Za-z0-9._~+/=-]{8,})", _keep_key,
+                  needs=("bearer",), ignores_case=True),
+    SecretPattern("quoted secret in JSON, YAML or code",
+                  r"(?i)(?P<key>['\"]?" + _SECRET_NAME + r"['\"]?\s*[:=]\s*)(?P<quote>['\"])"
+                  r"(?P<value>(?:\\.|(?!(?P=quote)).)*)(?P=quote)",
+                  lambda match: f"{match.group('key')}{match.group('quote')}{MARK}{match.group('quote')}",
+                  needs=("'", '"'), needs_also=(":", "=")),
     # An unquoted value runs to the end of the line (a password may hold spaces, `;` or `@`), but stops before
     # the next option or assignment of a command line, so `--epochs 3` after it stays readable.
-    SecretPattern("secret assignment (KEY=value, key: value)", re.compile(
-        r"(?i)(?P<key>(?<![\w-])" + _SECRET_NAME + r"\s*(?:=|:(?!//))[ \t]*)"
-        r"(?P<value>(?!['\"])" + _UNQUOTED_VALUE + ")"),
-        _keep_key),
-    SecretPattern("secret command-line option", re.compile(
-        r"(?i)(?P<key>(?<![\w-])--?" + _NAME_BODY + r"(?:=|\s+))(?P<value>(?!-)[^\s'\"\\]+)"), _keep_key),
-    SecretPattern("mysql -pPASSWORD", re.compile(
-        r"(?P<key>\bmysql(?:dump|admin|import|check|sh)?\b[^\n]*?\s-p)(?P<value>[^\s'\"\\]+)"), _keep_key),
-    SecretPattern("curl/wget user:password", re.compile(
-        r"(?P<key>(?:\s|^)(?:-u|--user|--proxy-user|--http-user|--ftp-user)[\s=]+['\"]?[^:\s'\"]+:)"
-        r"(?P<value>[^\s'\"]+)"), _keep_key),
-    SecretPattern("GitHub token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})\b"),
-                  _whole),
-    SecretPattern("Slack token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"), _whole),
-    SecretPattern("API key (sk-…)", re.compile(r"\bsk-(?:[A-Za-z0-9_-]+-)?[A-Za-z0-9_-]{20,}\b"), _whole),
-    SecretPattern("Hugging Face token", re.compile(r"\bhf_[A-Za-z0-9]{20,}\b"), _whole),
-    SecretPattern("JSON Web Token", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
-                  _whole),
-    SecretPattern("AWS access key id", re.compile(r"\b(?:AKIA|ASIA|AROA|AIDA|ANPA|ANVA|AGPA)[0-9A-Z]{16}\b"), _whole),
-    SecretPattern("AWS secret access key", re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"),
-                  lambda match: MARK if _looks_secret(match.group(0)) else match.group(0)),
+    SecretPattern("secret assignment (KEY=value, key: value)",
+                  r"(?i)(?P<key>(?<![\w-])" + _SECRET_NAME + r"\s*(?:=|:(?!//))[ \t]*)"
+                  r"(?P<value>(?!['\"])" + _UNQUOTED_VALUE + ")", _keep_key, needs=("=", ":")),
+    SecretPattern("secret command-line option",
+                  r"(?i)(?P<key>(?<![\w-])--?" + _NAME_BODY + r"(?:=|\s+))(?P<value>(?!-)[^\s'\"\\]+)", _keep_key,
+                  needs=("-",)),
+    SecretPattern("mysql -pPASSWORD",
+                  r"(?P<key>\bmysql(?:dump|admin|import|check|sh)?\b[^\n]*?\s-p)(?P<value>[^\s'\"\\]+)",
+                  _keep_key, needs=("mysql",)),
+    SecretPattern("curl/wget user:password",
+                  r"(?P<key>(?:\s|^)(?:-u|--user|--proxy-user|--http-user|--ftp-user)[\s=]+['\"]?[^:\s'\"]+:)"
+                  r"(?P<value>[^\s'\"]+)", _keep_key, needs=("-u",), needs_also=(":",)),
+    SecretPattern("GitHub token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})\b", _whole,
+                  needs=("gh", "github_pat_")),
+    SecretPattern("Slack token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b", _whole, needs=("xox",)),
+    SecretPattern("API key (sk-…)", r"\bsk-(?:[A-Za-z0-9_-]+-)?[A-Za-z0-9_-]{20,}\b", _whole, needs=("sk-",)),
+    SecretPattern("Hugging Face token", r"\bhf_[A-Za-z0-9]{20,}\b", _whole, needs=("hf_",)),
+    SecretPattern("JSON Web Token", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", _whole,
+                  needs=("eyJ",)),
+    SecretPattern("AWS access key id", r"\b(?:AKIA|ASIA|AROA|AIDA|ANPA|ANVA|AGPA)[0-9A-Z]{16}\b", _whole,
+                  needs=("AKIA", "ASIA", "AROA", "AIDA", "ANPA", "ANVA", "AGPA")),
+    SecretPattern("AWS secret access key", r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
+                  lambda match: MARK if _looks_secret(match.group(0)) else match.group(0), min_length=40),
 )
 
 # An address, not a version: Neuron versions look like addresses (`2.27.34.0-ec8cd5e8b`, `2.9.0.2.15.32035`), so
 # runs continued by `.N` or a `-hash` suffix are skipped, and so are first octets 0-2 (versions start there;
 # addresses there are rare).
-_IPV4 = re.compile(r"(?<![\w.=/-])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]\d|[3-9])\.)(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){2}"
-                   r"(?:25[0-5]|2[0-4]\d|1?\d?\d)(?![\d]|\.\d|-[0-9a-f])")
-_INSTANCE_ID = re.compile(r"\bi-[0-9a-f]{8}(?:[0-9a-f]{9})?\b")
+_IPV4 = (r"(?<![\w.=/-])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]\d|[3-9])\.)(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){2}"
+         r"(?:25[0-5]|2[0-4]\d|1?\d?\d)(?![\d]|\.\d|-[0-9a-f])")
+_INSTANCE_ID = (r"\bi-[0-9a-f]{8}(?:[0-9a-f]{9})?\b")
 # Account ids only where they are named as such: in ARNs and after "account" (a bare 12-digit number is too often a
 # size or a timestamp).
-_ACCOUNT_ID = re.compile(r"(?i)(?P<lead>arn:aws[\w-]*:[\w-]*:[\w-]*:|account[\s_-]*(?:id)?[\s\"':=]*)(?P<id>\d{12})"
-                         r"(?!\d)")
-_EC2_HOSTNAME = re.compile(r"\b(?:ip|ec2)-\d{1,3}-\d{1,3}-\d{1,3}-\d{1,3}(?:\.[a-z0-9.-]+)?\b")
+_ACCOUNT_ID = (r"(?i)(?P<lead>arn:aws[\w-]*:[\w-]*:[\w-]*:|account[\s_-]*(?:id)?[\s\"':=]*)(?P<id>\d{12})"
+               r"(?!\d)")
+_EC2_HOSTNAME = (r"\b(?:ip|ec2)-\d{1,3}-\d{1,3}-\d{1,3}-\d{1,3}(?:\.[a-z0-9.-]+)?\b")
 
 
 @dataclass
@@ -125,24 +170,31 @@ class Redactor:
     def secrets(self, text: str) -> str:
         """Every secret pattern replaced; `redactions` counts only what was cut (a 40-character base64 run that is a
         hash, not a key, is kept and not counted), so the count matches the markers a reader finds."""
+        folded = _folded(text)
         for secret in SECRET_PATTERNS:
+            if not secret.may_match(text, folded):
+                continue
+
             def replace(match: re.Match[str], secret: SecretPattern = secret) -> str:
                 replaced = secret.replace(match)
                 if replaced != match.group(0):
                     self.redactions += 1
                 return replaced
 
-            text = secret.pattern.sub(replace, text)
+            replaced_text = secret.pattern.sub(replace, text)
+            if replaced_text != text:
+                text, folded = replaced_text, _folded(replaced_text)
         return text
 
     def identifiers(self, text: str) -> str:
         names = (name for name in self.hostnames if name and name not in ("localhost", "localhost.localdomain"))
         for hostname in sorted(names, key=len, reverse=True):
             text = text.replace(hostname, self._token("host", hostname))
-        text = _EC2_HOSTNAME.sub(lambda match: self._token("host", match.group(0)), text)
-        text = _INSTANCE_ID.sub(lambda match: self._token("instance", match.group(0)), text)
-        text = _IPV4.sub(lambda match: self._token("ip", match.group(0)), text)
-        return _ACCOUNT_ID.sub(lambda match: match.group("lead") + self._token("account", match.group("id")), text)
+        text = _compiled(_EC2_HOSTNAME).sub(lambda match: self._token("host", match.group(0)), text)
+        text = _compiled(_INSTANCE_ID).sub(lambda match: self._token("instance", match.group(0)), text)
+        text = _compiled(_IPV4).sub(lambda match: self._token("ip", match.group(0)), text)
+        return _compiled(_ACCOUNT_ID).sub(
+            lambda match: match.group("lead") + self._token("account", match.group("id")), text)
 
     def text(self, text: str) -> str:
         text = self.secrets(text)
@@ -166,13 +218,19 @@ def redact_url_credentials(text: str) -> str:
     return _URL_CREDENTIALS.pattern.sub(_URL_CREDENTIALS.replace, text)
 
 
-_SECRET_VARIABLE = re.compile(r"(?i)^" + _SECRET_NAME + "$")
+_SECRET_VARIABLE = r"(?i)^" + _SECRET_NAME + "$"
+# Every name `_NAME_BODY` takes holds one of these (token, secret, passw/pass/passphrase, pwd, api_key, access_key,
+# private_key, client_secret, credential(s), auth_key, session_key), as `re.IGNORECASE` reads it.
+_SECRET_NAME_PARTS = ("token", "secret", "pass", "pwd", "api", "access", "private", "credential", "auth",
+                      "session")
 
 
 def redact_variable(name: str, value: str) -> str:
     """An environment variable's value as reports show it: gone when its name says secret (`*_TOKEN`,
     `*PASSWORD*`, …), else with every secret pattern inside it redacted."""
-    return MARK if _SECRET_VARIABLE.match(name) else redact_secrets(value)
+    folded = _folded(name)
+    says_secret = any(part in folded for part in _SECRET_NAME_PARTS) and _compiled(_SECRET_VARIABLE).match(name)
+    return MARK if says_secret else redact_secrets(value)
 
 
 def redact_secrets(text: str) -> str:

@@ -26,6 +26,7 @@ class NotRegularFile(OSError):
                 "a character device" if stat.S_ISCHR(mode) else "a block device" if stat.S_ISBLK(mode) else
                 "a directory" if stat.S_ISDIR(mode) else "not a file")
         super().__init__(errno.EINVAL, f"not a regular file ({kind})", os.fspath(path))
+        self.mode = mode
 
 
 def read_regular_file(path: PathLike, limit: int, tail: bool = False, follow_links: bool = True) -> bytes:
@@ -40,24 +41,32 @@ def read_regular_file(path: PathLike, limit: int, tail: bool = False, follow_lin
         opened = os.fstat(descriptor)
         if not stat.S_ISREG(opened.st_mode):
             raise NotRegularFile(path, opened.st_mode)
-        if tail and opened.st_size > limit:
-            os.lseek(descriptor, opened.st_size - limit, os.SEEK_SET)
-        chunks: list[bytes] = []
-        left = limit
-        # A file read up to the size fstat gave is done, as of that moment: no second read to find its end (a
-        # thousand install records per environment). One that says 0 (procfs, sysfs) is read to its end or the limit.
         size = opened.st_size
-        while left > 0:
-            chunk = os.read(descriptor, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-            if size and limit - left == size and not tail:
-                break
-        return b"".join(chunks)
+        if 0 < size <= limit and not tail:  # the common case, a small file: one read when it returns it whole
+            data = os.read(descriptor, size)
+            return data if len(data) == size else data + _read_rest(descriptor, limit - len(data), size - len(data))
+        if tail and size > limit:
+            os.lseek(descriptor, size - limit, os.SEEK_SET)
+        return _read_rest(descriptor, limit, 0 if tail else size)
     finally:
         os.close(descriptor)
+
+
+def _read_rest(descriptor: int, limit: int, size: int) -> bytes:
+    """Up to `limit` bytes from the descriptor's position. A file read up to the size fstat gave (`size`) is done,
+    as of that moment: no second read to find its end (a thousand install records per environment). One that says
+    0 (procfs, sysfs) is read to its end or the limit."""
+    chunks: list[bytes] = []
+    left = limit
+    while left > 0:
+        chunk = os.read(descriptor, min(left, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+        if size and limit - left >= size:
+            break
+    return b"".join(chunks)
 
 
 def read_regular_text(path: PathLike, limit: int) -> str:

@@ -130,3 +130,16 @@ def test_unreadable_folders_are_listed_up_to_a_bound_then_counted() -> None:
         _unreadable(index, f"MODULE_{number}: Permission denied")
     assert len(index.unreadable) == UNREADABLE_LISTED + 1
     assert index.unreadable[-1] == "7 more folders could not be listed"
+
+
+def test_a_bounded_count_shares_its_bound_among_the_compilers(tmp_path: Path) -> None:
+    """A cut in the first compiler's folder must not leave the next one uncounted: ND-CACHE-003 would say the
+    installed compiler has no entries."""
+    for version in ("neuronxcc-2.15.141.0+d3cfc8ca", "neuronxcc-2.19.8089.0+8ab9f450"):
+        for number in range(30):
+            entry(tmp_path / "cache" / version, f"MODULE_{number:020d}+39f12043", "done")
+    index = index_cache(RootFS("/"), str(tmp_path / "cache"), max_entries=20)
+    assert [compiler.entries for compiler in index.compilers] == [10, 10]
+    assert index.cut == "counted up to 20 entries"
+    timed = index_cache(RootFS("/"), str(tmp_path / "cache"), deadline_s=0.0)
+    assert len(timed.compilers) == 2 and timed.cut is not None

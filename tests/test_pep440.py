@@ -89,3 +89,29 @@ def test_the_order_is_packagings(left: str, right: str) -> None:
 ])
 def test_documented_cases(version: str, specifier: str, expected: Optional[bool]) -> None:
     assert matches(version, specifier) == expected == oracle(version, specifier)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(text=st.one_of(_versions(), _releases(),
+                      st.text(alphabet="0123456789.+-_abcrpostdevCPU v!\u00a0\u0663", max_size=14)))
+def test_the_plain_release_shortcut_parses_as_the_pattern_does(text: str) -> None:
+    """`parse_version` skips the PEP 440 pattern for `N(.N)*[+local]`: the result is the pattern's."""
+    from neurondoctor.pep440 import _pattern
+
+    match = _pattern("version").match(text)
+    parsed = parse_version(text)
+    assert (parsed is None) is (match is None)
+    if match is not None and parsed is not None:
+        assert parsed.release == tuple(int(part) for part in match["release"].split("."))
+        assert parsed.local == (tuple(match["local"].lower().replace("-", ".").replace("_", ".").split("."))
+                                if match["local"] else None)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(part=st.text(alphabet="0123456789.*=!<>~ v+\u00a0\t", max_size=12))
+def test_the_plain_clause_shortcut_reads_as_the_pattern_does(part: str) -> None:
+    """A clause with a plain release is read without the clause pattern: admitted exactly when the pattern admits
+    it."""
+    from neurondoctor.pep440 import _parse_clause, _pattern
+
+    assert (_parse_clause(part) is None) is (_pattern("clause").match(part) is None)

@@ -3,11 +3,10 @@ statically (`--venv`) or live (`--python`) by `pyenv` (docs/contracts.md §4).""
 
 from __future__ import annotations
 
-from dataclasses import field
 from typing import Any, Optional
 
 from neurondoctor.pep508 import metadata_problem
-from neurondoctor.records import dataclass
+from neurondoctor.records import dataclass, field
 
 # Where a site-packages directory sits in an interpreter's import order.
 SITE_ROLE_VENV = "venv"

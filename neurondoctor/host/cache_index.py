@@ -4,7 +4,8 @@ The cache is usually under /var/tmp, where anyone may create names: the director
 then walked with `scandir` and no link is followed; a file is opened only to read a failed entry's first error line,
 with `O_NOFOLLOW` (a `model.log` linked to /etc/shadow is not read). Entries are judged from their names; sizes come
 from `lstat` of the NEFF and the graph, the files that hold the room. `max_entries` and `deadline_s` bound the walk
-(`check` counts at most 10,000 entries or 100 ms; `cache status` counts all), and `cut` says where it stopped.
+(`check` counts at most 10,000 entries or 6 ms, shared among the compilers' folders; `cache status` counts all),
+and `cut` says where it stopped.
 Lock holders come from /proc/locks (an flock file holds no pid): inode to pid, then `/proc/<pid>/comm`.
 """
 
@@ -318,14 +319,20 @@ def index_cache(fs: RootFS, inner: str, max_entries: Optional[int] = None,
     except OSError as error:
         index.problem = f"unreadable: {error.strerror or error}"
         return index
-    for item in top:
-        match = _COMPILER_DIR.match(item.name)
-        if match is None or not item.is_dir(follow_symlinks=False):
-            index.other_names += 1
-            continue
-        compiler = CompilerCache(item.name, match.group(1))
+    compiler_folders = [(item, match.group(1)) for item in top for match in [_COMPILER_DIR.match(item.name)]
+                        if match is not None and item.is_dir(follow_symlinks=False)]
+    index.other_names = len(top) - len(compiler_folders)
+    bounded = max_entries is not None or deadline_s is not None
+    cut = False
+    for position, (item, version) in enumerate(compiler_folders):
+        compiler = CompilerCache(item.name, version)
         index.compilers.append(compiler)
-        bounded = max_entries is not None or deadline_s is not None
+        # A bounded count shares its bound among the compilers' folders, what one leaves passing to the next:
+        # a cut in the first folder must not hide the installed compiler's entries (ND-CACHE-003 would then say
+        # there are none).
+        share = (position + 1) / len(compiler_folders)
+        entries_until = None if max_entries is None else int(max_entries * share)
+        time_until = None if deadline_s is None else started + deadline_s * share
         try:
             listing = os.scandir(item.path)
         except OSError as error:
@@ -341,11 +348,13 @@ def index_cache(fs: RootFS, inner: str, max_entries: Optional[int] = None,
                     continue
                 if not entry.name.startswith(MODULE_PREFIX):
                     continue
-                full = max_entries is not None and index.counted >= max_entries
-                if full or (deadline_s is not None and time.monotonic() - started > deadline_s):
-                    index.cut = f"counted up to {index.counted:,} entries"
-                    return index
+                full = entries_until is not None and index.counted >= entries_until
+                if full or (time_until is not None and time.monotonic() > time_until):
+                    cut = True
+                    break
                 index.counted += 1
                 compiler.entries += 1
                 _count_entry(entry, item.name, compiler, index, now, holders, fs, flag_samples, keep_entries)
+    if cut:
+        index.cut = f"counted up to {index.counted:,} entries"
     return index

@@ -7,6 +7,7 @@ so a value that does not look like an instance type is ignored rather than trust
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Optional
 
@@ -49,8 +50,6 @@ def read_instance_id(fs: RootFS) -> Optional[str]:
 def read_hostname(fs: RootFS) -> Optional[str]:
     """This machine's hostname on a live host; the tree's `/etc/hostname` under another root (an image)."""
     if fs.is_live:
-        import socket
-
-        return socket.gethostname() or None
+        return os.uname().nodename or None  # what gethostname(2) returns on Linux, without importing socket
     candidate = (fs.try_read_text("/etc/hostname", limit=256) or "").strip()
     return candidate if _HOSTNAME.match(candidate) else None

@@ -13,14 +13,15 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Mapping
-from dataclasses import field
-from datetime import datetime, timezone
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from neurondoctor.command_runner import run_command
 from neurondoctor.facts.host import KernelHardwareError
 from neurondoctor.host.rootfs import RootFS
-from neurondoctor.records import dataclass
+from neurondoctor.records import dataclass, field
+
+if TYPE_CHECKING:
+    from datetime import datetime
 
 KINDS = ("SRAM_UNCORRECTABLE_ERROR", "NC_UNCORRECTABLE_ERROR", "HBM_UNCORRECTABLE_ERROR", "DMA_ERROR")
 KERN_LOG = "/var/log/kern.log"
@@ -41,6 +42,8 @@ class KernelLog:
 
 def parse_since(text: str) -> datetime:
     """`--since` for a log under a root: `YYYY-MM-DD[ HH:MM[:SS]]` (UTC); raises ValueError otherwise."""
+    from datetime import datetime, timezone  # only with --since: a check without it does not import datetime
+
     for pattern in ("%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d"):
         try:
             return datetime.strptime(text.strip(), pattern).replace(tzinfo=timezone.utc)
@@ -50,6 +53,8 @@ def parse_since(text: str) -> datetime:
 
 
 def _stamp(line: str, year: int) -> Optional[datetime]:
+    from datetime import datetime, timezone
+
     iso = _ISO_STAMP.match(line)
     if iso:
         return datetime.strptime(iso.group(1).replace("T", " "), "%Y-%m-%d %H:%M:%S").replace(tzinfo=timezone.utc)

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 from pathlib import Path, PurePosixPath
 from typing import Optional
 
-from neurondoctor.regular_files import read_regular_file
+from neurondoctor.regular_files import NotRegularFile, read_regular_file
 
 _MAX_LINK_HOPS = 40
 DEFAULT_READ_LIMIT = 1 << 20
@@ -53,21 +54,29 @@ class RootFS:
         found = self._located(inner)
         return None if found is None else Path(found)
 
-    def _located(self, inner: str) -> Optional[str]:
-        """`resolve` as text, for the reads of a static scan (a thousand records, five files each)."""
+    def _in_folder(self, inner: str) -> Optional[str]:
+        """The machine path of `inner`'s last component in its resolved folder, not looked at (None when the
+        path needs a walk: `.`/`..` parts, or a folder that does not resolve)."""
         folder, _, name = inner.rstrip("/").rpartition("/")
         if name in ("", ".", "..") or "/./" in inner or "/../" in inner:
-            walked = self._walk(inner)
-            return None if walked is None else str(walked)
+            return None
         if folder not in self._folders:
             self._folders[folder] = self._located(folder) if folder else str(self.root)
         base = self._folders[folder]
         if base is None:
             return None
-        candidate = f"{base}/{name}" if base != "/" else f"/{name}"
+        return f"{base}/{name}" if base != "/" else f"/{name}"
+
+    def _located(self, inner: str) -> Optional[str]:
+        """`resolve` as text, for the reads of a static scan (a thousand records, five files each)."""
+        candidate = self._in_folder(inner)
+        if candidate is None:
+            walked = self._walk(inner)
+            return None if walked is None else str(walked)
         if not os.path.islink(candidate):
             return candidate
-        walked = self._walk(f"{self.inner_path(base) or '/'}/{name}".replace("//", "/"))
+        base, _, name = candidate.rpartition("/")
+        walked = self._walk(f"{self.inner_path(base or '/') or '/'}/{name}".replace("//", "/"))
         return None if walked is None else str(walked)
 
     def _walk(self, inner: str) -> Optional[Path]:
@@ -130,7 +139,21 @@ class RootFS:
     def read_bytes(self, inner: str, limit: int = DEFAULT_READ_LIMIT, tail: bool = False) -> bytes:
         """Up to `limit` bytes of a regular file (its last ones with `tail`: a log's newest lines); raises OSError
         (FileNotFoundError, PermissionError, NotRegularFile) like `open`."""
-        path = inner if self.is_live else self._located(inner)
+        if self.is_live:
+            return read_regular_file(inner, limit, tail=tail)
+        direct = self._in_folder(inner)
+        if direct is not None:
+            # The common case, a file that is not a link, in one `lstat` less: read without following a link in
+            # the last component, and walk the link inside the root only when there is one.
+            try:
+                return read_regular_file(direct, limit, tail=tail, follow_links=False)
+            except NotRegularFile as error:
+                if not stat.S_ISLNK(error.mode):
+                    raise
+            except OSError as error:
+                if error.errno != errno.ELOOP:  # ELOOP: made a link between the `lstat` and the `open`
+                    raise
+        path = self._located(inner)
         if path is None:
             raise OSError(errno.ELOOP, "too many levels of symbolic links", inner)
         return read_regular_file(path, limit, tail=tail)
@@ -151,6 +174,25 @@ class RootFS:
         if path is None:
             raise OSError(errno.ELOOP, "too many levels of symbolic links", inner_dir)
         return sorted(os.listdir(path))
+
+    def links_in(self, inner_dir: str) -> set[str]:
+        """Names of the entries of a directory that are symbolic links themselves, from the directory's own
+        entry types (no `lstat` per entry: a site-packages holds a thousand records); raises OSError.
+
+        Under a root the other entries are remembered as resolved folders of this run's view (`_in_folder`), so
+        reading the files of a thousand install records does not look at each record's directory again."""
+        path = inner_dir if self.is_live else self.resolve(inner_dir)
+        if path is None:
+            raise OSError(errno.ELOOP, "too many levels of symbolic links", inner_dir)
+        links: set[str] = set()
+        base = inner_dir.rstrip("/")
+        with os.scandir(path) as entries:
+            for entry in entries:
+                if entry.is_symlink():
+                    links.add(entry.name)
+                elif not self.is_live and entry.name not in (".", ".."):
+                    self._folders.setdefault(f"{base}/{entry.name}", f"{path}/{entry.name}")
+        return links
 
     def is_dir(self, inner: str) -> bool:
         path = inner if self.is_live else self.resolve(inner)

@@ -18,13 +18,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator, Mapping
-from dataclasses import field
 from pathlib import PurePosixPath
 from typing import Optional
 
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.pyenv.layouts import layout_of
-from neurondoctor.records import dataclass
+from neurondoctor.records import dataclass, field
 from neurondoctor.run_trust import foreign_control
 
 MAX_ENVIRONMENTS = 1000

@@ -113,11 +113,12 @@ def _listing(fs: RootFS, path: str) -> Optional[set[str]]:
 def read_distribution(fs: RootFS, site: str, entry_name: str) -> Optional[Distribution]:
     """The distribution recorded by `site/entry_name` (in-view paths), or None when the entry is not metadata."""
     meta_path = f"{site}/{entry_name}"
-    files = _listing(fs, meta_path)
     if entry_name.endswith(".dist-info"):
-        kind, metadata_name = "dist-info", "METADATA"
+        # Always a directory: its files are opened by name, an absent one costs one failed `lstat`, less than
+        # listing the directory (issue 26: five DLAMI venvs of 300 records each within twice one).
+        kind, metadata_name, files = "dist-info", "METADATA", None
     elif entry_name.endswith(".egg-info"):
-        kind, metadata_name = "egg-info", "PKG-INFO"
+        kind, metadata_name, files = "egg-info", "PKG-INFO", _listing(fs, meta_path)
     else:
         return None
     is_directory = files is not None or kind == "dist-info"  # an egg-info may be a single PKG-INFO file
@@ -136,11 +137,13 @@ def read_distribution(fs: RootFS, site: str, entry_name: str) -> Optional[Distri
     version = headers.get("version") or fallback_version
     if data is not None and ("name" not in headers or "version" not in headers):
         problems.append(f"{metadata_name} has no Name/Version header; using the directory name")
-    present = files or set()
-    installer_text = _read_small_text(fs, f"{meta_path}/INSTALLER") if "INSTALLER" in present else None
-    top_text = _read_small_text(fs, f"{meta_path}/top_level.txt") if "top_level.txt" in present else None
+    def present(name: str) -> bool:
+        return is_directory and (files is None or name in files)
+
+    installer_text = _read_small_text(fs, f"{meta_path}/INSTALLER") if present("INSTALLER") else None
+    top_text = _read_small_text(fs, f"{meta_path}/top_level.txt") if present("top_level.txt") else None
     top_level = [line.strip() for line in (top_text or "").splitlines() if _MODULE_NAME.match(line.strip())]
-    url, editable = (_direct_url(fs, f"{meta_path}/direct_url.json") if "direct_url.json" in present
+    url, editable = (_direct_url(fs, f"{meta_path}/direct_url.json") if present("direct_url.json")
                      else (None, False))
     placeholder = False
     # Placeholders are tiny, and squat Neuron names (compat.json `placeholders`: torch-neuronx, neuronx-cc,
@@ -211,9 +214,15 @@ def scan_site_dir(fs: RootFS, site: str, follow_links: bool = True) -> tuple[lis
     except OSError as error:
         return [], f"unreadable: {error.strerror or error}"
     records = [name for name in names if name.endswith((".dist-info", ".egg-info"))]
+    links: Optional[set[str]] = set()
+    if not follow_links:
+        try:
+            links = fs.links_in(site)
+        except OSError:
+            links = None  # asked entry by entry below
     distributions: list[Distribution] = []
     for name in records[:MAX_DISTRIBUTIONS]:
-        if not follow_links and fs.is_link(f"{site}/{name}"):
+        if not follow_links and (fs.is_link(f"{site}/{name}") if links is None else name in links):
             continue
         dist = read_distribution(fs, site, name)
         if dist is not None:

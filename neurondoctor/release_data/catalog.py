@@ -10,7 +10,6 @@ import functools
 import json
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import field
 from pathlib import Path
 from typing import Any, Callable, NamedTuple, Optional
 
@@ -22,7 +21,7 @@ from neurondoctor.neuron_version import (
     release_tuple,
 )
 from neurondoctor.pep440 import matches
-from neurondoctor.records import dataclass
+from neurondoctor.records import dataclass, field
 from neurondoctor.regular_files import read_regular_file
 from neurondoctor.release_data.os_support import OsSupport
 from neurondoctor.release_data.schema import (

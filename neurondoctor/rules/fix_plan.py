@@ -14,11 +14,10 @@ interpreter; a step it does not recognise is kept as it is, never dropped.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import field
 from typing import Optional
 
 from neurondoctor.neuron_version import normalize_package_name
-from neurondoctor.records import dataclass
+from neurondoctor.records import dataclass, field
 from neurondoctor.rules.finding import Finding
 from neurondoctor.rules.fix import ALTERNATIVE_PREFIX, Command, Fix, Step, command
 

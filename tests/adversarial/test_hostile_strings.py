@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from neurondoctor.output_text import neutralize, printable
+from neurondoctor.output_text import _UNSAFE, neutralize, printable
 from tests.conftest import REPO, cli_env
 from tests.host_fixture import Holder, HostSpec, build_host
 
@@ -151,6 +151,17 @@ def test_neutralize_shows_every_control_escaped_and_keeps_text() -> None:
     assert (neutralize("a\nb\tc\x1b[2J\x9b\u202e\u2028\x7f\udcff é")
             == "a\\nb\\tc\\x1b[2J\\x9b\\u202e\\u2028\\x7f\\xff é")
     assert printable("[✓] a · b … 2 × 3", ascii_only=True) == "[ok] a - b ... 2 x 3"
+
+
+def test_every_character_neutralize_escapes_is_one_str_isprintable_refuses() -> None:
+    """`neutralize` returns text `str.isprintable` accepts untouched: sound only while the escaped set stays
+    inside the non-printable characters, over the whole Unicode range."""
+    unsafe = re.compile(_UNSAFE)
+    escaped = [point for point in range(sys.maxunicode + 1) if unsafe.fullmatch(chr(point))]
+    assert len(escaped) > 160
+    assert not [hex(point) for point in escaped if chr(point).isprintable()]
+    assert neutralize("plain text ✓ · 2.9.0") == "plain text ✓ · 2.9.0"
+    assert neutralize("a\u202eb\x1bc") == "a\\u202eb\\x1bc"
 
 
 def test_undecodable_bytes_in_a_path_reach_every_output_escaped(hostile_host: tuple[Path, Path],

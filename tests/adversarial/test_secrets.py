@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import gzip
 import os
+import re
+import sys
 import tarfile
 from pathlib import Path
 
 import pytest
 
-from neurondoctor.redaction import MARK, SECRET_PATTERNS, redact_secrets
+from neurondoctor.redaction import MARK, SECRET_PATTERNS, Redactor, _folded, redact_secrets
 from tests.conftest import check_json, cli_env, run_cli
 from tests.host_fixture import Holder, HostSpec, build_host
 
@@ -64,6 +66,40 @@ def test_each_secret_form_is_redacted(form: str, text: str, secret: str) -> None
 
 def test_every_pattern_has_a_form_above() -> None:
     assert len(SECRET_PATTERNS) <= len(SECRET_FORMS)
+
+
+def _every_pattern_run(text: str) -> str:
+    """What redaction gives without the literal pre-checks: every pattern run on the text."""
+    for secret in SECRET_PATTERNS:
+        text = secret.pattern.sub(secret.replace, text)
+    return text
+
+
+def _variants(text: str) -> list[str]:
+    """The text, and spellings the pre-checks must not miss: other case, the Kelvin sign for k, the long s for s,
+    the dotted capital and dotless small i (each matches its ASCII letter under re.IGNORECASE)."""
+    return [text, text.upper(), text.lower(), text.swapcase(), text.replace("k", "\u212a"),
+            text.replace("s", "\u017f"), text.replace("i", "\u0130"), text.replace("i", "\u0131"),
+            f"  {text}\n{text}  ", text[: len(text) // 2]]
+
+
+@pytest.mark.parametrize(("form", "text", "secret"), SECRET_FORMS, ids=[row[0] for row in SECRET_FORMS])
+def test_the_pre_checks_never_change_what_is_redacted(form: str, text: str, secret: str) -> None:
+    """A pattern is skipped only on text it cannot match: the redacted text is the same as with every pattern
+    run, on each form and its case and Unicode spellings."""
+    for variant in _variants(text):
+        assert Redactor().secrets(variant) == _every_pattern_run(variant), variant
+
+
+def test_the_case_folding_of_the_pre_checks_covers_every_character_re_matches() -> None:
+    """For each character a pre-check looks for, every Unicode character that re.IGNORECASE matches to it
+    folds to it."""
+    every = "".join(chr(point) for point in range(sys.maxunicode + 1) if not 0xD800 <= point <= 0xDFFF)
+    needed = {char for secret in SECRET_PATTERNS if secret.ignores_case
+              for group in (secret.needs, secret.needs_also) for need in group for char in need}
+    for char in sorted(needed):
+        for matched in re.findall("(?i)" + re.escape(char), every):
+            assert _folded(matched) == char, (char, hex(ord(matched)))
 
 
 def test_ordinary_text_stays_readable() -> None:

@@ -17,7 +17,6 @@ import stat
 import tarfile
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -33,7 +32,7 @@ from neurondoctor.actions.bundle.collectors import (
 )
 from neurondoctor.host.instance_identity import read_hostname
 from neurondoctor.host.rootfs import RootFS
-from neurondoctor.records import dataclass
+from neurondoctor.records import dataclass, field
 from neurondoctor.redaction import Redactor
 
 DEFAULT_MAX_SIZE_MB = 100

@@ -12,7 +12,6 @@ import os
 import shutil
 import time
 from collections.abc import Mapping
-from dataclasses import field
 from typing import Callable, Optional
 
 from neurondoctor.command_runner import run_command
@@ -22,7 +21,7 @@ from neurondoctor.host.compile_cache import cache_location
 from neurondoctor.host.os_packages import rpm_command, rpm_database_present
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.pyenv.static_venv import filesystem_for
-from neurondoctor.records import dataclass
+from neurondoctor.records import dataclass, field
 from neurondoctor.redaction import Redactor, redact_variable
 
 FILE_LIMIT = 8 << 20

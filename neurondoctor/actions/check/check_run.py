@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import field
 from typing import Optional
 
 from neurondoctor import __version__, exit_codes
@@ -27,7 +26,7 @@ from neurondoctor.pyenv.discovery import (
 )
 from neurondoctor.pyenv.layouts import holds_any
 from neurondoctor.pyenv.static_venv import filesystem_for, inspect_venv
-from neurondoctor.records import dataclass
+from neurondoctor.records import dataclass, field
 from neurondoctor.release_data.catalog import ReleaseCatalog, load_catalog
 from neurondoctor.report.health import judge_health
 from neurondoctor.report.model import (

@@ -14,13 +14,12 @@ import os
 import re
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import field
 from pathlib import Path
 from typing import Callable, Optional
 
 from neurondoctor.command_runner import CommandResult, run_command
 from neurondoctor.facts.python_env import PythonEnvironment
-from neurondoctor.records import dataclass
+from neurondoctor.records import dataclass, field
 from neurondoctor.report.model import Report
 from neurondoctor.rules.fix import Note, Step
 from neurondoctor.rules.fix_plan import parse_pip_words

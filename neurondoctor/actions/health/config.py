@@ -15,11 +15,10 @@ may be a link to another one (a shadow-style file), and problems reach stdout, s
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import field
 from pathlib import Path
 from typing import Optional
 
-from neurondoctor.records import dataclass
+from neurondoctor.records import dataclass, field
 
 DEFAULT_CONFIG = Path("/etc/neurondoctor/health.conf")
 CONFIG_ENV = "NEURONDOCTOR_CONFIG"

@@ -8,11 +8,10 @@ watchdog does the same). A configuration problem (health.conf) makes the verdict
 
 from __future__ import annotations
 
-import socket
+import os
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import field
 from pathlib import Path
 from typing import Any, Optional
 
@@ -28,7 +27,7 @@ from neurondoctor.actions.health.slurm_decision import (
 )
 from neurondoctor.command_runner import run_command, stop_running_commands
 from neurondoctor.facts import Facts, HostFacts
-from neurondoctor.records import dataclass
+from neurondoctor.records import dataclass, field
 from neurondoctor.release_data.catalog import ReleaseCatalog
 from neurondoctor.report.health import STATE_UNKNOWN, Health
 from neurondoctor.report.model import Report
@@ -98,7 +97,7 @@ def run_health(options: CheckOptions, catalog: ReleaseCatalog, deadline_s: float
 
 def node_name(environ: Mapping[str, str]) -> str:
     """slurmd's name for this node (it sets SLURMD_NODENAME for HealthCheckProgram), else the short hostname."""
-    return environ.get("SLURMD_NODENAME") or socket.gethostname().split(".", 1)[0]
+    return environ.get("SLURMD_NODENAME") or os.uname().nodename.split(".", 1)[0]
 
 
 def _show_node(name: str, env: Mapping[str, str], by_hostname: bool) -> tuple[Optional[SlurmNode], str]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import stat
 import time
 from collections.abc import Callable, Sequence
@@ -68,7 +67,7 @@ def replace_owned_file(path: Path, data: bytes, ours: Callable[[bytes], bool]) -
     linked = _linked_directory(path.parent)
     if linked:
         raise exit_codes.UserError(f"{path}: {linked}; refusing to write through it")
-    temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.partial")
+    temporary = path.with_name(f".{path.name}.{os.urandom(4).hex()}.partial")
     try:
         descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         with os.fdopen(descriptor, "wb") as handle:

@@ -11,7 +11,6 @@ import os
 import tempfile
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import field
 from typing import Optional
 
 from neurondoctor import exit_codes
@@ -19,7 +18,7 @@ from neurondoctor.actions.check.check_run import CheckOptions, run_check
 from neurondoctor.actions.probe.probe_runner import default_python, probe_document, probe_health, run_probe
 from neurondoctor.host.neuron_devices import read_device_nodes
 from neurondoctor.host.rootfs import RootFS
-from neurondoctor.records import dataclass
+from neurondoctor.records import dataclass, field
 from neurondoctor.release_data.probe_data import load_error_signatures
 from neurondoctor.report.model import ProbeReport, new_probe_report
 from neurondoctor.rules.finding import SEVERITY_ERROR

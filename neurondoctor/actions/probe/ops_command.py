@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import field
 from typing import Any, Optional
 
 from neurondoctor import exit_codes
@@ -21,7 +20,7 @@ from neurondoctor.actions.probe.probe_runner import (
     probe_health,
     run_probe,
 )
-from neurondoctor.records import dataclass
+from neurondoctor.records import dataclass, field
 from neurondoctor.release_data.probe_data import load_op_support
 from neurondoctor.report.model import ProbeReport, new_probe_report
 from neurondoctor.rules.probes.ops import Inventory, classify

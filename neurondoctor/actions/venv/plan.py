@@ -9,10 +9,9 @@ release or fails with `Unknown flags in XLA_FLAGS` (gh#1012); 2.32.0 installs th
 
 from __future__ import annotations
 
-from dataclasses import field
 from typing import Optional
 
-from neurondoctor.records import dataclass
+from neurondoctor.records import dataclass, field
 from neurondoctor.neuron_version import major_minor, release_tuple
 from neurondoctor.release_data.catalog import PackageEntry, ReleaseCatalog
 

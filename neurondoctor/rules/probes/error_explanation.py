@@ -11,12 +11,11 @@ or a newer neuronx-cc that supports it (only when the release data records one; 
 from __future__ import annotations
 
 import re
-from dataclasses import field
 from typing import Any, Optional
 
 from packaging.version import InvalidVersion, Version
 
-from neurondoctor.records import dataclass
+from neurondoctor.records import dataclass, field
 from neurondoctor.redaction import redact_secrets
 from neurondoctor.release_data.probe_data import ErrorSignatures
 from neurondoctor.rules.probes.runtime_log import runtime_detail
