@@ -152,7 +152,9 @@ def _make_init(cls: type, fields: tuple[RecordField, ...]) -> Callable[..., None
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         if args:
             if len(args) > count:
-                raise TypeError(f"{qualname}.__init__() takes {count + 1} positional arguments but "
+                least = len(required) + 1
+                takes = f"{count + 1}" if least == count + 1 else f"from {least} to {count + 1}"
+                raise TypeError(f"{qualname}.__init__() takes {takes} positional arguments but "
                                 f"{len(args) + 1} were given")
             for name, value in zip(names, args):
                 if name in kwargs:

@@ -92,3 +92,62 @@ def test_the_bare_decorator_and_the_called_one_agree() -> None:
 
     assert repr(Bare(1)).endswith("Bare(value=1)") and repr(Called(1)).endswith("Called(value=1)")
     assert Bare(1) == Bare(1) and Called(1) != Called(2)
+
+
+def _errors(make: Callable[[type], Any], cls: type) -> str:
+    with pytest.raises(TypeError) as caught:
+        make(cls)
+    return str(caught.value).split(".__init__()")[-1]
+
+
+def test_init_takes_and_refuses_arguments_as_the_standard_one_does() -> None:
+    def declare(decorate: Callable[..., Any]) -> type:
+        @decorate
+        class Row:
+            name: str
+            size: int
+            tags: list[str] = field(default_factory=list)
+            kind: str = "file"
+            seen: int = field(default=0, init=False)
+
+            def __post_init__(self) -> None:
+                self.seen += 1
+
+        return Row
+
+    mine, standard = declare(record), declare(dataclasses.dataclass)
+    for call in (lambda row: row("a", 1), lambda row: row("a", size=1, kind="dir"), lambda row: row(size=2, name="b")):
+        assert repr(call(mine)).split("Row")[-1] == repr(call(standard)).split("Row")[-1]
+        assert call(mine).seen == 1 == call(standard).seen
+    assert mine("a", 1).tags is not mine("a", 1).tags  # a factory per instance
+    for bad in (lambda row: row(), lambda row: row("a"), lambda row: row("a", 1, [], "k", 9),
+                lambda row: row("a", 1, name="b"), lambda row: row("a", 1, colour="red"),
+                lambda row: row("a", 1, seen=3)):
+        assert _errors(bad, mine) == _errors(bad, standard)
+    assert mine.__match_args__ == standard.__match_args__ == ("name", "size", "tags", "kind")
+
+
+def test_declarations_the_standard_decorator_refuses_are_refused() -> None:
+    with pytest.raises(ValueError, match="mutable default"):
+        @record
+        class Mutable:
+            items: list[str] = []  # noqa: RUF012
+
+    with pytest.raises(TypeError, match="follows default argument"):
+        @record
+        class Order:
+            first: int = 0
+            second: int  # type: ignore[misc]
+
+
+def test_check_imports_neither_dataclasses_nor_inspect_nor_subprocess() -> None:
+    """What `check` no longer pays for at start-up (docs/measured.md): a module that pulls one of them back in
+    shows here, not only in scripts/bench_check.py."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nimport neurondoctor.actions.check.check_run\n"
+            "print(sorted(m for m in ('dataclasses', 'inspect', 'subprocess', 'socket', 'datetime', 'secrets')"
+            " if m in sys.modules))")
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert shown.stdout.strip() == "[]"
