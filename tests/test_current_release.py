@@ -93,7 +93,10 @@ def test_the_xla_torch_neuronx_on_trn1_and_trn2_stays_healthy(tmp_path: Path, ve
                                                              os=os_name))
         venv = _venv(venvs, "xla", root, "3.12")
         code, report, _ = check_json(["--root", str(root), "--venv", str(venv)], env=cli_env())
-        assert _findings(report) == [] and code == 0, instance_type
+        # on the trn2 2.33.0 announces the end of the XLA inference path in 2.34.0 (tests/test_end_of_support.py)
+        expected = [] if instance_type.startswith("trn1") else [("ND-EOS-002", "info")]
+        assert [finding[:2] for finding in _findings(report)] == expected and code == 0, instance_type
+        assert report["health"]["state"] == "ok"
         assert report["release"]["host"] == RELEASE and report["release"]["environments"][str(venv)] == RELEASE
 
 

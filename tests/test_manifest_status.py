@@ -59,3 +59,21 @@ def test_an_override_and_an_unreadable_cached_copy(tmp_path: Path) -> None:
                         "NEURONDOCTOR_MANIFESTS": str(Path(__file__).parents[1] / "manifests")})
     assert status(override)["in_use"] == "override"
     assert "In use: NEURONDOCTOR_MANIFESTS" in run_cli(["manifests", "status"], env=override).stdout
+
+
+def test_the_releases_the_data_lacks_and_the_announcements_it_judges_are_listed(tmp_path: Path) -> None:
+    """2.33.1 and 2.34.0 are published, but their package lists are not in the data: `manifests status` says so
+    (with the page and why), and lists every end-of-support announcement with the release it takes effect."""
+    env = cli_env({"HOME": str(tmp_path)})
+    document = status(env)
+    missing = {item["release"]: item for item in document["releases_without_package_data"]}  # type: ignore
+    assert set(missing) == {"2.33.1", "2.34.0"}
+    assert missing["2.34.0"]["source"] == "https://awsdocs-neuron.readthedocs-hosted.com/en/latest/release-notes/2.34.0.html"
+    ends = {item["id"]: item for item in document["end_of_support"]}  # type: ignore
+    assert ends["torch-xla-inference-trn2-trn3"]["ends_in"] == "2.34.0"
+    assert ends["torch-xla-inference-trn2-trn3"]["announced_in"] == "2.33.0"
+    assert ends["torch-xla-training"]["ends_in"] == "2.30.0"
+    assert all(item["source"].startswith("https://") for item in ends.values())
+    text = run_cli(["manifests", "status"], env=env).stdout
+    assert "Not in the data: Neuron 2.34.0 (2026-11-30)" in text
+    assert "  PyTorch/XLA inference (the XLA torch-neuronx) on Trn2 and Trn3: from 2.34.0 (announced in 2.33.0)" in text

@@ -343,3 +343,22 @@ def test_the_python_verdict_without_neuron_packages_is_the_same_static_and_live(
         "Python 3.11 cannot install Neuron 2.19.1: its wheels are for 3.8, 3.9, 3.10"]
     assert static["ND-PY-002"][0]["fix"] == [f"neurondoctor venv create {venv}-py3.10 --release 2.19.1 "
                                              "--python python3.10"]
+
+
+def test_a_pytorch_2_6_environment_after_its_end_is_rebuilt_for_the_hosts_release(
+        index_url: str, tmp_path: Path, venvs: VenvFactory) -> None:
+    """ND-EOS-001 (PyTorch 2.6 ended in Neuron 2.27.0, announcement-end-of-support-pytorch-2-6): the torch-neuronx
+    2.6 of 2.26.1 on a 2.31.1 host. The printed `venv create` of the host's release runs, and what it builds is
+    clean on the host."""
+    root = build_host(tmp_path / "host", HostSpec(release=RELEASE))
+    venv = venvs.create("pytorch-2-6-after-its-end")
+    venvs.install(venv, [simple_wheel("torch-neuronx", "2.6.0.2.10.16998",
+                                      ("torch==2.6.*", "torch-xla==2.6.*", "libneuronxla<3.0,>=2.2")),
+                         simple_wheel("neuronx-cc", "2.21.33363.0"), simple_wheel("libneuronxla", "2.2.12677.0"),
+                         simple_wheel("torch-xla", "2.6.0", ("torch==2.6.0",)), torch_wheel("2.6.0")])
+    report = check_json(["--root", str(root), "--venv", str(venv)])[1]
+    (finding,) = [item for item in findings_by_id(report)["ND-EOS-001"]
+                  if item["evidence"]["announcement"] == "pytorch-2.6"]
+    assert finding["fix"] == [f"neurondoctor venv create {venv}-2.31.1 --release 2.31.1"]
+    run_printed_venv_create(str(finding["fix"][0]), index_url, tmp_path, root, Path(f"{venv}-2.31.1"),
+                            "--python", sys.executable)

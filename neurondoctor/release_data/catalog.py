@@ -27,6 +27,7 @@ from neurondoctor.release_data.os_support import OsSupport
 from neurondoctor.release_data.schema import (
     SchemaError,
     check_compat_document,
+    check_end_of_support_document,
     check_instances_document,
     check_os_support_document,
     check_release_document,
@@ -89,6 +90,7 @@ class ReleaseCatalog:
     problems: list[LoadProblem] = field(default_factory=list)
     instances: dict[str, dict[str, Any]] = field(default_factory=dict)
     os_support: dict[str, Any] = field(default_factory=dict)
+    end_of_support: dict[str, Any] = field(default_factory=dict)
     _index: dict[str, dict[str, list[str]]] = field(default_factory=dict, repr=False)
     _neuron_pip: Optional[frozenset[str]] = field(default=None, repr=False)
 
@@ -349,8 +351,9 @@ def load_catalog(directory: Optional[Path] = None, compat_directory: Optional[Pa
     instances = (_read_json(compat_base / "instances.json", check_instances_document, problems) or {}).get(
         "instances", {})
     os_support = _read_json(compat_base / "os-support.json", check_os_support_document, problems) or {}
+    end_of_support = _read_json(compat_base / "end-of-support.json", check_end_of_support_document, problems) or {}
     names = sdk.get("releases") or sorted(
         (path.stem for path in (base / "releases").glob("*.json")), key=release_tuple, reverse=True)
     releases = load_release_files(base, names, problems)
     _apply_carryover(releases, compat)
-    return ReleaseCatalog(str(base), sdk, compat, releases, problems, instances, os_support)
+    return ReleaseCatalog(str(base), sdk, compat, releases, problems, instances, os_support, end_of_support)

@@ -54,6 +54,10 @@ class DataCopy:
 class DataStatus:
     copies: list[DataCopy]
     in_use: str  # the role of the copy a check would load
+    # From the copy in use (manifests/end-of-support.json): AWS's end-of-support announcements the rules judge, and
+    # the published releases whose package lists the data does not have (said, never guessed).
+    announcements: tuple[dict[str, Any], ...] = ()
+    releases_without_data: tuple[dict[str, Any], ...] = ()
 
     def copy(self, role: str) -> Optional[DataCopy]:
         return next((item for item in self.copies if item.role == role), None)
@@ -89,10 +93,14 @@ def data_status(environ: Mapping[str, str]) -> DataStatus:
     copies = [read_copy("bundled", bundled_manifest_dir()), read_copy("cached", cache_manifest_dir(environ))]
     if environ.get(MANIFEST_DIR_ENV):
         copies.append(read_copy("override", Path(environ[MANIFEST_DIR_ENV])))
-    in_use = Path(load_catalog(environ=environ).source_dir).resolve()
+    catalog = load_catalog(environ=environ)
+    in_use = Path(catalog.source_dir).resolve()
     role = next((item.role for item in reversed(copies) if item.present
                  and Path(item.directory).resolve() == in_use), "bundled")
-    return DataStatus(copies, role)
+    ends = catalog.end_of_support
+    return DataStatus(copies, role,
+                      tuple(item for item in ends.get("announcements", []) if isinstance(item, dict)),
+                      tuple(item for item in ends.get("releases_without_package_data", []) if isinstance(item, dict)))
 
 
 _ROLE_WORDS = {"bundled": "bundled", "cached": "manifests update", "override": MANIFEST_DIR_ENV}
@@ -120,6 +128,14 @@ def render_status(status: DataStatus, now: Optional[float] = None) -> str:
                      f"({item.directory})")
     used = status.copy(status.in_use)
     lines.append(f"In use: {_ROLE_WORDS[status.in_use]} (marked *).")
+    for item in status.releases_without_data:
+        lines.append(f"Not in the data: Neuron {item.get('release')} ({item.get('date')}): {item.get('why')}. A host "
+                     "on it reads as newer than the data (ND-REL-005).")
+    if status.announcements:
+        lines.append(f"End-of-support announcements judged (ND-EOS-001/002): {len(status.announcements)}")
+        lines += [f"  {item.get('what')}: from {item.get('ends_in')}" + (
+            f" (announced in {item['announced_in']})" if item.get("announced_in") else "") for item in
+            status.announcements]
     age = used.age_days(now) if used else None
     if status.in_use != "override" and age is not None and age > STALE_AFTER_DAYS:
         lines.append(f"The data is {age} days old; Neuron releases about every two months: run "
@@ -135,4 +151,7 @@ def status_document(status: DataStatus, now: Optional[float] = None) -> dict[str
                         "age_days": item.age_days(now), "releases": item.releases, "source": item.source,
                         "fetched_at": item.fetched_at, "problem": item.problem,
                         "hand_kept": [{"release": release, "source": page} for release, page in item.hand_kept]}
-                       for item in status.copies]}
+                       for item in status.copies],
+            "end_of_support": [{key: item.get(key) for key in ("id", "what", "announced_in", "ends_in", "source")}
+                               for item in status.announcements],
+            "releases_without_package_data": [dict(item) for item in status.releases_without_data]}

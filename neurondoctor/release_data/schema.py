@@ -204,6 +204,7 @@ def check_instances_document(doc: Any) -> None:
                  f"{where}.logical_nc_configs", "expected a list of integers")
 
 
+END_OF_SUPPORT_SCHEMA = "neurondoctor.end-of-support/1"
 OS_SUPPORT_SCHEMA = "neurondoctor.os-support/1"
 _TESTED_ROW_STRINGS = ("os", "version", "kernel", "glibc")
 
@@ -256,3 +257,35 @@ def check_os_support_document(doc: Any) -> None:
                 os_row = _object(entry, f"{where}.{part}[{position}]")
                 _require(isinstance(os_row.get("os"), str) and isinstance(os_row.get("version"), str),
                          f"{where}.{part}[{position}]", "expected os and version strings")
+
+
+def check_end_of_support_document(doc: Any) -> None:
+    """`manifests/end-of-support.json`: AWS's end-of-support announcements (what, from which release, the page)
+    and the published releases whose package lists the data lacks."""
+    top = _object(doc, "end-of-support")
+    _require(top.get("schema") == END_OF_SUPPORT_SCHEMA, "end-of-support.schema",
+             f"expected {END_OF_SUPPORT_SCHEMA!r}")
+    announcements = top.get("announcements")
+    _require(isinstance(announcements, list), "end-of-support.announcements", "expected a list")
+    for index, entry in enumerate(announcements or []):
+        where = f"end-of-support.announcements[{index}]"
+        item = _object(entry, where)
+        for key in ("id", "what", "source", "way_forward", "fix"):
+            _require(isinstance(item.get(key), str) and item[key] != "", f"{where}.{key}", "expected a string")
+        _require(str(item["source"]).startswith("https://"), f"{where}.source", "expected an https page")
+        _release_name(item.get("ends_in"), f"{where}.ends_in")
+        if item.get("announced_in") is not None:
+            _release_name(item.get("announced_in"), f"{where}.announced_in")
+        packages = _object(item.get("packages"), f"{where}.packages")
+        for name, specifier in packages.items():
+            _require(isinstance(specifier, str), f"{where}.packages.{name}", "expected a version specifier")
+        _require(item.get("stack") in (None, "xla", "native"), f"{where}.stack", "expected xla, native or null")
+        _string_list(item.get("instances"), f"{where}.instances")
+        _require(item["fix"] in ("native-venv", "release-venv", "advice"), f"{where}.fix",
+                 "expected native-venv, release-venv or advice")
+    for index, entry in enumerate(top.get("releases_without_package_data", [])):
+        where = f"end-of-support.releases_without_package_data[{index}]"
+        item = _object(entry, where)
+        _release_name(item.get("release"), f"{where}.release")
+        for key in ("date", "source", "why"):
+            _require(isinstance(item.get(key), str), f"{where}.{key}", "expected a string")

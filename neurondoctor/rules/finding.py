@@ -19,7 +19,7 @@ CATEGORIES = frozenset({
     "unknown-version", "wrong-pip-index", "python-unsupported", "os-unsupported", "instance-unsupported",
     "shadowing", "broken-venv", "tools-missing", "device-missing", "device-permission", "cores-busy",
     "env-var-misconfig", "resource", "compile-cache", "hardware-error", "unsupported-op", "cpu-fallback",
-    "compile-failure", "framework-missing", "dynamic-shape", "host-sync",
+    "compile-failure", "framework-missing", "dynamic-shape", "host-sync", "end-of-support",
 })
 
 

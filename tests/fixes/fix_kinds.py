@@ -45,6 +45,9 @@ EXECUTED = {  # id -> the test that runs its printed fix lines and checks again
     **{f"ND-CACHE-00{number}": "tests/fixes/test_cache_fixes.py::test_the_prune_line_moves_the_plant_and_keeps_the_rest"
        for number in range(1, 4)},
     "ND-CACHE-004": "tests/fixes/test_cache_fixes.py::test_a_cache_another_user_made_gets_a_cache_of_ones_own",
+    "ND-EOS-001": "tests/test_venv_create.py::"
+                  "test_a_pytorch_2_6_environment_after_its_end_is_rebuilt_for_the_hosts_release",
+    "ND-EOS-002": "tests/test_end_of_support.py::test_the_printed_torchneuron_environment_is_built_and_checks_clean",
 }
 
 HOST_SIMULATED = {  # id -> the case of tests/fixes/test_host_fixes.py that runs its lines in the host simulator

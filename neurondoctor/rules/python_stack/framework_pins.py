@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from neurondoctor.facts.python_env import PythonEnvironment
 from neurondoctor.neuron_version import normalize_package_name
+from neurondoctor.pep440 import matches
 from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, pin, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
@@ -141,6 +142,14 @@ def missing_framework_partners(ctx: RuleContext) -> list[Finding]:
     return findings
 
 
+def _at_pin(installed: str, pinned: str) -> bool:
+    """Whether the installed version is the guard's pin, as pip reads `==PIN`: a TorchNeuron family pin
+    (`2.14.3.0.*`) holds every build of the family; a local label on the pin (`+cpu`) is not asked of the
+    installed version."""
+    verdict = matches(installed, "==" + pinned.split("+")[0])
+    return verdict if verdict is not None else installed.split("+")[0] == pinned.split("+")[0]
+
+
 def guard_pins_moved(ctx: RuleContext) -> list[Finding]:
     """ND-PIN-004: a package of a neurondoctor-built environment no longer at the version its guard pins."""
     findings = []
@@ -149,7 +158,7 @@ def guard_pins_moved(ctx: RuleContext) -> list[Finding]:
             continue
         dists = env.effective_distributions()
         moved = {name: (pinned, dists[name].version) for name, pinned in env.guard_pins.items()
-                 if name in dists and dists[name].version.split("+")[0] != pinned.split("+")[0]}
+                 if name in dists and not _at_pin(dists[name].version, pinned)}
         if not moved:
             continue
         findings.append(Finding(
