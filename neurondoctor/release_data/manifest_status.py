@@ -128,13 +128,13 @@ def render_status(status: DataStatus, now: Optional[float] = None) -> str:
                      f"({item.directory})")
     used = status.copy(status.in_use)
     lines.append(f"In use: {_ROLE_WORDS[status.in_use]} (marked *).")
-    for item in status.releases_without_data:
-        lines.append(f"Not in the data: Neuron {item.get('release')} ({item.get('date')}): {item.get('why')}. A host "
-                     "on it reads as newer than the data (ND-REL-005).")
+    for missing in status.releases_without_data:
+        lines.append(f"Not in the data: Neuron {missing.get('release')} ({missing.get('date')}): {missing.get('why')}. "
+                     "A host on it reads as newer than the data (ND-REL-005).")
     if status.announcements:
         lines.append(f"End-of-support announcements judged (ND-EOS-001/002): {len(status.announcements)}")
-        lines += [f"  {item.get('what')}: from {item.get('ends_in')}" + (
-            f" (announced in {item['announced_in']})" if item.get("announced_in") else "") for item in
+        lines += [f"  {end.get('what')}: from {end.get('ends_in')}" + (
+            f" (announced in {end['announced_in']})" if end.get("announced_in") else "") for end in
             status.announcements]
     age = used.age_days(now) if used else None
     if status.in_use != "override" and age is not None and age > STALE_AFTER_DAYS:
