@@ -61,7 +61,10 @@ def merge_hand_kept(official: dict[str, Any], kept: list[dict[str, Any]]) -> tup
             superseded.append(release)
             continue
         merged["neuron_releases"].append({"neuron_version": release, "packages": entry["packages"]})
-        merged.setdefault("hand_kept", []).append({"release": release, "source": entry["source"]})
+        kept_note = {"release": release, "source": entry["source"]}
+        if entry.get("not_shown"):  # what the page did not show (scripts/add_release.py): left out, and said so
+            kept_note["not_shown"] = [str(item) for item in entry["not_shown"]]
+        merged.setdefault("hand_kept", []).append(kept_note)
         if release_tuple(release) > release_tuple(str(merged["manifest_version"])):
             merged["manifest_version"] = release
             merged["manifest_date"] = entry["manifest_date"]

@@ -40,6 +40,7 @@ class DataCopy:
     fetched_at: Optional[str] = None
     problem: Optional[str] = None
     hand_kept: tuple[tuple[str, str], ...] = ()  # (release, the page its versions come from), not in AWS's copy
+    not_shown: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (hand-kept release, what its page did not show)
 
     def age_days(self, now: float) -> Optional[int]:
         if not self.manifest_date:
@@ -82,11 +83,14 @@ def read_copy(role: str, directory: Path) -> DataCopy:
     listed = source.get("hand_kept")
     kept: list[Any] = listed if isinstance(listed, list) else []
     hand_kept = tuple((str(item.get("release")), str(item.get("source"))) for item in kept if isinstance(item, dict))
+    not_shown = tuple((str(item.get("release")), tuple(str(part) for part in item["not_shown"])) for item in kept
+                      if isinstance(item, dict) and isinstance(item.get("not_shown"), list) and item["not_shown"])
     return DataCopy(role, str(directory), present=True, manifest_version=str(sdk.get("manifest_version") or "") or None,
                     manifest_date=str(source.get("manifest_date") or "") or None,
                     releases=len(sdk.get("releases") or []),
                     source=str(record.get("source") or source.get("file") or "") or None,
-                    fetched_at=str(record.get("fetched_at") or "") or None, hand_kept=hand_kept)
+                    fetched_at=str(record.get("fetched_at") or "") or None, hand_kept=hand_kept,
+                    not_shown=not_shown)
 
 
 def data_status(environ: Mapping[str, str]) -> DataStatus:
@@ -128,6 +132,8 @@ def render_status(status: DataStatus, now: Optional[float] = None) -> str:
                      f"({item.directory})")
     used = status.copy(status.in_use)
     lines.append(f"In use: {_ROLE_WORDS[status.in_use]} (marked *).")
+    for release, parts in used.not_shown if used else ():
+        lines.append(f"Hand-kept {release} leaves out what its page did not show: {'; '.join(parts)}.")
     for missing in status.releases_without_data:
         lines.append(f"Not in the data: Neuron {missing.get('release')} ({missing.get('date')}): {missing.get('why')}. "
                      "A host on it reads as newer than the data (ND-REL-005).")
@@ -150,7 +156,9 @@ def status_document(status: DataStatus, now: Optional[float] = None) -> dict[str
                         "manifest_version": item.manifest_version, "manifest_date": item.manifest_date,
                         "age_days": item.age_days(now), "releases": item.releases, "source": item.source,
                         "fetched_at": item.fetched_at, "problem": item.problem,
-                        "hand_kept": [{"release": release, "source": page} for release, page in item.hand_kept]}
+                        "hand_kept": [{"release": release, "source": page,
+                                       "not_shown": list(dict(item.not_shown).get(release, ()))}
+                                      for release, page in item.hand_kept]}
                        for item in status.copies],
             "end_of_support": [{key: item.get(key) for key in ("id", "what", "announced_in", "ends_in", "source")}
                                for item in status.announcements],
