@@ -240,3 +240,30 @@ def test_a_corrupt_announcement_file_is_one_error_line_and_the_report_goes_on(tm
         f"error: {broken}: unexpected shape: end-of-support.announcements[0].source: expected an https page"]
     assert _eos(report) == [] and code == 2
     assert {check["id"] for check in report["checks"]} >= {"driver", "runtime", "neuron-release"}
+
+
+@pytest.mark.parametrize(("instance_type", "kind"), [("trn1.32xlarge", "xla"), ("inf2.xlarge", "xla"),
+                                                     ("trn2.48xlarge", "native")])
+def test_a_host_of_a_release_the_data_lacks_is_healthy_with_infos_only(tmp_path: Path, venvs: VenvFactory,
+                                                                       instance_type: str, kind: str) -> None:
+    """A host updated past the data (2.33.1 or 2.34.0: their package lists are not in it) with the 2.33.0
+    environments it had: the verdict is ok; the doctor says the data is older than the host (ND-REL-005), and
+    nothing is judged on a guess of what 2.34.0 holds."""
+    root = build_host(tmp_path / "host", HostSpec(instance_type=instance_type, release="2.33.0",
+                                                  os="ubuntu26" if kind == "native" else "ubuntu24",
+                                                  kernel="7.0.0-1004-aws" if kind == "native" else "6.8.0-1015-aws",
+                                                  package_versions=dict(NEWER_HOST)))
+    if kind == "native":
+        built = venvs.create("eos-native-2.33.0")
+        venvs.install(built, native_stack_wheels(NATIVE_STACKS["2.33.0"]))
+        install_image_interpreter(root, "3.13")
+        venv = root / "opt" / "native-py3.13"
+        shutil.copytree(built, venv, symlinks=True)
+        relabel_python(venv, "3.13")
+        write_pip_conf(venv)
+    else:
+        venv = _copied_venv(venvs, root, f"xla-{instance_type}-newer", "2.33.0", "3.12")
+    code, report, _ = check_json(["--root", str(root), "--venv", str(venv)])
+    assert report["health"]["state"] == "ok" and code == 0, report["health"]
+    assert {item["severity"] for item in report["findings"]} == {"info"}
+    assert "ND-REL-005" in findings_by_id(report)
