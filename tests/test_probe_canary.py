@@ -14,10 +14,15 @@ import pytest
 from neurondoctor.rules.probes.canary import result_findings
 from tests.conftest import cli_env, run_cli
 from tests.doubles.torch_neuronx_double import DOUBLE_SOURCE
+from tests.doubles.torchneuron_double import DOUBLE_SOURCE as TORCHNEURON_SOURCE
 from tests.host_fixture import HostSpec, build_host
 from tests.wheelhouse import VenvFactory, WheelSpec
 
 DOUBLE = WheelSpec("torch-neuronx", "2.9.0.2.15.32035", files=(("torch_neuronx/__init__.py", DOUBLE_SOURCE),))
+# TorchNeuron 2.13 pairs with torch 2.13, this machine's real CPU torch; its wheels are for Python 3.12-3.14, the
+# double runs on this machine's 3.11 (nothing in the canary asks the Python version).
+NATIVE_DOUBLE = WheelSpec("torch-neuronx", "2.13.3.0.1024",
+                          files=(("torch_neuronx/__init__.py", TORCHNEURON_SOURCE),))
 
 
 @pytest.fixture(scope="module")
@@ -28,6 +33,17 @@ def canary_venv(venvs: VenvFactory, torch_cpu_venv: Path) -> Path:
     torch_site = next(torch_cpu_venv.glob("lib/python*/site-packages"))
     (site / "real_torch.pth").write_text(f"{torch_site}\n")
     venvs.install(venv, [DOUBLE])
+    return venv
+
+
+@pytest.fixture(scope="module")
+def native_canary_venv(venvs: VenvFactory, torch_cpu_venv: Path) -> Path:
+    """A venv seeing the real torch 2.13.0 with the TorchNeuron double installed by pip."""
+    venv = venvs.create("canary-torchneuron-double")
+    site = next(venv.glob("lib/python*/site-packages"))
+    torch_site = next(torch_cpu_venv.glob("lib/python*/site-packages"))
+    (site / "real_torch.pth").write_text(f"{torch_site}\n")
+    venvs.install(venv, [NATIVE_DOUBLE])
     return venv
 
 
@@ -127,3 +143,55 @@ def test_a_round_trip_that_changes_the_output_is_an_error() -> None:
     assert [(finding.id, finding.category, finding.severity) for finding in findings] == [
         ("ND-CAN-003", "compile-failure", "error")]
     assert result_findings({"status": "ok", "matches_cpu": True, "roundtrip_matches": True}) == []
+
+
+def native_canary(venv: Path, root: Path, log: Path, behaviour: str = "ok",
+                  *extra: str) -> tuple[int, dict[str, object], str]:
+    result = run_cli(["probe", "canary", "--python", str(venv / "bin" / "python"), "--root", str(root), "--json",
+                      "--runs", "20", *extra],
+                     env=cli_env({"FAKE_TORCH_NEURONX": behaviour, "FAKE_TORCHNEURON_LOG": str(log)}), timeout=600)
+    return result.returncode, (json.loads(result.stdout) if result.stdout.strip() else {}), result.stderr
+
+
+def test_the_native_canary_runs_eagerly_on_the_neuron_device_then_compiled(
+        native_canary_venv: Path, device_root: Path, tmp_path: Path) -> None:
+    """TorchNeuron (issue 30 §2): the model and its input moved to `neuron`, run eagerly and compared with the CPU,
+    then torch.compile with the `neuron` backend; never `torch_neuronx.trace` (the double has none)."""
+    log = tmp_path / "steps.log"
+    code, report, stderr = native_canary(native_canary_venv, device_root, log)
+    assert code == 0, stderr
+    probe = report["probe"]
+    assert isinstance(probe, dict)
+    assert (probe["path"], probe["device"], probe["torch_neuronx"]) == ("native", "neuron", "2.13.3.0.1024")
+    assert probe["matches_cpu"] is True and probe["compiled_matches_cpu"] is True and report["findings"] == []
+    assert probe["latency_ms"]["runs"] == 20 and "traced_type" not in probe  # type: ignore[index]
+    steps = log.read_text().splitlines()
+    assert "to:neuron" in steps and steps[-1] == "compile:neuron"
+    text = run_cli(["probe", "canary", "--python", str(native_canary_venv / "bin" / "python"), "--root",
+                    str(device_root), "--runs", "5"]).stdout
+    assert "[✓] canary ran on the neuron device (TorchNeuron 2.13.3.0.1024): eager, then torch.compile" in text
+
+
+@pytest.mark.parametrize(("behaviour", "stage", "category"), [
+    ("device-error", "device", "cores-busy"), ("compile-error", "compile", "unsupported-op")])
+def test_a_native_canary_failure_names_its_stage_and_cause(native_canary_venv: Path, device_root: Path,
+                                                           tmp_path: Path, behaviour: str, stage: str,
+                                                           category: str) -> None:
+    code, report, _ = native_canary(native_canary_venv, device_root, tmp_path / "steps.log", behaviour)
+    finding = finding_of(report)
+    assert (finding["id"], finding["category"]) == ("ND-CAN-001", category)
+    assert str(finding["title"]).startswith(f"canary failed at {stage}:") and code == 1
+
+
+def test_a_native_output_off_the_cpu_is_an_error_eager_and_compiled(native_canary_venv: Path, device_root: Path,
+                                                                   tmp_path: Path) -> None:
+    code, report, _ = native_canary(native_canary_venv, device_root, tmp_path / "steps.log", "wrong-output")
+    titles = [str(finding["title"]) for finding in report["findings"]]  # type: ignore[union-attr]
+    assert [title.split(" differs")[0] for title in titles] == [
+        "the model's eager output on the neuron device", "the torch.compile(backend='neuron') output"]
+    assert code == 1
+
+
+def test_the_native_canary_has_no_compile_only_mode(native_canary_venv: Path, tmp_path: Path) -> None:
+    code, _, stderr = native_canary(native_canary_venv, tmp_path, tmp_path / "steps.log", "ok", "--cpu-backend")
+    assert code == 4 and "TorchNeuron has no compile-only mode" in stderr

@@ -44,7 +44,15 @@ def render_inventory_text(report: ProbeReport) -> str:
 def render_canary_text(report: ProbeReport) -> str:
     probe = report.details
     lines = [f"neurondoctor {report.tool_version} · probe canary · {report.python}", ""]
-    if probe.get("status") == "ok":
+    if probe.get("status") == "ok" and probe.get("path") == "native":
+        lines.append(f"[✓] canary ran on the neuron device (TorchNeuron {probe.get('torch_neuronx')}): eager, then "
+                     f"torch.compile(backend='neuron') in {probe.get('compile_s')} s")
+        latency = probe.get("latency_ms")
+        if isinstance(latency, dict):
+            lines.append(f"    eager latency p50 {latency['p50']} ms, p99 {latency['p99']} ms over {latency['runs']} "
+                         f"runs; max abs diff vs CPU {probe.get('max_abs_diff'):.3g} eager, "
+                         f"{probe.get('compiled_max_abs_diff'):.3g} compiled (tolerance {probe.get('tolerance')})")
+    elif probe.get("status") == "ok":
         what = "compiled (--cpu-backend, no device run)" if probe.get("cpu_backend") else "compiled and ran"
         lines.append(f"[✓] canary {what}: torch-neuronx {probe.get('torch_neuronx')}, compile "
                      f"{probe.get('compile_s')} s")

@@ -32,6 +32,8 @@ def classify_failure(stage: str, message: str, signatures: ErrorSignatures) -> t
         return "compile-failure", f"neuronx-cc failed ({named})"
     if stage == "import":
         return "broken-venv", "torch_neuronx does not import in this environment"
+    if stage == "device":
+        return "device-missing", "the model and its input could not be moved to the neuron device"
     return "compile-failure", "the compiled model failed to run"
 
 
@@ -51,11 +53,19 @@ def failure_findings(document: dict[str, Any], python: str, signatures: ErrorSig
 def result_findings(document: dict[str, Any]) -> list[Finding]:
     """ND-CAN-002/003 for a canary that ran but whose output is wrong or changed by save/load."""
     findings = []
-    if document.get("matches_cpu") is False:
-        findings.append(Finding(id="ND-CAN-002", category="compile-failure", severity=SEVERITY_ERROR,
-                                title=f"the traced model's output differs from the CPU output (max abs diff "
-                                      f"{document.get('max_abs_diff'):.3g} beyond {document.get('tolerance')})",
-                                evidence={key: document.get(key) for key in ("max_abs_diff", "tolerance")}))
+    native = document.get("path") == "native"
+    runs = [("matches_cpu", "max_abs_diff",
+             "the model's eager output on the neuron device" if native else "the traced model's output")]
+    if native:
+        runs.append(("compiled_matches_cpu", "compiled_max_abs_diff",
+                     "the torch.compile(backend='neuron') output"))
+    for flag, difference, what in runs:
+        if document.get(flag) is False:
+            findings.append(Finding(id="ND-CAN-002", category="compile-failure", severity=SEVERITY_ERROR,
+                                    title=f"{what} differs from the CPU output (max abs diff "
+                                          f"{document.get(difference):.3g} beyond {document.get('tolerance')})",
+                                    evidence={"max_abs_diff": document.get(difference),
+                                              "tolerance": document.get("tolerance"), "path": document.get("path")}))
     if document.get("roundtrip_matches") is False:
         findings.append(Finding(id="ND-CAN-003", category="compile-failure", severity=SEVERITY_ERROR,
                                 title="torch.jit.save/load round trip changed the model's output"))

@@ -1,10 +1,16 @@
-"""Run by the target interpreter: trace a small fixed-shape model with torch_neuronx, run it, compare with CPU.
+"""Run by the target interpreter: run a small fixed-shape model on a NeuronCore, compare with CPU.
 
 Usage: python canary.py [--cpu-backend] [--runs N] [--workdir DIR]
-The quick-start canary (MLP 784-128-10; about-neuron/quick-start/inference-quickstart.rst): `torch_neuronx.trace`
-(api-torch-neuronx-trace.rst), one run on a NeuronCore compared with the CPU output, a `torch.jit.save`/`load`
-round trip, and latency over N runs. `--cpu-backend` compiles only (`trace(..., cpu_backend=True)`, no device).
-Prints one JSON line; failures name their stage (import, compile, run, roundtrip) and the message.
+The quick-start canary (MLP 784-128-10; about-neuron/quick-start/inference-quickstart.rst), by the path the installed
+torch-neuronx takes:
+- PyTorch/XLA (torch-neuronx 2.9 and earlier): `torch_neuronx.trace` (api-torch-neuronx-trace.rst), one run compared
+  with the CPU output, a `torch.jit.save`/`load` round trip, latency over N runs. `--cpu-backend` compiles only
+  (`trace(..., cpu_backend=True)`, no device).
+- TorchNeuron (torch-neuronx 2.13/2.14, the native backend: importing it names PyTorch's PrivateUse1 device
+  `neuron`; release-notes/components/torchneuron.rst): the model and input moved to `device="neuron"`, run eagerly
+  and compared with the CPU output, latency over N runs, then `torch.compile(backend="neuron")` run and compared.
+  It has no compile-only mode: `--cpu-backend` says so and stops.
+Prints one JSON line; failures name their stage (import, compile, device, run, roundtrip) and the message.
 """
 
 import json
@@ -41,6 +47,70 @@ def _percentile(values, fraction):
     return ordered[index]
 
 
+def _native_backend(torch):
+    """TorchNeuron registers the Neuron device as PyTorch's PrivateUse1 backend named `neuron` when imported."""
+    try:
+        return torch._C._get_privateuse1_backend_name() == "neuron"
+    except Exception:
+        return False
+
+
+def _latencies(function, runs):
+    latencies = []
+    for _ in range(runs):
+        tick = time.perf_counter()
+        function()
+        latencies.append((time.perf_counter() - tick) * 1000)
+    return {"p50": round(_percentile(latencies, 0.5), 4), "p99": round(_percentile(latencies, 0.99), 4),
+            "runs": runs}
+
+
+def _native(torch, torch_neuronx, model, example, expected, runs, cpu_backend):
+    """The TorchNeuron path: eager on `neuron`, then torch.compile with the `neuron` backend (module docstring)."""
+    result = {"schema": "neurondoctor.probe/1", "status": "ok", "mode": "canary", "path": "native",
+              "device": "neuron", "torch": torch.__version__,
+              "torch_neuronx": getattr(torch_neuronx, "__version__", "?"), "cpu_backend": cpu_backend,
+              "tolerance": {"rtol": RTOL, "atol": ATOL}}
+    if cpu_backend:
+        _emit({"schema": "neurondoctor.probe/1", "status": "skipped", "stage": "compile", "path": "native",
+               "message": "TorchNeuron has no compile-only mode (--cpu-backend is for the PyTorch/XLA "
+                          "torch-neuronx); run the canary on a Trn2 or Trn3"})
+        return
+    _progress("moving the canary to the neuron device")
+    started = time.perf_counter()
+    try:
+        device = torch.device("neuron")
+        on_device = model.to(device)
+        example_on_device = example.to(device)
+    except BaseException as error:
+        _fail("device", error, {"path": "native"})
+        return
+    _progress("running the canary eagerly on the neuron device")
+    try:
+        with torch.no_grad():
+            output = on_device(example_on_device).to("cpu")
+            result["first_run_s"] = round(time.perf_counter() - started, 3)
+            result["max_abs_diff"] = float((output - expected).abs().max())
+            result["matches_cpu"] = bool(torch.allclose(output, expected, rtol=RTOL, atol=ATOL))
+            result["latency_ms"] = _latencies(lambda: on_device(example_on_device).to("cpu"), runs)
+    except BaseException as error:
+        _fail("run", error, {"path": "native"})
+        return
+    _progress("compiling the canary with torch.compile(backend='neuron')")
+    started = time.perf_counter()
+    try:
+        compiled = torch.compile(on_device, backend="neuron")
+        with torch.no_grad():
+            compiled_output = compiled(example_on_device).to("cpu")
+    except BaseException as error:
+        _fail("compile", error, {"path": "native", "matches_cpu": result["matches_cpu"]})
+        return
+    result["compile_s"] = round(time.perf_counter() - started, 3)
+    result["compiled_max_abs_diff"] = float((compiled_output - expected).abs().max())
+    result["compiled_matches_cpu"] = bool(torch.allclose(compiled_output, expected, rtol=RTOL, atol=ATOL))
+    _emit(result)
+
+
 def main(argv):
     cpu_backend = "--cpu-backend" in argv
     runs = int(argv[argv.index("--runs") + 1]) if "--runs" in argv else 100
@@ -66,6 +136,9 @@ def main(argv):
     example = torch.rand(1, 784)
     with torch.no_grad():
         expected = model(example)
+    if _native_backend(torch):
+        _native(torch, torch_neuronx, model, example, expected, runs, cpu_backend)
+        return
     started = time.perf_counter()
     _progress("tracing the canary and compiling it with neuronx-cc")
     try:
@@ -78,7 +151,7 @@ def main(argv):
         _fail("compile", error)
         return
     compile_s = time.perf_counter() - started
-    result = {"schema": "neurondoctor.probe/1", "status": "ok", "mode": "canary",
+    result = {"schema": "neurondoctor.probe/1", "status": "ok", "mode": "canary", "path": "xla",
               "torch": torch.__version__, "torch_neuronx": getattr(torch_neuronx, "__version__", "?"),
               "cpu_backend": cpu_backend, "compile_s": round(compile_s, 3),
               "traced_type": type(traced).__name__, "tolerance": {"rtol": RTOL, "atol": ATOL}}
