@@ -267,3 +267,9 @@ def test_a_host_of_a_release_the_data_lacks_is_healthy_with_infos_only(tmp_path:
     assert report["health"]["state"] == "ok" and code == 0, report["health"]
     assert {item["severity"] for item in report["findings"]} == {"info"}
     assert "ND-REL-005" in findings_by_id(report)
+
+
+def test_release_2_34_0_is_named_as_published_but_not_in_the_data(tmp_path: Path) -> None:
+    done = run_cli(["check", "--release", "2.34.0", "--root", str(build_host(tmp_path / "host", HostSpec()))])
+    assert done.returncode == 2 and done.stderr.strip().splitlines()[-1].startswith(
+        "error: --release 2.34.0: published on 2026-11-30, but its package lists are not in neurondoctor's data")

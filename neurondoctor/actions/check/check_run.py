@@ -81,6 +81,12 @@ def validate_options(options: CheckOptions, catalog: ReleaseCatalog) -> None:
             raise exit_codes.UserError(f"--select/--skip {item!r}: not a check, finding id or category "
                                        "(see `neurondoctor check --list`)")
     if options.release is not None and options.release not in catalog.releases:
+        published = next((item for item in catalog.end_of_support.get("releases_without_package_data", [])
+                          if isinstance(item, dict) and item.get("release") == options.release), None)
+        if published is not None:
+            raise exit_codes.UserError(f"--release {options.release}: published on {published.get('date')}, but its "
+                                       "package lists are not in neurondoctor's data (see `neurondoctor manifests "
+                                       f"status`); newest in the data: {catalog.latest}")
         raise exit_codes.UserError(f"--release {options.release}: not a known Neuron release (newest known: "
                                    f"{catalog.latest}; see `neurondoctor manifests list`)")
     for python in options.pythons:  # `--python` runs the interpreter: never one another user controls, as root
