@@ -424,6 +424,8 @@ def _check_signed_lists() -> None:
 
 
 def _package_manager(kind: str, args: list[str]) -> None:
+    # `-o NAME=VALUE` (apt's configuration option, bootstrap's DPkg::Lock::Timeout) takes the next word as its value
+    args = [arg for index, arg in enumerate(args) if arg != "-o" and (index == 0 or args[index - 1] != "-o")]
     words = [arg for arg in args if not arg.startswith("-")]
     if not words:
         raise Refused("simulator: no operation", 2)

@@ -102,8 +102,10 @@ def test_apply_upgrades_a_host_then_a_second_run_changes_nothing(tmp_path: Path,
     assert code == 0, (stderr, applied)
     versions = pins(catalog, "2.33.0")
     manager = "dnf" if rpm else "apt-get"
+    # apt waits for another package manager's dpkg lock (unattended-upgrades at first boot) instead of failing
     install = (f"dnf install -y {' '.join(f'{n}-{v}*' for n, v in versions.items())}" if rpm else
-               f"apt-get install -y --allow-change-held-packages {' '.join(f'{n}={v}*' for n, v in versions.items())}")
+               "apt-get -o DPkg::Lock::Timeout=600 install -y --allow-change-held-packages "
+               + " ".join(f"{n}={v}*" for n, v in versions.items()))
     hold = (["dnf install -y python3-dnf-plugin-versionlock",
              "dnf versionlock add " + " ".join(f"{n}-{v}*" for n, v in versions.items())] if rpm else
             ["apt-mark hold " + " ".join(OS_PACKAGES)])

@@ -32,7 +32,8 @@ def test_the_bundled_data_then_an_updated_copy(tmp_path: Path) -> None:
     assert "* bundled           Neuron 2.33.0, manifest of 10/19/2026" in text and "In use: bundled" in text
     assert "52 releases from n2-manifest.json + hand-kept 2.33.0" in text
     assert bundled["hand_kept"] == [{"release": "2.33.0", "source": (
-        "https://awsdocs-neuron.readthedocs-hosted.com/en/v2.33.0/release-notes/releasecontent.html")}]
+        "https://awsdocs-neuron.readthedocs-hosted.com/en/v2.33.0/release-notes/releasecontent.html"),
+        "not_shown": []}]
     manifest = next_release_manifest(tmp_path / "mirror") / "n2-manifest.json"
     document = json.loads(manifest.read_text())
     document["manifest_date"] = "11/30/2026"

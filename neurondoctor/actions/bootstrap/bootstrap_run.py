@@ -39,6 +39,7 @@ from neurondoctor.rules.fix import Command
 
 DEFAULT_STATUS_FILE = "/var/lib/neurondoctor/bootstrap.json"
 COMMAND_TIMEOUT_S = 1800.0  # a DKMS build on a large instance takes minutes
+APT_LOCK_WAIT_S = 600  # how long apt waits for another package manager's dpkg lock (first boot)
 # Categories an image build cannot judge: no device, no loaded driver, nothing holding cores, no hardware log, and
 # the build instance's type is not the type the image is for.
 IMAGE_SKIPS = ("device-missing", "device-permission", "cores-busy", "driver-not-loaded", "driver-stale",
@@ -92,6 +93,10 @@ def _argv(step: Command, root: str) -> list[str]:
     words = step.argv
     if words is not None:
         argv = words[1:] if words[0] == "sudo" else words
+        if argv[:1] in (["apt-get"], ["apt"]):
+            # At first boot unattended-upgrades holds the dpkg lock for minutes: apt waits for it instead of failing
+            # at once (apt >= 1.9, Ubuntu 20.04 and later: `Could not get lock` only after the wait).
+            argv = [argv[0], "-o", f"DPkg::Lock::Timeout={APT_LOCK_WAIT_S}", *argv[1:]]
     else:
         argv = ["sh", "-c", _SUDO.sub(lambda match: match.group(1), step.render())]
     return argv if root == "/" else ["chroot", root, *argv]
@@ -108,7 +113,9 @@ def _run_step(step: Step, options: BootstrapOptions, outcome: BootstrapOutcome, 
     for command in step.commands:
         line = command.render()
         argv = _argv(command, options.root)
-        _log(log, f"bootstrap: {step.name}: running {line}")
+        waits = f" (waiting up to {APT_LOCK_WAIT_S} s for the dpkg lock)" if "DPkg::Lock::Timeout" in " ".join(argv) \
+            else ""
+        _log(log, f"bootstrap: {step.name}: running {line}{waits}")
         result = run_command(argv, timeout=COMMAND_TIMEOUT_S, env=dict(options.environ))
         if options.verbose:
             for text in output_lines(result)[-40:]:
