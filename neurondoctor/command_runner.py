@@ -180,24 +180,40 @@ def _raise_pending() -> None:
 def run_command(argv: Sequence[str], timeout: float = DEFAULT_TIMEOUT,
                 env: Optional[Mapping[str, str]] = None, cwd: Optional[str] = None,
                 output_limit: int = OUTPUT_LIMIT,
-                on_stderr_line: Optional[Callable[[str], None]] = None) -> CommandResult:
+                on_stderr_line: Optional[Callable[[str], None]] = None, stop_grace_s: float = 0.0) -> CommandResult:
     """Run argv (never through a shell) in its own process group, reading its output with a deadline.
 
     The deadline holds whatever the command does: a hang, a grandchild that calls `setsid` and keeps stdout
     open, endless output. At the deadline everything still attached to the command is killed. `on_stderr_line`
-    sees each complete stderr line as it arrives (a probe's progress), besides its capture.
+    sees each complete stderr line as it arrives (a probe's progress), besides its capture. With `stop_grace_s`, a
+    command past its deadline is first sent SIGTERM and given that long to end by itself (srun then cancels its
+    step on the node; SIGKILL alone would leave the step running until the allocation ends), then killed.
     """
     global _running
     _running += 1
     try:
-        return _run(argv, timeout, env, cwd, output_limit, on_stderr_line)
+        return _run(argv, timeout, env, cwd, output_limit, on_stderr_line, stop_grace_s)
     finally:
         _running -= 1
         _raise_pending()
 
 
+def _ask_to_stop(process: subprocess.Popen[bytes], grace_s: float) -> None:
+    """SIGTERM to the command's process group, then up to `grace_s` for it to end by itself."""
+    import signal
+
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+    except OSError:
+        return
+    until = time.monotonic() + grace_s
+    while process.poll() is None and time.monotonic() < until:
+        time.sleep(0.05)
+
+
 def _run(argv: Sequence[str], timeout: float, env: Optional[Mapping[str, str]], cwd: Optional[str],
-         output_limit: int, on_stderr_line: Optional[Callable[[str], None]] = None) -> CommandResult:
+         output_limit: int, on_stderr_line: Optional[Callable[[str], None]] = None,
+         stop_grace_s: float = 0.0) -> CommandResult:
     # Imported here: `check` on a host without Neuron tools runs no command and does not pay for them.
     import selectors
     import subprocess
@@ -249,6 +265,8 @@ def _run(argv: Sequence[str], timeout: float, env: Optional[Mapping[str, str]], 
                         selector.unregister(key.fd)
             still_open = bool(selector.get_map())
         if timed_out or still_open:
+            if timed_out and stop_grace_s > 0:
+                _ask_to_stop(process, stop_grace_s)
             _stop(process, inodes)
         else:
             while process.poll() is None and time.monotonic() < deadline:
@@ -256,6 +274,8 @@ def _run(argv: Sequence[str], timeout: float, env: Optional[Mapping[str, str]], 
                 time.sleep(0.02)
             if process.poll() is None:
                 timed_out = True
+                if stop_grace_s > 0:
+                    _ask_to_stop(process, stop_grace_s)
                 _stop(process, inodes)
     except BaseException:  # Ctrl-C, SIGTERM: the child runs in its own session and would not see the signal
         _stop(process, inodes)

@@ -268,6 +268,26 @@ def test_collectives_bisect_to_the_node_whose_pairs_are_slow_and_failing(cluster
     assert preflight["at_fault"] == ["trn-4"]
 
 
+def test_a_step_past_its_deadline_is_cancelled_not_left_running(cluster: FiveNodes) -> None:
+    """A node whose check hangs: at the deadline srun is asked to stop (SIGTERM) and cancels its step, so nothing of
+    the preflight is still running in the allocation afterwards; the nodes are unreachable, exit 3."""
+    cluster.healthy()
+    hang = cluster.directory / "hang"
+    hang.write_text("#!/bin/sh\nexec sleep 59.873\n")
+    hang.chmod(0o755)
+    check = shlex.join([str(DOCTOR), "fleet", "check", "--slurm", "--json", "--remote-command", str(hang),
+                        "--nodes", "trn-2,trn-3", "--deadline", "3"])
+    steps = "sleep 4; squeue -h -s -o '%j' --jobs=\"$SLURM_JOB_ID\""
+    done = subprocess.run(["salloc", "-N5", "--time=5", "--immediate=60", "sh", "-c", f"{check}; echo ==; {steps}"],
+                          capture_output=True, text=True, timeout=300, env=cluster.env)
+    report, _, left = done.stdout.partition("\n==\n")
+    document = json.loads(report.strip().splitlines()[-1])
+    assert {node: value["state"] for node, value in document["preflight"]["nodes"].items()} == {
+        "trn-2": "unreachable", "trn-3": "unreachable"}, document["preflight"]["nodes"]
+    assert "neurondoctor-preflight" not in left, left  # the steps were cancelled, not left running
+    cluster.wait_idle()
+
+
 def test_a_node_whose_slurmd_stopped_is_unreachable(cluster: FiveNodes) -> None:
     """Last: the stopped slurmd does not come back within this module."""
     cluster.healthy()

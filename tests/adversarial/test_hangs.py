@@ -102,6 +102,25 @@ def test_a_grandchild_that_escapes_with_setsid_does_not_stretch_the_timeout(tmp_
     assert leftover.stdout.strip() == ""  # what still held the pipe was killed
 
 
+def test_a_command_past_its_deadline_may_be_asked_to_stop_before_it_is_killed(tmp_path: Path) -> None:
+    """With a grace (srun: it then cancels its step on the node), SIGTERM comes first and the command ends by itself
+    within it; without one, and for a command that ignores SIGTERM, the kill still comes, bounded."""
+    marker = tmp_path / "stopped"
+    script = f"trap 'echo stopped > {marker}; exit 0' TERM; sleep 59.871 & wait"
+    started = time.monotonic()
+    asked = run_command(["sh", "-c", script], timeout=1, stop_grace_s=5)
+    assert asked.timed_out and marker.read_text() == "stopped\n" and time.monotonic() - started < 4
+    marker.unlink()
+    killed = run_command(["sh", "-c", script], timeout=1)
+    assert killed.timed_out and not marker.exists()
+    started = time.monotonic()
+    deaf = run_command(["sh", "-c", "trap '' TERM; sleep 59.872 & wait"], timeout=1, stop_grace_s=2)
+    assert deaf.timed_out and 2.5 < time.monotonic() - started < 6
+    time.sleep(0.3)
+    leftover = subprocess.run(["pgrep", "-f", "sleep 59.87"], capture_output=True, text=True)
+    assert leftover.stdout.strip() == ""
+
+
 def _check_with_neuron_ls(tmp_path: Path, script: str, command_timeout: str,
                           timeout: float) -> tuple[subprocess.CompletedProcess[str], float]:
     """`check --json` on the live host with `neuron-ls` replaced by `script` (first on PATH) and the given

@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Optional
 
-from neurondoctor.actions.fleet.slurm_steps import srun_argv
+from neurondoctor.actions.fleet.slurm_steps import SRUN_STOP_GRACE_S, srun_argv
 from neurondoctor.command_runner import run_command
 from neurondoctor.host.nccom_test import NccomResult, parse_report, parse_table
 from neurondoctor.regular_files import read_regular_file
@@ -106,7 +106,8 @@ def run_collectives(preflight: Preflight, env: Mapping[str, str], remote: str, i
 
     def run(node: str, arguments: list[str], root_comm: Optional[str]) -> NccomResult:
         step = [remote, "fleet", "nccom-step", *(["--root-comm", root_comm] if root_comm else []), "--", *arguments]
-        done = run_command(srun_argv(node, step, in_allocation), timeout=NCCOM_TIMEOUT_S + 60, env=env)
+        done = run_command(srun_argv(node, step, in_allocation), timeout=NCCOM_TIMEOUT_S + 60, env=env,
+                           stop_grace_s=SRUN_STOP_GRACE_S)
         why = "no answer in time" if done.timed_out else done.describe_failure()
         return step_result(done.stdout, "" if done.ok else why)
 

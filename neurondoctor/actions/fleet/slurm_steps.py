@@ -22,6 +22,9 @@ from neurondoctor.report.preflight import STATE_UNREACHABLE, NodeAnswer
 from neurondoctor.report.reader import ReportFormatError, parse_report
 
 SCONTROL_TIMEOUT_S = 30.0
+# srun, sent SIGTERM at a step's deadline, asks slurmctld to cancel the step ("Job step aborted: Waiting up to N
+# seconds for job step to finish"); killed at once, it leaves the step running on the node until the allocation ends.
+SRUN_STOP_GRACE_S = 5.0
 # What a Slurm NodeName looks like; anything else from scontrol or sinfo is refused before it reaches argv.
 NODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
 # srun's line for a task that ran and exited non-zero: the doctor answered (its own error is on the lines before).
@@ -125,7 +128,8 @@ def node_answer(node: str, stdout: str, stderr: str, timed_out: bool, deadline_s
 def run_step(node: str, remote: Sequence[str], deadline_s: float, env: Mapping[str, str],
              in_allocation: bool) -> tuple[NodeAnswer, str]:
     """(the node's answer, the report text it printed) for one node, within its deadline."""
-    result = run_command(srun_argv(node, remote, in_allocation), timeout=deadline_s, env=env)
+    result = run_command(srun_argv(node, remote, in_allocation), timeout=deadline_s, env=env,
+                         stop_grace_s=SRUN_STOP_GRACE_S)
     answer = node_answer(node, result.stdout, result.stderr, result.timed_out, deadline_s, result.duration_s,
                          result.error or "")
     return answer, result.stdout if answer.report is not None else ""
