@@ -113,6 +113,9 @@ def test_an_xla_training_environment_on_trn1_after_2_30_is_degraded_with_the_way
         "and Trn3)' (https://awsdocs-neuron.readthedocs-hosted.com/en/latest/about-neuron/announcements/neuron2.x/"
         "announce-no-support-pytorch-xla-training.html)"]
     assert "PyTorch/XLA inference stays supported on Trn1 and Inf2" in finding["detail"]
+    (apart,) = findings_by_id(report)["ND-REL-004"]  # the rebuild for 2.31.1 would have no NxD Training
+    assert apart["evidence"]["not_in_host_release"] == ["neuronx-distributed-training"]
+    assert "Neuron 2.31.1 does not list neuronx-distributed-training" in apart["detail"]
     assert report["health"]["state"] == "degraded" and code == 0
     health = run_cli(["health", "--root", str(root), "--venv", str(venv)])
     assert health.returncode == 0 and "health: degraded" in health.stdout

@@ -209,16 +209,30 @@ def host_release_mixed(ctx: RuleContext) -> list[Finding]:
         env_release = ctx.release_of(env).release
         if env_release is None or set(ctx.release_of(env).agreed) & set(host.agreed) or env_release == host.release:
             continue  # a release both could be (a venv of 2.28.0/2.28.1 on a 2.28.0 host) is not apart
+        dropped = _not_in_release(ctx, env, host.release) \
+            if release_tuple(env_release) < release_tuple(host.release) else []
         findings.append(Finding(
             id="ND-REL-004", category="mixed-sdk-release", severity=SEVERITY_WARNING,
             title=f"host is on Neuron {release_words(host.agreed)}, {env.path} on Neuron "
                   f"{release_words(ctx.release_of(env).agreed) or env_release}",
             detail="The OS packages and the Python packages come from different releases; only the pairs "
-                   "the release notes test are known to work.",
-            evidence={"host": host.release, "venv": env.path, "environment": env_release},
+                   "the release notes test are known to work." + (
+                       f" Neuron {host.release} does not list {', '.join(dropped)}: an environment of it has no "
+                       "such package (its end of support, if AWS announced one, is an ND-EOS finding)."
+                       if dropped else ""),
+            evidence={"host": host.release, "venv": env.path, "environment": env_release,
+                      "not_in_host_release": dropped},
             fix=Fix(_realign_commands(ctx, env, host.release, env_release)),
         ))
     return findings
+
+
+def _not_in_release(ctx: RuleContext, env: PythonEnvironment, release: str) -> list[str]:
+    """The Neuron pip packages of this environment that `release` does not list at all (NxD Training after 2.28,
+    Transformers NeuronX after 2.26): what an environment rebuilt for that release will not have."""
+    neuron = ctx.catalog.neuron_pip_packages()
+    return sorted(dist.display_name for name, dist in env.effective_distributions().items()
+                  if name in neuron and not dist.placeholder and not ctx.catalog.entries(release, name))
 
 
 def _realign_commands(ctx: RuleContext, env: PythonEnvironment, host_release: str, env_release: str) -> list[Command]:
