@@ -127,9 +127,31 @@ def test_compile_cache_space_and_memlock(catalog: ReleaseCatalog) -> None:
     assert (cache.id, cache.severity) == ("ND-RES-001", "error") and "1.0 GiB free" in cache.title
     memlock = memlock_limit(ctx)[0]
     assert (memlock.id, memlock.category) == ("ND-RES-003", "resource")
+    assert [line for line in cache.fix_lines if line.startswith("rm")] == []  # not counted: nothing named to delete
     snapshot.compile_cache.free_bytes = 50 << 30
     snapshot.memlock_limit = -1  # RLIM_INFINITY
     assert compile_cache_space(ctx) == [] and memlock_limit(ctx) == []
+
+
+def test_low_cache_disk_names_only_the_folders_of_compilers_installed_nowhere(catalog: ReleaseCatalog) -> None:
+    """ND-RES-001's delete lines: each folder of a compiler no environment has, named (a `neuronxcc-*` glob would
+    take the installed compiler's graphs too, and the next start would compile everything again)."""
+    from neurondoctor.facts.cache_index import CacheIndex, CompilerCache
+    from neurondoctor.facts.host import CompileCache, HostSnapshot, PciFunction
+    from neurondoctor.rules.host_stack.resources import compile_cache_space
+
+    index = CacheIndex("/var/tmp/neuron-compile-cache", exists=True, compilers=[
+        CompilerCache("neuronxcc-2.15.141.0+d3cfc8ca", "2.15.141.0", entries=1200),
+        CompilerCache("neuronxcc-2.26.6360.0+bd4c5f4b", "2.26.6360.0", entries=40)])
+    snapshot = HostSnapshot(pci=[PciFunction("0000:10:1e.0", "0x7164", "trn1")], efa_present=True,
+                            compile_cache=CompileCache("/var/tmp/neuron-compile-cache", "default", free_bytes=1 << 30,
+                                                       total_bytes=100 << 30, index=index))
+    env = environment(dist("neuronx-cc", "2.26.6360.0+bd4c5f4b"), dist("torch-neuronx", "2.9.0.2.15.32035"))
+    ctx = RuleContext(Facts(HostFacts(root="/", instance_type="trn1.32xlarge", snapshot=snapshot), [env]), catalog)
+    (finding,) = compile_cache_space(ctx)
+    assert [line for line in finding.fix_lines if line.startswith("rm")] == [
+        "rm -rf /var/tmp/neuron-compile-cache/neuronxcc-2.15.141.0+d3cfc8ca  # 1,200 entries of neuronx-cc 2.15.141.0, "
+        "installed nowhere here"]
 
 
 def test_command_lines_in_reports_are_redacted() -> None:

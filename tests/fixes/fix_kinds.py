@@ -88,8 +88,9 @@ ADVICE_ONLY = {  # id -> why no command can be run for it
     "ND-CAN-002": "a runtime failure of the canary: the explanation names the way out",
     "ND-CAN-003": "a wrong canary result: reported to AWS with the bundle",
     "ND-DEV-001": "the container's launch options (`docker run --device`, the pod's resource limits) give it devices",
-    "ND-RES-001": "freeing disk: the lines list and remove compile-cache entries, but free space cannot be faked on "
-                  "a fixture root to show the finding gone",
+    "ND-RES-001": "freeing disk: the lines list the cache and remove the folders of compilers installed nowhere "
+                  "(tests/test_rules_in_memory.py names them), but free space cannot be faked on a fixture root to "
+                  "show the finding gone",
     "ND-OS-002": "booting another kernel (`amazon-linux-extras install kernel-5.10`, then a reboot)",
     "ND-VENV-002": "its line runs the interpreter to show its own error; what broke it (a missing libpython, "
                    "another architecture) is repaired outside the environment",

@@ -13,7 +13,7 @@ from neurondoctor.facts.host import PciFunction
 from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
-from neurondoctor.rules.fix import Fix, Shell, command, export, pipeline
+from neurondoctor.rules.fix import Command, Fix, Shell, command, export, pipeline
 
 GIB = 1 << 30
 
@@ -37,9 +37,26 @@ def compile_cache_space(ctx: RuleContext) -> list[Finding]:
         evidence={"path": cache.path, "source": cache.source, "free_bytes": cache.free_bytes,
                   "total_bytes": cache.total_bytes},
         fix=Fix([pipeline(["du", "-sh", (cache.path, Shell("/*"))], ["sort", "-h"], ["tail"]),
-                 command("rm", "-rf", (cache.path, Shell("/neuronxcc-*")), note="old compiler versions' caches"),
+                 *_other_compilers_removal(ctx),
                  export("NEURON_COMPILE_CACHE_URL", "/path/on/a/larger/disk")]),
     )]
+
+
+def _other_compilers_removal(ctx: RuleContext) -> list[Command]:
+    """`rm -rf CACHE/neuronxcc-VERSION` for each compiler folder of the cache that no environment here compiles
+    with, named one by one: a glob over `neuronxcc-*` would take the installed compiler's graphs too (the next
+    start compiles everything again). None when the cache was not counted or no installed compiler is known."""
+    from neurondoctor.rules.host_stack.compile_cache import _installed, compiler_environments  # it imports GIB
+
+    cache = ctx.facts.host.snapshot.compile_cache
+    index = cache.index if cache is not None else None
+    installed = _installed(compiler_environments(ctx.facts.environments))
+    if cache is None or index is None or not installed:
+        return []
+    return [command("rm", "-rf", f"{cache.path.rstrip('/')}/{compiler.name}",
+                    note=f"{compiler.entries:,} entries of neuronx-cc {compiler.compiler_version}, installed nowhere "
+                         "here")
+            for compiler in index.compilers if compiler.compiler_version not in installed]
 
 
 def efa_absent(ctx: RuleContext) -> list[Finding]:
