@@ -25,26 +25,26 @@ NATIVE_DOUBLE = WheelSpec("torch-neuronx", "2.13.3.0.1024",
                           files=(("torch_neuronx/__init__.py", TORCHNEURON_SOURCE),))
 
 
-@pytest.fixture(scope="module")
-def canary_venv(venvs: VenvFactory, torch_cpu_venv: Path) -> Path:
-    """A venv seeing the real torch 2.13.0 (through a .pth file) with the torch_neuronx double installed by pip."""
-    venv = venvs.create("canary-double")
+def _double_venv(venvs: VenvFactory, torch_cpu_venv: Path, name: str, double: WheelSpec) -> Path:
+    """A venv seeing the real torch 2.13.0 (through a .pth file) with a double of torch_neuronx installed by pip."""
+    venv = venvs.create(name)
     site = next(venv.glob("lib/python*/site-packages"))
     torch_site = next(torch_cpu_venv.glob("lib/python*/site-packages"))
     (site / "real_torch.pth").write_text(f"{torch_site}\n")
-    venvs.install(venv, [DOUBLE])
+    venvs.install(venv, [double])
     return venv
+
+
+@pytest.fixture(scope="module")
+def canary_venv(venvs: VenvFactory, torch_cpu_venv: Path) -> Path:
+    """The PyTorch/XLA torch_neuronx double (`trace`)."""
+    return _double_venv(venvs, torch_cpu_venv, "canary-double", DOUBLE)
 
 
 @pytest.fixture(scope="module")
 def native_canary_venv(venvs: VenvFactory, torch_cpu_venv: Path) -> Path:
-    """A venv seeing the real torch 2.13.0 with the TorchNeuron double installed by pip."""
-    venv = venvs.create("canary-torchneuron-double")
-    site = next(venv.glob("lib/python*/site-packages"))
-    torch_site = next(torch_cpu_venv.glob("lib/python*/site-packages"))
-    (site / "real_torch.pth").write_text(f"{torch_site}\n")
-    venvs.install(venv, [NATIVE_DOUBLE])
-    return venv
+    """The TorchNeuron double (the `neuron` device)."""
+    return _double_venv(venvs, torch_cpu_venv, "canary-torchneuron-double", NATIVE_DOUBLE)
 
 
 @pytest.fixture(scope="module")

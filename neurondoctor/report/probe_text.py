@@ -44,23 +44,22 @@ def render_inventory_text(report: ProbeReport) -> str:
 def render_canary_text(report: ProbeReport) -> str:
     probe = report.details
     lines = [f"neurondoctor {report.tool_version} · probe canary · {report.python}", ""]
+    latency = probe.get("latency_ms")
+    timed = (f"latency p50 {latency['p50']} ms, p99 {latency['p99']} ms over {latency['runs']} runs; max abs diff "
+             f"vs CPU {probe.get('max_abs_diff'):.3g}") if isinstance(latency, dict) else ""
     if probe.get("status") == "ok" and probe.get("path") == "native":
         lines.append(f"[✓] canary ran on the neuron device (TorchNeuron {probe.get('torch_neuronx')}): eager, then "
                      f"torch.compile(backend='neuron') in {probe.get('compile_s')} s")
-        latency = probe.get("latency_ms")
-        if isinstance(latency, dict):
-            lines.append(f"    eager latency p50 {latency['p50']} ms, p99 {latency['p99']} ms over {latency['runs']} "
-                         f"runs; max abs diff vs CPU {probe.get('max_abs_diff'):.3g} eager, "
-                         f"{probe.get('compiled_max_abs_diff'):.3g} compiled (tolerance {probe.get('tolerance')})")
+        if timed:
+            lines.append(f"    eager {timed} eager, {probe.get('compiled_max_abs_diff'):.3g} compiled (tolerance "
+                         f"{probe.get('tolerance')})")
     elif probe.get("status") == "ok":
         what = "compiled (--cpu-backend, no device run)" if probe.get("cpu_backend") else "compiled and ran"
         lines.append(f"[✓] canary {what}: torch-neuronx {probe.get('torch_neuronx')}, compile "
                      f"{probe.get('compile_s')} s")
-        latency = probe.get("latency_ms")
-        if isinstance(latency, dict):
-            lines.append(f"    latency p50 {latency['p50']} ms, p99 {latency['p99']} ms over {latency['runs']} runs; "
-                         f"max abs diff vs CPU {probe.get('max_abs_diff'):.3g} (tolerance {probe.get('tolerance')}); "
-                         f"save/load round trip {'ok' if probe.get('roundtrip_matches') else 'CHANGED the output'}")
+        if timed:
+            lines.append(f"    {timed} (tolerance {probe.get('tolerance')}); save/load round trip "
+                         f"{'ok' if probe.get('roundtrip_matches') else 'CHANGED the output'}")
     for finding in report.findings:
         lines.append(f"[✗] {finding.id} ({finding.category}) {finding.title}")
         lines += _detail(finding)
