@@ -43,6 +43,35 @@ def test_dpkg_status_real_shape() -> None:
         "aws-neuronx-dkms": "2.29.0.0", "aws-neuronx-runtime-lib": "2.33.10.0-ec8cd5e8b"}
 
 
+_STANZA_PIECES = st.lists(st.sampled_from([
+    "Package: aws-neuronx-dkms\n", "Package:  aws-neuronx-tools\n", "Package:efa\n", "Package: libc6\n",
+    "Package: aws-neuron-dkms", "Status: install ok installed\n", "Status: hold ok installed\n",
+    "Version: 2.29.0.0\n", " Package: aws-neuronx-collectives\n", "Description: x\n Package: aws-neuronx-fake\n",
+    "\n", "\n\n", "Package:\n", "garbage\n"]), max_size=12).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(TEXT, _STANZA_PIECES))
+def test_the_package_line_search_finds_the_stanzas_the_pattern_finds(text: str) -> None:
+    """parse_dpkg_status finds `Package:` lines with `str.find` and matches only Neuron ones: the same stanzas as
+    running the stanza pattern over the whole text (which cost 5 ms on a full host's status file)."""
+    from neurondoctor.host.os_packages import _STANZA, _neuron_stanzas
+
+    assert [match.span() for match in _neuron_stanzas(text)] == [match.span() for match in _STANZA.finditer(text)]
+
+
+def test_the_package_line_search_on_this_machines_status_file_and_a_fixture_host(tmp_path: Path) -> None:
+    from neurondoctor.host.os_packages import _STANZA, _neuron_stanzas
+    from tests.host_fixture import HostSpec, build_host
+
+    texts = [(build_host(tmp_path / "host", HostSpec()) / "var/lib/dpkg/status").read_text()]
+    if Path("/var/lib/dpkg/status").is_file():
+        texts.append(Path("/var/lib/dpkg/status").read_text(errors="replace"))
+    for text in texts:
+        assert [match.span() for match in _neuron_stanzas(text)] == [match.span() for match in _STANZA.finditer(text)]
+    assert len(_neuron_stanzas(texts[0])) >= 4
+
+
 @settings(max_examples=300, deadline=None)
 @given(TEXT)
 def test_proc_modules_parser(text: str) -> None:

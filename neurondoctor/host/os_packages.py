@@ -25,10 +25,29 @@ PRESENT_STATES = frozenset({"installed", "half-configured", "unpacked", "half-in
                             "triggers-pending"})
 
 
+def _neuron_stanzas(text: str) -> list[re.Match[str]]:
+    """The stanzas of Neuron packages. The `Package:` lines are found with `str.find` and only a Neuron one is
+    matched by `_STANZA` where it starts: scanning a full host's status file (thousands of stanzas) with the
+    pattern at every line cost `check` 5 ms a run; the matches are the ones `_STANZA.finditer` gives
+    (tests/test_host_parsers.py compares them)."""
+    found: list[re.Match[str]] = []
+    start: int = 0 if text.startswith("Package:") else text.find("\nPackage:") + 1 or -1
+    while start >= 0:
+        end = text.find("\n", start)
+        inside = bool(found) and start < found[-1].end()  # a line the previous stanza took in, as finditer does
+        if not inside and text[start + 8:end if end != -1 else len(text)].lstrip(" ").startswith(
+                NEURON_OS_PACKAGE_PREFIXES):
+            match = _STANZA.match(text, start)
+            if match is not None:
+                found.append(match)
+        start = text.find("\nPackage:", start) + 1 or -1
+    return found
+
+
 def parse_dpkg_status(text: str) -> dict[str, OsPackage]:
     """Neuron packages whose files are on disk, with their dpkg state; garbage stanzas are skipped."""
     packages: dict[str, OsPackage] = {}
-    for match in _STANZA.finditer(text):
+    for match in _neuron_stanzas(text):
         fields: dict[str, str] = {}
         for line in match.group(2).splitlines():
             key, separator, value = line.partition(":")
