@@ -108,14 +108,8 @@ def _own_fields(cls: type) -> Optional[list[RecordField]]:
         if _is_init_var(annotation):
             return None
         value = cls.__dict__.get(name, MISSING)
-        if isinstance(value, RecordField):
-            item = value
-            if item.default is MISSING:
-                delattr(cls, name)
-            else:
-                setattr(cls, name, item.default)
-        elif type(value).__name__ == "Field":  # a `dataclasses.field(...)`
-            item = _from_standard(value)
+        if isinstance(value, RecordField) or type(value).__name__ == "Field":  # `field(...)`, ours or dataclasses'
+            item = value if isinstance(value, RecordField) else _from_standard(value)
             if item.default is MISSING:
                 delattr(cls, name)
             else:
@@ -143,10 +137,8 @@ def _make_init(cls: type, fields: tuple[RecordField, ...]) -> Callable[..., None
                      if item.init and item.default is MISSING and item.default_factory is MISSING)
     defaults = {item.name: item.default for item in fields if item.default is not MISSING}
     factories = {item.name: item.default_factory for item in fields if item.default_factory is not MISSING}
-    every = tuple(item.name for item in fields)
-    for item in fields:
-        if not item.init and item.name not in defaults and item.name not in factories:
-            every = tuple(name for name in every if name != item.name)  # set by __post_init__, if at all
+    # a field outside __init__ without a default or factory is set by __post_init__, if at all
+    every = tuple(item.name for item in fields if item.init or item.name in defaults or item.name in factories)
     post_init = "__post_init__" in {name for klass in cls.__mro__ for name in vars(klass)}
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:

@@ -144,12 +144,12 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
 # addresses there are rare).
 _IPV4 = (r"(?<![\w.=/-])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]\d|[3-9])\.)(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){2}"
          r"(?:25[0-5]|2[0-4]\d|1?\d?\d)(?![\d]|\.\d|-[0-9a-f])")
-_INSTANCE_ID = (r"\bi-[0-9a-f]{8}(?:[0-9a-f]{9})?\b")
+_INSTANCE_ID = r"\bi-[0-9a-f]{8}(?:[0-9a-f]{9})?\b"
 # Account ids only where they are named as such: in ARNs and after "account" (a bare 12-digit number is too often a
 # size or a timestamp).
 _ACCOUNT_ID = (r"(?i)(?P<lead>arn:aws[\w-]*:[\w-]*:[\w-]*:|account[\s_-]*(?:id)?[\s\"':=]*)(?P<id>\d{12})"
                r"(?!\d)")
-_EC2_HOSTNAME = (r"\b(?:ip|ec2)-\d{1,3}-\d{1,3}-\d{1,3}-\d{1,3}(?:\.[a-z0-9.-]+)?\b")
+_EC2_HOSTNAME = r"\b(?:ip|ec2)-\d{1,3}-\d{1,3}-\d{1,3}-\d{1,3}(?:\.[a-z0-9.-]+)?\b"
 
 
 @dataclass
