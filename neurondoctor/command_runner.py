@@ -126,11 +126,16 @@ def _holders_of(pipe_inode: int) -> list[int]:
     return holders
 
 
-def _stop(process: subprocess.Popen[bytes], pipe_inodes: list[int]) -> None:
-    """Kill the command's process group and whatever else still holds its pipes; reap the command."""
+def _stop(process: subprocess.Popen[bytes], pipe_inodes: list[int], grace_s: float = 0.0) -> None:
+    """Kill the command's process group and whatever else still holds its pipes; reap the command.
+
+    With `grace_s`, the group is first asked to end by itself (SIGTERM) and given that long.
+    """
     import signal
     import subprocess
 
+    if grace_s > 0:
+        _ask_to_stop(process, grace_s)
     _kill_group(process)
     for inode in pipe_inodes:
         for pid in _holders_of(inode):
@@ -265,18 +270,14 @@ def _run(argv: Sequence[str], timeout: float, env: Optional[Mapping[str, str]], 
                         selector.unregister(key.fd)
             still_open = bool(selector.get_map())
         if timed_out or still_open:
-            if timed_out and stop_grace_s > 0:
-                _ask_to_stop(process, stop_grace_s)
-            _stop(process, inodes)
+            _stop(process, inodes, stop_grace_s if timed_out else 0.0)
         else:
             while process.poll() is None and time.monotonic() < deadline:
                 _raise_pending()
                 time.sleep(0.02)
             if process.poll() is None:
                 timed_out = True
-                if stop_grace_s > 0:
-                    _ask_to_stop(process, stop_grace_s)
-                _stop(process, inodes)
+                _stop(process, inodes, stop_grace_s)
     except BaseException:  # Ctrl-C, SIGTERM: the child runs in its own session and would not see the signal
         _stop(process, inodes)
         raise
