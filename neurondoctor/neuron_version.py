@@ -46,6 +46,14 @@ def release_tuple(raw: str) -> tuple[int, ...]:
     return tuple(int(part) for part in re.findall(r"\d+", normalize_neuron_version(raw)))
 
 
+def names_a_release(version: str) -> bool:
+    """Whether a component version is a release's (`2.26.5.0`, `2.21.37.0`), which orders against the manifests.
+    Builds of the driver from other trees write versions like `2.x.7693.0` (Bottlerocket's kernel kit, `modinfo
+    neuron`, tests/recorded/modinfo/): their digits are no release, and comparing them as one calls a driver of
+    unknown age "2.7693"."""
+    return re.fullmatch(r"\d+(\.\d+){2,3}", normalize_neuron_version(version)) is not None
+
+
 def framework_prefix(extension_version: str) -> Optional[str]:
     """The third-party version an extension component is built for.
 

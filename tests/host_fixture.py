@@ -217,8 +217,30 @@ LAYOUT_2_31_PATHS = {"core_count": "info/core_count", "arch_type": "info/arch_ty
                         ("mem_ecc_uncorrected", "mem_ecc_repairable_uncorrected", "sram_ecc_uncorrected")}}
 
 
+# NeuronCore versions by PCI device: Inf1 v1, Trn1/Inf2 v2, Trn2 v3, Trn3 v4 (the architecture pages)
+CORE_ARCH = {"0x7064": "NCv1", "0x7164": "NCv2", "0x7264": "NCv2", "0x7364": "NCv3", "0x7564": "NCv4"}
+
+
+def _write_core_dirs(sysfs: Path, device_id: str, cores: int) -> None:
+    """The per-core directories the driver makes (neuron_sysfs_metrics.c: `neuron_core<N>/info/architecture/
+    arch_type` and the `stats/status` counters, each a `total`/`present` pair), one per NeuronCore."""
+    for core in range(cores):
+        core_dir = sysfs / f"neuron_core{core}"
+        _write(core_dir / "info/architecture/arch_type", CORE_ARCH.get(device_id, "") + "\n")
+        for counter in ("success", "failure", "hw_error"):
+            for value in ("total", "present"):
+                _write(core_dir / f"stats/status/{counter}/{value}", "0\n")
+
+
+def count_mode(loaded: str) -> int:
+    """`core_count`'s mode: root's only (S_IRUSR, aws-neuron-driver 2.24.7.0 neuron_cdev.c) until driver 2.28.0 made
+    it readable by all (runtime.rst 2.30)."""
+    parts = [int(part) for part in loaded.split(".")[:2] if part.isdigit()]
+    return 0o444 if len(parts) == 2 and tuple(parts) >= (2, 28) else 0o400
+
+
 def write_device_sysfs(root: Path, index: int, device_id: str, cores: int, ecc: dict[str, int],
-                       layout: str = "classic", moved_ecc: bool = True) -> None:
+                       layout: str = "classic", moved_ecc: bool = True, count_mode: int = 0o400) -> None:
     """What the loaded driver shows for device `index`: its core count, architecture and ECC counters, and (the
     classic layout) the `sys/class/neuron_device` link."""
     sysfs = root / f"sys/devices/virtual/neuron_device/neuron{index}"
@@ -229,9 +251,14 @@ def write_device_sysfs(root: Path, index: int, device_id: str, cores: int, ecc: 
         values.update({counter: str(ecc.get(counter, 0)) for counter in counters if moved_ecc})
         for node, value in values.items():
             _write(sysfs / LAYOUT_2_31_PATHS[node], value + "\n")
+        _write_core_dirs(sysfs, device_id, cores)
         _write(sysfs / "reset", "0\n")
         return
-    _write(sysfs / "core_count", f"{cores}\n")
+    # As the driver writes it (aws-neuron-driver 2.24.7.0 neuron_cdev.c): no newline; root's only before 2.28
+    (sysfs / "core_count").unlink(missing_ok=True)  # a host built again over itself, by a user who is not root
+    _write(sysfs / "core_count", str(cores))
+    (sysfs / "core_count").chmod(count_mode)
+    _write_core_dirs(sysfs, device_id, cores)
     _write(sysfs / "info/architecture/arch_type", arch + "\n")
     _write(sysfs / "info/architecture/device_name", name + "\n")
     _write(sysfs / "info/architecture/instance_type", family + "\n")
@@ -311,7 +338,8 @@ def build_host(root: Path, spec: HostSpec) -> Path:
             _make_node(root / f"dev/neuron{index}", index, spec.node_mode)
         layout = spec.sysfs_layout or default_layout(loaded)
         for index in range(devices):
-            write_device_sysfs(root, index, device_id, cores, spec.ecc.get(index, {}), layout, spec.moved_ecc)
+            write_device_sysfs(root, index, device_id, cores, spec.ecc.get(index, {}), layout, spec.moved_ecc,
+                               count_mode=count_mode(loaded))
     _write(root / "proc/modules", modules)
     if spec.runtime_library:
         _write(root / "opt/aws/neuron/lib/libnrt.so.1", "ELF")

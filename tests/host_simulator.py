@@ -9,8 +9,9 @@ the operation to the fixture root as the real tool would leave the host, in the 
   `--allow-change-held-packages`, and see Neuron packages only when the Neuron repository file exists.
   `aws-neuronx-dkms`'s install does what its postinst does (docs/neuron-facts.md §3 `drv:postinstall`): registers the
   DKMS source, builds the module for the running kernel when its headers are there, writes
-  `/etc/modules-load.d/neuron.conf` and the udev rule, and loads the module unless one is loaded already (an
-  upgrade leaves the old module running: driver-stale).
+  `/etc/modules-load.d/neuron.conf` and the udev rule, unloads a loaded module and loads the new one (the
+  driver's `preinstall`/`postinstall`, tests/recorded/sysfs/SOURCES.md); when a process holds a device the unload
+  fails and the old module keeps running (driver-stale).
 - dpkg status (`var/lib/dpkg/status`) for apt, and a package list the fake `rpm --root R -qa` prints for dnf.
 - `modprobe neuron` loads the module built for the running kernel (`proc/modules`, `sys/module/neuron/version`,
   `/dev/neuronN` for each Neuron PCI function, the sysfs device tree); `rmmod` refuses while a process holds a
@@ -239,7 +240,7 @@ def load_module() -> None:
     built = built_version(kernel())
     if built is None:
         raise Refused(f"modprobe: FATAL: Module neuron not found in directory /lib/modules/{kernel()}", 1)
-    from tests.host_fixture import INSTANCES, write_device_sysfs
+    from tests.host_fixture import INSTANCES, count_mode, write_device_sysfs
 
     modules = _root() / "proc/modules"
     _write(modules, "neuron 532480 0 - Live 0x0000000000000000\n" + (modules.read_text() if modules.exists() else ""))
@@ -251,7 +252,7 @@ def load_module() -> None:
         if not node.exists():
             os.mknod(node, stat.S_IFCHR | 0o666, os.makedev(240, index))
             node.chmod(_udev_mode())
-        write_device_sysfs(_root(), index, device_id, cores.get(device_id, 2), {})
+        write_device_sysfs(_root(), index, device_id, cores.get(device_id, 2), {}, count_mode=count_mode(built))
 
 
 def _udev_mode() -> int:
@@ -290,7 +291,10 @@ def unload_module() -> None:
 
 def _installed_dkms(version: str) -> None:
     """What aws-neuronx-dkms's postinst leaves: the DKMS tree of this version only, a build for the running kernel
-    (when its headers are there), the modules-load and udev files, and the module loaded if none was."""
+    (when its headers are there), the modules-load and udev files, and the new module loaded. The driver's DKMS
+    scripts (aws-neuron-driver 2.24.7.0 `preinstall`/`postinstall`) unload a loaded module before installing for the
+    running kernel and `modprobe neuron` after; with a process holding a device the unload fails, DKMS aborts the
+    install, and the old module keeps running (driver-stale)."""
     for old, path in list(dkms_sources()):
         if old != version:
             shutil.rmtree(path)
@@ -303,6 +307,12 @@ def _installed_dkms(version: str) -> None:
     except Refused as error:  # dpkg reports the failed build and leaves the package half-configured
         sys.stderr.write(f"{error}\n")
         return
+    if loaded():
+        try:
+            unload_module()
+        except Refused as error:
+            sys.stderr.write(f"{error}\nError! pre_install failed, aborting install.\n")
+            return
     load_module()
 
 

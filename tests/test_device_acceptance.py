@@ -6,6 +6,7 @@ removes, and leaves the tree it read as it was."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from pathlib import Path
 from tests.host_fixture import HostSpec, build_host
 
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "device-acceptance.sh"
+READER = SCRIPT.parent / "read_device_acceptance.py"
 DOCTOR = Path(sys.executable).parent / "neurondoctor"
 NEURON_LS_J = ('[{"neuron_device": 0, "bdf": "0000:10:1e.0", "nc_count": 2, "memory_size": 34359738368, '
                '"neuroncore_ids": [0, 1], "neuron_processes": []}]')
@@ -106,6 +108,17 @@ def test_one_archive_with_every_path_and_the_tools_formats(tmp_path: Path) -> No
                                                               "neuron-monitor"]
     assert "dkms status" in calls and not any(word in line for line in calls for word in ("install", "remove",
                                                                                           "build", "rmmod"))
+
+    # The archive reads back (scripts/read_device_acceptance.py): the fixture's classic tree is what the doctor reads;
+    # the fakes' tools print no version and no JSON for --output-format json (not applicable before tools 2.34).
+    reader = subprocess.run([sys.executable, str(READER), str(archive), "--json"], capture_output=True, text=True,
+                            timeout=120)
+    found = {item["format"]: item for item in json.loads(reader.stdout)["verdicts"]}
+    assert found["sysfs tree, drivers before 2.31"]["verdict"] == "CONFIRMED", found
+    assert found["neuron-ls --output-format json (tools 2.34)"]["verdict"] == "NOT APPLICABLE"
+    assert found["sysfs core_count on Trn2/Trn3"]["verdict"] == "NOT APPLICABLE"
+    assert found["driver install: loaded now and at boot"]["verdict"] == "CONFIRMED", found
+    assert reader.returncode == 0, reader.stdout
 
 
 def test_an_existing_archive_is_never_written_over(tmp_path: Path) -> None:

@@ -78,3 +78,21 @@ def test_the_releases_the_data_lacks_and_the_announcements_it_judges_are_listed(
     text = run_cli(["manifests", "status"], env=env).stdout
     assert "Not in the data: Neuron 2.34.0 (2026-11-30)" in text
     assert "  PyTorch/XLA inference (the XLA torch-neuronx) on Trn2 and Trn3: from 2.34.0 (announced in 2.33.0)" in text
+
+
+def test_the_device_formats_say_which_are_assumed_and_where_a_device_run_records_them(tmp_path: Path) -> None:
+    """Issue 30 §1: the 2.31 sysfs tree, neuron-ls 2.34's JSON and Trn2's sysfs core_count stay ASSUMED and say so;
+    every format names the member of a device-acceptance archive that shows the real one, and the script writes
+    each of those members."""
+    env = cli_env({"HOME": str(tmp_path)})
+    formats = {item["name"]: item for item in status(env)["device_formats"]}  # type: ignore
+    assumed = sorted(name for name, item in formats.items() if item["status"] == "ASSUMED")
+    assert assumed == ["neuron-ls --output-format json (tools 2.34)", "sysfs core_count on Trn2/Trn3",
+                       "sysfs tree, driver 2.31 and newer"]
+    assert {item["status"] for item in formats.values()} == {"ASSUMED", "recorded"}
+    script = (Path(__file__).parents[1] / "scripts" / "device-acceptance.sh").read_text()
+    for item in formats.values():
+        for member in item["confirmed_by"].split(", "):
+            assert member.rsplit("/", 1)[-1] in script, member
+    text = run_cli(["manifests", "status"], env=env).stdout
+    assert "  ASSUMED  sysfs tree, driver 2.31 and newer: the sysfs guide says nodes moved" in text

@@ -178,3 +178,21 @@ def test_device_permission_names_the_user_and_groups_who_run(catalog: ReleaseCat
     assert "ubuntu (uid 1000; groups ubuntu, sudo)" in finding.title and "/dev/neuron0 (0660 0:990)" in finding.title
     snapshot.groups.append(990)  # in the nodes' group: 0660 is enough
     assert device_permission(ctx) == []
+
+
+def test_a_real_vllm_neuron_environment_of_neuron_2_32_is_healthy(catalog: ReleaseCatalog) -> None:
+    """The Python environment of a public environment report (2026-10-10; tests/recorded/neuron-ls/SOURCES.md): a
+    conda Python 3.13 on a trn2.48xlarge running vLLM Neuron with the native stack, the Neuron and torch lines of
+    its `pip list` as printed (build tags included). Neuron 2.32.0 with its vLLM Neuron Beta packages, and nothing to
+    fix: torch-xla 2.11.0 beside libtorch-neuronx-lite is that release's pair, not a mix."""
+    env = environment(
+        dist("huggingface-hub", "1.27.0"), dist("libtorch-neuronx-lite", "2.11.0.1.0.1284+f49d8626"),
+        dist("neuron-agentic-development", "1.3"), dist("neuronx-cc", "2.27.5334.0+f702b353"),
+        dist("nki", "0.6.0+31049202112.g85070674"), dist("opencv-python", "5.0.0.93"), dist("torch", "2.11.0"),
+        dist("torch-c-dlpack-ext", "0.1.5"), dist("torch-model-archiver", "0.11.0"), dist("torch-xla", "2.11.0"),
+        dist("torchaudio", "2.11.0"), dist("torchserve", "0.11.0"), dist("torchvision", "0.26.0"),
+        dist("transformers", "5.15.0"), dist("vllm", "0.24.0"), dist("vllm-neuron", "0.24.0.1.1.0"),
+        python="3.13.7", torch_version="2.11.0")
+    assert findings(catalog, env, instance="trn2.48xlarge") == {}
+    ctx = RuleContext(Facts(HostFacts(root="/", instance_type="trn2.48xlarge"), [env]), catalog)
+    assert ctx.release_of(env).release == "2.32.0"

@@ -58,9 +58,10 @@ def command_timeout(environ: Mapping[str, str], default: float) -> float:
     return duration_from_environ(environ, COMMAND_TIMEOUT_VARIABLE, default)[0]
 
 
-def _run_neuron_ls(snapshot: HostSnapshot, environ: Mapping[str, str]) -> None:
+def run_neuron_ls(snapshot: HostSnapshot, environ: Mapping[str, str]) -> None:
     """Runs whenever neuron-ls is installed; its absence is only worth recording when Neuron hardware is here.
-    The JSON flag follows the installed tools (neuron_ls.json_flags); the other flag is tried when it fails."""
+    The JSON flag follows the installed tools (neuron_ls.json_flags); the other flag is tried when it fails, and
+    the plain table when both do (tools older than `-j`, or a JSON flag a newer tools version dropped)."""
     executable = shutil.which("neuron-ls", path=_command_path(environ))
     tools = snapshot.packages.get("aws-neuronx-tools")
     first, fallback = neuron_ls.json_flags(tools.version if tools else None)
@@ -69,13 +70,16 @@ def _run_neuron_ls(snapshot: HostSnapshot, environ: Mapping[str, str]) -> None:
             snapshot.commands.append(CommandFact(["neuron-ls", *first], False, 0.0,
                                                  "not found on PATH or in /opt/aws/neuron/bin"))
         return
-    for flags in (first, fallback):
+    for flags in (first, fallback, []):
+        if not flags and not (snapshot.pci or snapshot.device_nodes):
+            return  # the table is for tools that answer no JSON flag, on a host with devices to list
         result = run_command([executable, *flags], timeout=command_timeout(environ, neuron_ls.NEURON_LS_TIMEOUT),
                              env=dict(environ))
         snapshot.commands.append(CommandFact([executable, *flags], result.ok, round(result.duration_s, 3),
                                              None if result.ok else result.describe_failure()))
         if result.ok:
-            snapshot.neuron_ls = neuron_ls.parse_neuron_ls_json(result.stdout)
+            snapshot.neuron_ls = (neuron_ls.parse_neuron_ls_json(result.stdout) if flags else
+                                  neuron_ls.parse_neuron_ls_table(result.stdout).devices)
             return
         if result.timed_out:
             return
@@ -136,11 +140,13 @@ def collect_host_snapshot(fs: RootFS, environ: Mapping[str, str], failures: list
         snapshot.device_nodes = neuron_devices.read_device_nodes(fs)
         snapshot.sysfs_devices, snapshot.sysfs_layout = neuron_devices.read_sysfs_devices(
             fs, kernel_modules.read_loaded_driver_version(fs))
-        if snapshot.sysfs_layout == neuron_devices.LAYOUT_2_31 and snapshot.sysfs_devices and not any(
+        if snapshot.sysfs_layout != neuron_devices.LAYOUT_CLASSIC and snapshot.sysfs_devices and not any(
                 device.ecc_uncorrected for device in snapshot.sysfs_devices):
+            why = ("driver 2.31 moved them" if snapshot.sysfs_layout == neuron_devices.LAYOUT_2_31 else
+                   "the loaded driver's version names no release, so where it writes them is not known")
             failures.append(CollectorFailure(ECC_COLLECTOR, (
-                f"could not read the ECC counters of {len(snapshot.sysfs_devices)} device(s): driver 2.31 moved "
-                f"them ({', '.join(neuron_devices.ECC_COUNTERS)} are at neither their old paths nor anywhere under "
+                f"could not read the ECC counters of {len(snapshot.sysfs_devices)} device(s): {why} "
+                f"({', '.join(neuron_devices.ECC_COUNTERS)} are at neither their old paths nor anywhere under "
                 f"{neuron_devices.SYSFS_DEVICES}/neuronN)")))
 
     def driver() -> None:
@@ -193,5 +199,5 @@ def collect_host_snapshot(fs: RootFS, environ: Mapping[str, str], failures: list
                          ("resources", resources)):
         _guarded(name, action, failures, timings)
     if fs.is_live:
-        _guarded("neuron-ls", lambda: _run_neuron_ls(snapshot, environ), failures, timings)
+        _guarded("neuron-ls", lambda: run_neuron_ls(snapshot, environ), failures, timings)
     return snapshot

@@ -8,6 +8,11 @@ follows the loaded driver's version (`sys/module/neuron/version`, which did not 
 published node by node, so under the 2.31 layout a node is read at its old path when it is still there, else found
 by its file name inside the device's own directory (a bounded walk that follows no links); what is found nowhere is
 "could not read", never zero and never a device problem.
+
+The driver's source (aws-neuron/aws-neuron-driver 2.24.7.0, neuron_cdev.c and neuron_sysfs_metrics.c) makes
+`core_count` readable by root only (S_IRUSR; everyone from driver 2.28.0, runtime.rst 2.30) and writes it without a
+newline; it makes one `neuron_core<N>` directory per NeuronCore, readable by everyone. So a user who is not root
+counts the cores by those directories.
 """
 
 from __future__ import annotations
@@ -19,16 +24,19 @@ from typing import Optional
 
 from neurondoctor.facts.host import DeviceNode, SysfsDevice
 from neurondoctor.host.rootfs import RootFS
+from neurondoctor.neuron_version import names_a_release, release_tuple
 
 SYSFS_CLASS = "/sys/class/neuron_device"
 SYSFS_DEVICES = "/sys/devices/virtual/neuron_device"
 LAYOUT_CLASSIC = "classic"
 LAYOUT_2_31 = "driver-2.31"
+LAYOUT_UNKNOWN = "unknown"  # a loaded driver whose version names no release (`2.x.7693.0`): read like 2.31's
 _LAYOUT_2_31_DRIVER = (2, 31)
 _WALK_DEPTH = 5
 _WALK_ENTRIES = 4096
 ECC_COUNTERS = ("mem_ecc_uncorrected", "mem_ecc_repairable_uncorrected", "sram_ecc_uncorrected")
 _NODE = re.compile(r"^neuron\d+$")
+_CORE_DIR = re.compile(r"^neuron_core\d+$")
 
 
 def _index(name: str) -> int:
@@ -65,15 +73,16 @@ def _read_word(fs: RootFS, inner: str) -> Optional[str]:
 
 
 def sysfs_layout(loaded_driver: Optional[str]) -> str:
-    """`driver-2.31` for a loaded driver 2.31 or newer, else `classic` (also when no version can be read: every
-    driver before 2.31 wrote the classic tree, and the 2.31 one is read by name anyway)."""
-    match = re.match(r"\s*(\d+)\.(\d+)\.", loaded_driver or "")
-    if match and (int(match.group(1)), int(match.group(2))) >= _LAYOUT_2_31_DRIVER:
-        return LAYOUT_2_31
-    return LAYOUT_CLASSIC
+    """`driver-2.31` for a loaded driver 2.31 or newer, `classic` for an older one or none read, `unknown` for a
+    version that names no release (`2.x.7693.0`): its tree is read at the classic paths, else by name."""
+    if loaded_driver is None:
+        return LAYOUT_CLASSIC
+    if not names_a_release(loaded_driver):
+        return LAYOUT_UNKNOWN
+    return LAYOUT_2_31 if release_tuple(loaded_driver)[:2] >= _LAYOUT_2_31_DRIVER else LAYOUT_CLASSIC
 
 
-def _files_by_name(fs: RootFS, inner_dir: str) -> dict[str, str]:
+def files_by_name(fs: RootFS, inner_dir: str) -> dict[str, str]:
     """{file name: first in-root path} of the regular files under a device directory, breadth first, without
     following links (sysfs links `subsystem` and `device` lead out of the device), bounded in depth and count."""
     found: dict[str, str] = {}
@@ -94,7 +103,7 @@ def _files_by_name(fs: RootFS, inner_dir: str) -> dict[str, str]:
     return found
 
 
-def _device_dirs(fs: RootFS) -> list[str]:
+def device_dirs(fs: RootFS) -> list[str]:
     """The per-device directories: the class links, else the virtual devices they point at."""
     dirs = [inner for inner in fs.glob(SYSFS_CLASS, "neuron*") if _NODE.match(inner.rsplit("/", 1)[-1])]
     if not dirs:
@@ -102,34 +111,47 @@ def _device_dirs(fs: RootFS) -> list[str]:
     return dirs
 
 
-_CLASSIC_PATHS = {"core_count": "core_count", "arch_type": "info/architecture/arch_type",
+CLASSIC_PATHS = {"core_count": "core_count", "arch_type": "info/architecture/arch_type",
                   "device_name": "info/architecture/device_name",
                   "instance_type": "info/architecture/instance_type",
                   **{counter: f"stats/hardware/{counter}" for counter in ECC_COUNTERS}}
 
 
 def _node_paths(fs: RootFS, device_dir: str, layout: str) -> dict[str, str]:
-    """Where each node is read: its classic path; under the 2.31 layout, for a node not there, the file of that
-    name in the device's directory (walked only when something is missing)."""
-    paths = {node: f"{device_dir}/{relative}" for node, relative in _CLASSIC_PATHS.items()}
-    if layout != LAYOUT_2_31:  # the classic tree: read where it always was (no existence checks on the hot path)
+    """Where each node is read: its classic path; under the 2.31 (or an unknown) layout, for a node not there, the
+    file of that name in the device's directory (walked only when something is missing)."""
+    paths = {node: f"{device_dir}/{relative}" for node, relative in CLASSIC_PATHS.items()}
+    if layout == LAYOUT_CLASSIC:  # read where it always was (no existence checks on the hot path)
         return paths
     missing = [node for node, path in paths.items() if not fs.lexists(path)]
     if missing:
-        named = _files_by_name(fs, device_dir)
+        named = files_by_name(fs, device_dir)
         paths.update({node: named[node] for node in missing if node in named})
     return paths
+
+
+def _counted_core_dirs(fs: RootFS, device_dir: str) -> Optional[int]:
+    """The `neuron_core<N>` directories of a device (one per NeuronCore), when `core_count` cannot be read (it is
+    root's only); None when there are none to count (another layout, or no listing)."""
+    try:
+        names = fs.listdir(device_dir)
+    except OSError:
+        return None
+    count = sum(1 for name in names if _CORE_DIR.match(name) and fs.is_dir(f"{device_dir}/{name}")
+                and not fs.is_link(f"{device_dir}/{name}"))
+    return count or None
 
 
 def read_sysfs_devices(fs: RootFS, loaded_driver: Optional[str] = None) -> tuple[list[SysfsDevice], str]:
     """(the devices, the layout read)."""
     layout = sysfs_layout(loaded_driver)
     devices = []
-    for inner in _device_dirs(fs):
+    for inner in device_dirs(fs):
         paths = _node_paths(fs, inner, layout)
+        core_count = _read_int(fs, paths["core_count"])
         device = SysfsDevice(
             name=inner.rsplit("/", 1)[-1],
-            core_count=_read_int(fs, paths["core_count"]),
+            core_count=core_count if core_count is not None else _counted_core_dirs(fs, inner),
             arch_type=_read_word(fs, paths["arch_type"]),
             device_name=_read_word(fs, paths["device_name"]),
             instance_type=_read_word(fs, paths["instance_type"]),

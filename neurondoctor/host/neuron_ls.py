@@ -1,16 +1,20 @@
-"""`neuron-ls -j` on a live host, parsed by keys (the table layout varies between versions, docs/neuron-facts.md §4).
+"""`neuron-ls` on a live host: its JSON, parsed by keys, and its table, for tools that answer neither JSON flag.
 
 The JSON form is a top-level array of devices: `neuron_device`, `nc_count`, `neuroncore_ids`,
 `neuron_processes`, `logical_neuroncore_config` (trn2). Anything else is ignored; garbage yields no devices.
+The table's columns changed between tools versions (tests/recorded/neuron-ls/: four layouts from 2021 to 2026), so
+it is read by its header words, never by position. Both forms were checked against the outputs recorded there.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+import re
+from typing import Any, Optional
 
 from neurondoctor.facts.host import NeuronLsDevice
 from neurondoctor.neuron_version import release_tuple
+from neurondoctor.records import dataclass, field
 
 NEURON_LS_TIMEOUT = 10.0
 NEURON_LS_PATHS = ("/opt/aws/neuron/bin",)
@@ -61,3 +65,92 @@ def json_flags(tools_version: str | None) -> tuple[list[str], list[str]]:
     `-j/--json-output`), `-j` before; the other one when the first fails (a tools version not read)."""
     modern, classic = ["--output-format", "json"], ["-j"]
     return (modern, classic) if release_tuple(tools_version or "")[:2] >= (2, 34) else (classic, modern)
+
+
+# The table (tests/recorded/neuron-ls/SOURCES.md). The early Trn2 table counted physical cores under NEURON CORES
+# and logical ones under LOGICAL NC; later tables print the logical count under NEURON CORES, as `nc_count` does.
+DEVICE, CORES, LOGICAL_CORES, CORE_IDS = "NEURON DEVICE", "NEURON CORES", "LOGICAL NC", "NEURON CORE IDS"
+PID, COMMAND, RUNTIME_VERSION = "PID", "COMMAND", "RUNTIME VERSION"
+_HEADER_LINE = re.compile(r"^(instance-type|instance-id|logical-neuroncore-config):[ \t]*(\S*)[ \t]*$")
+_TABLE_ROWS = 4096
+
+
+@dataclass
+class NeuronLsTable:
+    header: dict[str, str] = field(default_factory=dict)  # the lines above the table: instance-type, …
+    columns: list[str] = field(default_factory=list)
+    devices: list[NeuronLsDevice] = field(default_factory=list)
+
+
+def _cells(line: str, border: str) -> Optional[list[str]]:
+    """A row's cells, cut where the border has its `+` (a command may hold a `|`); by `|` when the row is not as
+    wide as the border. None when the row does not have the border's columns."""
+    stops = [index for index, char in enumerate(border) if char == "+"]
+    if len(line) == len(border) and all(line[index] == "|" for index in stops):
+        return [line[start + 1:end].strip() for start, end in zip(stops, stops[1:])]
+    parts = line.strip("|").split("|")
+    return [part.strip() for part in parts] if len(parts) == len(stops) - 1 else None
+
+
+def _core_ids(text: str) -> list[int]:
+    """`0-3`, `60-63`, `0, 1`, `0-1,4-5`: the ids listed; nothing for a value that is not a list of ids."""
+    ids: list[int] = []
+    for part in filter(None, (piece.strip() for piece in text.split(","))):
+        bounds = part.split("-")
+        if not all(bound.isdigit() for bound in bounds) or len(bounds) > 2:
+            return []
+        low, high = int(bounds[0]), int(bounds[-1])
+        if high < low or high - low > 1024:
+            return []
+        ids.extend(range(low, high + 1))
+    return ids
+
+
+def _int(text: str) -> Optional[int]:
+    return int(text) if text.isdigit() else None
+
+
+def parse_neuron_ls_table(text: str) -> NeuronLsTable:
+    """The devices of a `neuron-ls` table (any of its layouts), with the processes of continuation rows and the
+    header lines above it. Text that holds no table yields no devices."""
+    table = NeuronLsTable()
+    lines = [line.strip() for line in text.splitlines()]
+    borders = [index for index, line in enumerate(lines) if line.startswith("+-") and line.endswith("+")]
+    if len(borders) < 2:
+        return table
+    for line in lines[:borders[0]]:
+        match = _HEADER_LINE.match(line)
+        if match:
+            table.header[match.group(1)] = match.group(2)
+    border = lines[borders[0]]
+    titles: list[list[str]] = []
+    for line in lines[borders[0] + 1:borders[1]]:
+        cells = _cells(line, border)
+        if cells is None:
+            return table
+        titles.append(cells)
+    table.columns = [" ".join(" ".join(parts).split()) for parts in zip(*titles)]
+    if DEVICE not in table.columns:
+        return table
+    lnc = _int(table.header.get("logical-neuroncore-config", ""))
+    current: Optional[NeuronLsDevice] = None
+    for line in lines[borders[1] + 1:borders[1] + 1 + _TABLE_ROWS]:
+        if line.startswith("+"):
+            continue
+        if not line.startswith("|"):
+            break
+        cells = _cells(line, border)
+        if cells is None or len(cells) != len(table.columns):
+            continue
+        row = dict(zip(table.columns, cells))
+        index = _int(row[DEVICE])
+        if index is not None:
+            cores = _int(row.get(LOGICAL_CORES, "")) if LOGICAL_CORES in row else _int(row.get(CORES, ""))
+            current = NeuronLsDevice(index=index, core_count=cores, core_ids=_core_ids(row.get(CORE_IDS, "")),
+                                     logical_neuroncore_config=lnc)
+            table.devices.append(current)
+        pid = _int(row.get(PID, ""))
+        if current is not None and pid is not None:
+            current.processes.append({"pid": pid, "command": row.get(COMMAND, ""),
+                                      "neuron_runtime_version": row.get(RUNTIME_VERSION, "")})
+    return table

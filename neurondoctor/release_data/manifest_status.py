@@ -2,7 +2,8 @@
 
 A doctor whose data ends before the host's release calls a healthy host "unknown versions" (issue 14); the status
 says which copy is in use (NEURONDOCTOR_MANIFESTS, a `manifests update` copy, or the bundled one), the newest
-release and the manifest date of each, and how to get newer data. Pure reading: nothing is fetched or written.
+release and the manifest date of each, and how to get newer data; and which device formats the doctor reads are
+recorded from real outputs and which are assumed (device_formats.py). Pure reading: nothing is fetched or written.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from neurondoctor.release_data.catalog import (
     cache_manifest_dir,
     load_catalog,
 )
+from neurondoctor.release_data.device_formats import device_formats_document, render_device_formats
 
 UPDATE_RECORD = "update.json"  # written by `manifests update` beside the converted data
 STALE_AFTER_DAYS = 60  # Neuron has released about every six to eight weeks in 2026
@@ -142,6 +144,7 @@ def render_status(status: DataStatus, now: Optional[float] = None) -> str:
         lines += [f"  {end.get('what')}: from {end.get('ends_in')}" + (
             f" (announced in {end['announced_in']})" if end.get("announced_in") else "") for end in
             status.announcements]
+    lines += render_device_formats()
     age = used.age_days(now) if used else None
     if status.in_use != "override" and age is not None and age > STALE_AFTER_DAYS:
         lines.append(f"The data is {age} days old; Neuron releases about every two months: run "
@@ -162,4 +165,5 @@ def status_document(status: DataStatus, now: Optional[float] = None) -> dict[str
                        for item in status.copies],
             "end_of_support": [{key: item.get(key) for key in ("id", "what", "announced_in", "ends_in", "source")}
                                for item in status.announcements],
-            "releases_without_package_data": [dict(item) for item in status.releases_without_data]}
+            "releases_without_package_data": [dict(item) for item in status.releases_without_data],
+            "device_formats": device_formats_document()}

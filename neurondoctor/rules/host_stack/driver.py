@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Optional
 
 from neurondoctor.facts.host import HostSnapshot
-from neurondoctor.neuron_version import normalize_neuron_version, release_tuple
+from neurondoctor.neuron_version import names_a_release, normalize_neuron_version, release_tuple
 from neurondoctor.rules.check import Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, neuron_host
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
@@ -256,14 +256,15 @@ def dkms_in_image(ctx: RuleContext) -> list[Finding]:
 def driver_summary(ctx: RuleContext) -> str:
     """`aws-neuronx-dkms 2.29.0.0, loaded 2.29.0.0, built for 6.8.0-1015-aws`."""
     snapshot = ctx.facts.host.snapshot
-    if snapshot.container:
-        loaded = snapshot.loaded_driver_version
-        return (f"host driver {normalize_neuron_version(loaded)} loaded (seen from this container; the driver "
-                "lives on the host)" if loaded else "this is a container: the driver lives on the host")
-    package = snapshot.packages.get(DKMS_PACKAGE)
     loaded = snapshot.loaded_driver_version
+    unnamed = (" (a build whose version names no release: not compared with releases)"
+               if loaded and not names_a_release(loaded) else "")
+    if snapshot.container:
+        return (f"host driver {normalize_neuron_version(loaded)} loaded{unnamed} (seen from this container; the "
+                "driver lives on the host)" if loaded else "this is a container: the driver lives on the host")
+    package = snapshot.packages.get(DKMS_PACKAGE)
     parts = [f"{DKMS_PACKAGE} {normalize_neuron_version(package.version)}" if package else "no driver package"]
-    parts.append(f"loaded {normalize_neuron_version(loaded)}" if loaded else "not loaded")
+    parts.append(f"loaded {normalize_neuron_version(loaded)}{unnamed}" if loaded else "not loaded")
     if snapshot.kernel and (snapshot.dkms.installed_module or snapshot.dkms.built_for_kernel):
         parts.append(f"built for {snapshot.kernel}")
     return ", ".join(parts)

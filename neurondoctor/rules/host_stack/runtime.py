@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Optional
 
 from neurondoctor.facts.python_env import PythonEnvironment
-from neurondoctor.neuron_version import normalize_neuron_version, release_tuple, release_words
+from neurondoctor.neuron_version import names_a_release, normalize_neuron_version, release_tuple, release_words
 from neurondoctor.rules.check import Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, inf1_host, neuron_host
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
@@ -55,9 +55,11 @@ def driver_runtime_mismatch(ctx: RuleContext) -> list[Finding]:
     driver, runtime = host.versions.get(DRIVER), host.versions.get(RUNTIME)
     driver_releases = host.releases.get(DRIVER, ())
     if snapshot.container and snapshot.loaded_driver_version:
-        # An image's runtime runs on the host's driver: judge it against the loaded module, not the image's files.
-        driver = normalize_neuron_version(snapshot.loaded_driver_version)
-        driver_releases = tuple(ctx.catalog.releases_with(DRIVER, driver))
+        # An image's runtime runs on the host's driver: judge it against the loaded module, not the image's files;
+        # a module whose version names no release (Bottlerocket's `2.x.7693.0`) is of unknown age: not judged.
+        loaded = snapshot.loaded_driver_version
+        driver = normalize_neuron_version(loaded) if names_a_release(loaded) else None
+        driver_releases = tuple(ctx.catalog.releases_with(DRIVER, driver)) if driver else ()
     if driver is None or runtime is None:
         return []
     documented = _documented_break(ctx, driver, runtime)
