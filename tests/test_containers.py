@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import check_json, findings_by_id
+from tests.conftest import check_json, findings_by_id, run_cli
 from tests.host_fixture import HOST_STACKS, HostSpec, build_host
 from tests.neuron_envs import outside_venv
 from tests.wheelhouse import VenvFactory
@@ -67,3 +67,20 @@ def test_a_kubernetes_pod_without_devices_gets_the_device_plugin_fix(tmp_path: P
     with_devices = build_host(tmp_path / "pod-ok", HostSpec(instance_type="trn1.32xlarge", container=True))
     (with_devices / "var/run/secrets/kubernetes.io/serviceaccount").mkdir(parents=True)
     assert "ND-DEV-001" not in findings_by_id(check_json(["--root", str(with_devices), *outside_venv(venvs)])[1])
+
+
+def test_a_container_given_one_device_of_sixteen_is_a_share_not_a_fault(tmp_path: Path, venvs: VenvFactory) -> None:
+    """A public report (tests/recorded/neuron-ls/trn2.48xlarge-one-device-runtime-2.34.10.txt): a container on a
+    trn2.48xlarge running vLLM on the one device it was given, while sysfs and PCI show all 16. That is an info (a
+    job sized for 16 devices would not fit), never an error, and `health` stays ok; a pod with none is an error."""
+    root = build_host(tmp_path / "one", HostSpec(instance_type="trn2.48xlarge", release="2.32.0", container=True,
+                                                 device_nodes=1))
+    _, report, _ = check_json(["--root", str(root), *outside_venv(venvs)])
+    [finding] = findings_by_id(report)["ND-DEV-001"]
+    assert (finding["severity"], finding["title"]) == ("info", "this container has 1 of the 16 Neuron devices")
+    health = run_cli(["health", "--root", str(root), "--json"])
+    assert health.returncode == 0, health.stdout
+    (root / "var/run/secrets/kubernetes.io/serviceaccount").mkdir(parents=True)
+    [in_pod] = findings_by_id(check_json(["--root", str(root), *outside_venv(venvs)])[1])["ND-DEV-001"]
+    assert (in_pod["severity"], in_pod["title"]) == ("info", "this pod has 1 of the 16 Neuron devices")
+    assert in_pod["fix"][0] == "# in the pod spec: resources: {limits: {aws.amazon.com/neuron: 16}}"

@@ -12,7 +12,7 @@ from typing import Optional
 from neurondoctor.facts.host import DeviceHolder, DeviceNode, HostSnapshot
 from neurondoctor.rules.check import Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, neuron_host
-from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
+from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_INFO, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Fix, Shell, command, note, pipeline
 from neurondoctor.rules.host_stack.hardware import stop_start
 from neurondoctor.rules.host_stack.os_commands import RELOAD_DRIVER
@@ -58,12 +58,20 @@ def devices_missing(ctx: RuleContext) -> list[Finding]:
     else:
         detail = "The driver is loaded but some device nodes are missing (`Could not open the nd1`)."
         fix = Fix([*RELOAD_DRIVER, command("ls", "-l", ("/dev/neuron", Shell("*")))])
+    # A container given some of the devices is a share, not a fault: a pod requests `aws.amazon.com/neuron: 1`, a
+    # container runs with `--device=/dev/neuron0` (a public report, tests/recorded/neuron-ls/: one trn2.48xlarge
+    # device in a container). Sysfs and PCI still show every device of the instance there.
+    shared = in_container and nodes > 0
+    if shared:
+        detail = ("This container was started with some of the instance's Neuron devices; a job sized for all of "
+                  "them fails to allocate its NeuronCores here. If this share is the intended one, nothing is wrong.")
     return [Finding(
         id="ND-DEV-001",
         category="device-missing",
-        severity=SEVERITY_ERROR,
-        title=f"{nodes} of {expected} Neuron device nodes present"
-              + (" in this pod" if snapshot.kubernetes_pod else " in this container" if in_container else ""),
+        severity=SEVERITY_INFO if shared else SEVERITY_ERROR,
+        title=(f"this {'pod' if snapshot.kubernetes_pod else 'container'} has {nodes} of the {expected} Neuron "
+               "devices" if shared else f"{nodes} of {expected} Neuron device nodes present"
+               + (" in this pod" if snapshot.kubernetes_pod else " in this container" if in_container else "")),
         detail=detail,
         evidence={"pci": [function.address for function in snapshot.pci],
                   "nodes": [node.path for node in snapshot.device_nodes],
@@ -239,7 +247,8 @@ RULE_SET = RuleSet(
     rules=(devices_missing, device_permission, not_character_devices, cores_busy, inventory_short),
     findings=(
         FindingSpec("ND-DEV-001", "device-missing", SEVERITY_ERROR,
-                    "fewer device nodes than Neuron devices (a container without --device)"),
+                    "fewer device nodes than Neuron devices (a container without --device); an info in a container "
+                    "given some of them", also=(SEVERITY_INFO,)),
         FindingSpec("ND-DEV-002", "device-permission", SEVERITY_ERROR, "device nodes this user cannot open"),
         FindingSpec("ND-DEV-003", "cores-busy", SEVERITY_WARNING, "processes (PID, command, age) holding devices"),
         FindingSpec("ND-DEV-005", "device-missing", SEVERITY_ERROR,
