@@ -35,6 +35,13 @@ EXPECTED: dict[str, tuple[str, Optional[str], str]] = {
         "give the model more NeuronCores"),
     "runtime-cannot-be-initialized.log": ("cores-busy", None, "find the process that holds the NeuronCores"),
     "tensor-allocation-failure.log": ("resource", None, "see what each NeuronCore holds"),
+    # The hardware errors of the runtime troubleshooting guide, each with the guide's action first.
+    "hbm-unrepairable-guide.log": ("hardware-error", None, "replace the hardware: stop and start the instance"),
+    "hbm-repairable-guide.log": ("hardware-error", None, "reload the Neuron driver once no process holds the devices"),
+    "sram-uncorrectable-guide.log": ("hardware-error", None, "replace the hardware: stop and start the instance"),
+    "dma-abort-guide.log": ("hardware-error", None, "replace the hardware: stop and start the instance"),
+    "collectives-hang-guide.log": ("hardware-error", None, "look in the other workers' logs and kernel logs"),
+    "execution-timeout-custom-op-guide.log": ("hardware-error", None, "if NEURON_RT_RESET_CORES=0 is set"),
 }
 
 
@@ -72,3 +79,51 @@ def test_the_usage_table_reads_by_column_name_in_either_header_form() -> None:
     assert row["DMA Rings Collectives"] == "0.000B"
     assert usage_table(text, "9")["TOTAL"] == "20.188GB"  # no such core: the device's overall row
     assert usage_table("no table here", "0") == {}
+
+
+# The runtime's status codes (nrt_status.h), as its callers print them, where no signature says more.
+STATUS_LINES = {
+    "RuntimeError: nrt_execute status=1201": ("hardware-error", "NRT_EXEC_HW_ERR_HBM_UE, 1201"),
+    'nrt_execute: status=1005, error message="NeuronCore busy"': ("cores-busy", "NRT_EXEC_NC_BUSY, 1005"),
+    "RuntimeError: nrt_load status=9": ("cores-busy", "NRT_LOAD_NOT_ENOUGH_NC, 9"),
+    "2023-Jan-09 20:27:41.0600 15042:15042 ERROR  NMGR:dlr_infer  Inference completed with err: 5": (
+        "hardware-error", "NRT_TIMEOUT, 5"),
+    "Neuron Runtime will exit with NRT_EXEC_HW_ERR_DMA_ABORT (1203)": (
+        "hardware-error", "NRT_EXEC_HW_ERR_DMA_ABORT, 1203"),
+    "nrt_load failed: NRT_UNSUPPORTED_NEFF_VERSION": ("runtime-compiler-mismatch", "NRT_UNSUPPORTED_NEFF_VERSION, 10"),
+}
+# Codes whose meaning fits no category are left unexplained rather than guessed; numbers off a runtime line are
+# not statuses.
+UNEXPLAINED = ['nrt_execute: status=1004, error message="Execution was completed with other errors".',
+               "http status=404 from the server", "NRT_EXEC_HW_ERR_HBM_UE_SOMETHING_ELSE", "xNRT_TIMEOUT"]
+
+
+def _explain(text: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "neurondoctor", "explain", "-", "--json"], input=text,
+                          capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("line", sorted(STATUS_LINES))
+def test_a_runtime_status_code_is_explained_by_the_runtime_table(line: str) -> None:
+    done = _explain(line + "\n")
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    category, named = STATUS_LINES[line]
+    assert answer["category"] == category and answer["why"].endswith(f"({named})"), answer
+    assert answer["matched"] == line and "nrt_status.rst" in answer["source"] and answer["ways_out"]
+
+
+@pytest.mark.parametrize("line", UNEXPLAINED)
+def test_codes_without_a_fitting_category_and_other_numbers_stay_unexplained(line: str) -> None:
+    done = _explain(line + "\n")
+    assert done.returncode != 0 and json.loads(done.stdout)["category"] is None, done.stdout
+
+
+def test_the_canary_names_a_runtime_status_instead_of_guessing_from_its_stage() -> None:
+    from neurondoctor.release_data.probe_data import load_error_signatures
+    from neurondoctor.rules.probes.canary import classify_failure
+
+    signatures = load_error_signatures()
+    assert classify_failure("run", "RuntimeError: nrt_execute status=1202", signatures) == (
+        "hardware-error", "a NeuronCore's on-chip memory encountered a parity error (NRT_EXEC_HW_ERR_NC_UE, 1202)")
+    assert classify_failure("run", "RuntimeError: something else", signatures)[0] == "compile-failure"

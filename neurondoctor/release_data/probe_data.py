@@ -29,9 +29,22 @@ class ErrorSignature:
 
 
 @dataclass(frozen=True)
+class RuntimeStatus:
+    """One status code of the runtime's API (nrt_status.h), as a log prints it: `status=1201`, or its name."""
+
+    code: int
+    name: str
+    category: str
+    why: str
+    source: str
+    ways_out: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class ErrorSignatures:
     signatures: tuple[ErrorSignature, ...]
     compiler_unsupported_codes: frozenset[str]
+    runtime_statuses: tuple[RuntimeStatus, ...] = ()
 
 
 def _read(directory: Optional[Path], name: str) -> Any:
@@ -60,9 +73,14 @@ def load_error_signatures(directory: Optional[Path] = None) -> ErrorSignatures:
                                           str(entry["detail"]) if entry.get("detail") else None)
                            for entry in document["signatures"])
         codes = frozenset(str(code) for code in document["compiler_unsupported_codes"]["codes"])
-    except (KeyError, TypeError) as error:
+        table = document.get("runtime_status_codes") or {"codes": []}
+        statuses = tuple(RuntimeStatus(int(entry["code"]), str(entry["name"]), str(entry["category"]),
+                                       str(entry["why"]), str(table.get("source", "")),
+                                       tuple(str(way) for way in entry.get("ways_out", [])))
+                         for entry in table["codes"])
+    except (KeyError, TypeError, ValueError) as error:
         raise ValueError(f"{ERROR_SIGNATURES_FILE}: unexpected shape ({error})") from error
-    return ErrorSignatures(signatures, codes)
+    return ErrorSignatures(signatures, codes, statuses)
 
 
 def load_compiler_fixes(directory: Optional[Path] = None) -> list[dict[str, Any]]:

@@ -15,6 +15,7 @@ from neurondoctor.rules.check import Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_ERROR, Finding
 from neurondoctor.rules.fix import Fix, command
+from neurondoctor.rules.probes.runtime_status import runtime_status
 
 _NCC_CODE = re.compile(r"NCC_[A-Z]{4}\d{3}")
 
@@ -24,6 +25,9 @@ def classify_failure(stage: str, message: str, signatures: ErrorSignatures) -> t
     for signature in signatures.signatures:
         if signature.pattern in message:
             return signature.category, signature.why
+    status = runtime_status(message, signatures.runtime_statuses)
+    if status is not None:  # `nrt_execute status=1201`: the runtime's own word, before any guess from the stage
+        return status[0].category, f"{status[0].why} ({status[0].name}, {status[0].code})"
     if stage == "compile":
         codes = set(_NCC_CODE.findall(message))
         named = ", ".join(sorted(codes)) or "see message"

@@ -19,6 +19,7 @@ from neurondoctor.records import dataclass, field
 from neurondoctor.redaction import redact_secrets
 from neurondoctor.release_data.probe_data import ErrorSignatures
 from neurondoctor.rules.probes.runtime_log import runtime_detail
+from neurondoctor.rules.probes.runtime_status import runtime_status
 
 # Every pattern runs in linear time on any text (issue 25 §4): no two parts of one pattern can match the same
 # characters, so a failed match never retries a run it has scanned (the HLO type stops at `{`, its layout at a
@@ -162,6 +163,11 @@ def explain_text(text: str, signatures: ErrorSignatures, op_support: dict[str, d
         if read is not None:
             detail = redact_secrets(read.what)
             ways = [*read.ways, *ways]
+    elif (status := runtime_status(text, signatures.runtime_statuses)) is not None:
+        known, line = status
+        category, why, source, ways = known.category, f"{known.why} ({known.name}, {known.code})", \
+            f"{known.source}: {known.name} = {known.code}", list(known.ways_out)
+        matched = redact_secrets(line.strip()[:300])
     else:
         codes = sorted(set(_ncc_codes(text)))
         unsupported = set(codes) & signatures.compiler_unsupported_codes
