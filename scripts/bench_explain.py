@@ -56,6 +56,11 @@ def crafted_inputs() -> dict[str, str]:
         "compiler version prefix": _filled("neuronx-cc=="),
         "mask and bool": _filled("mask bool "),
         "line past the bound": ("b" * (MAX_LINE * 4) + "\n") * (INPUT_LIMIT // (MAX_LINE * 4 + 1)),
+        # the runtime's status codes (rules/probes/runtime_status.py): a known code on lines that name no runtime,
+        # a code in every line of a runtime line, enum-like names that are no status
+        "status codes, no runtime": _filled(("status=4 " * 900)[:-1] + "\n"),
+        "status codes, one runtime line": "nrt " + _filled("status=3 ")[4:],
+        "NRT_ names repeated": _filled("NRT_AAAA "),
     }
 
 
