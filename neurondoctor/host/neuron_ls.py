@@ -92,22 +92,26 @@ def _cells(line: str, border: str) -> Optional[list[str]]:
     return [part.strip() for part in parts] if len(parts) == len(stops) - 1 else None
 
 
+_MAX_CORE_IDS = 1024  # a device has 8 NeuronCores; a cell naming more is not a core list (and is not expanded)
+
+
 def _core_ids(text: str) -> list[int]:
     """`0-3`, `60-63`, `0, 1`, `0-1,4-5`: the ids listed; nothing for a value that is not a list of ids."""
     ids: list[int] = []
     for part in filter(None, (piece.strip() for piece in text.split(","))):
         bounds = part.split("-")
-        if not all(bound.isdigit() for bound in bounds) or len(bounds) > 2:
+        if not all(_int(bound) is not None for bound in bounds) or len(bounds) > 2:
             return []
         low, high = int(bounds[0]), int(bounds[-1])
-        if high < low or high - low > 1024:
+        if high < low or len(ids) + high - low + 1 > _MAX_CORE_IDS:
             return []
         ids.extend(range(low, high + 1))
     return ids
 
 
 def _int(text: str) -> Optional[int]:
-    return int(text) if text.isdigit() else None
+    """A count or an id: ASCII digits only (`²` is a digit to `isdigit` and not to `int`), and not a huge number."""
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 9 else None
 
 
 def parse_neuron_ls_table(text: str) -> NeuronLsTable:

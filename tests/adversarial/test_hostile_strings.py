@@ -184,3 +184,22 @@ def test_undecodable_bytes_in_a_path_reach_every_output_escaped(hostile_host: tu
         if output_format != "json":
             _no_raw_controls(done.stdout, output_format)
             assert b"\xff" not in done.stdout
+
+
+def test_a_hostile_neuron_ls_table_is_data() -> None:
+    """neuron-ls prints other people's commands and whatever a broken tool writes: the table parser takes no digit
+    that `int` refuses, expands no huge core range, and stays bounded on rows and columns it was not built for."""
+    from neurondoctor.host.neuron_ls import parse_neuron_ls_table
+
+    border = "+--------+--------+----------+-------+-------------+"
+    header = ["| NEURON | NEURON |  NEURON  |  PID  |   COMMAND   |",
+              "| DEVICE | CORES  | CORE IDS |       |             |"]
+    rows = ["| ²      | 4      | 0-3      | 1     | a           |",  # a superscript digit: no device
+            "| 0      | ³      | 0-99999999999999 | 2 | b |",  # not aligned, a range it must not expand
+            "| 1      | 4      | 0-1,0-1023 | 12345 | $(reboot) |",  # more ids than a device has; a command is data
+            "| 2      | 8      | 0-7      | 99999999999 | x |"]  # a PID too long to be one
+    text = "\n".join([border, *header, border, *rows, border, "|" * 100000, "+" + "-+" * 10000])
+    table = parse_neuron_ls_table(text)
+    assert [(device.index, device.core_count, device.core_ids, device.processes) for device in table.devices] == [
+        (0, None, [], [{"pid": 2, "command": "b", "neuron_runtime_version": ""}]),  # read by its bars, values refused
+        (1, 4, [], [{"pid": 12345, "command": "$(reboot)", "neuron_runtime_version": ""}]), (2, 8, list(range(8)), [])]
