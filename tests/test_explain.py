@@ -17,6 +17,16 @@ import pytest
 from tests.conftest import REPO, cli_env, run_cli
 
 REPORTS = {
+    # huggingface/optimum-neuron#698: the compiler's backend in the TGI Neuron image, which lacks libxml2
+    "walrus-missing-library": (
+        "2024-09-21 16:17:37.000815:  4816  ERROR ||NEURON_CC_WRAPPER||: Failed compilation with ['neuronx-cc', "
+        "'compile', '--target=trn1', '--framework=XLA', '/tmp/no-user/neuroncc_compile_workdir/e555d4da-7536-45da-"
+        "be1a-6ddf6c3e776d/model.MODULE_a7b0021f88c35fba5c31+39f12043.hlo_module.pb', '--output', '/tmp/no-user/"
+        "neuroncc_compile_workdir/e555d4da-7536-45da-be1a-6ddf6c3e776d/model.MODULE_a7b0021f88c35fba5c31+39f12043."
+        "neff', '--model-type=transformer', '--auto-cast=none', '--execute-repetition=1', '--verbose=35']: "
+        "2024-09-21T16:17:32Z /usr/local/lib/python3.10/dist-packages/neuronxcc/starfish/bin/walrus_driver: error "
+        "while loading shared libraries: libxml2.so.2: cannot open shared object file: No such file or directory\n",
+        "compile-failure", "`sudo apt-get install -y libxml2`"),
     # aws-neuron/aws-neuron-samples#64: SD 1.5 UNet on a too-small instance
     "compiler-killed-f137": (
         "2023-12-26T08:37:54Z ERROR 26199 [job.WalrusDriver.0]: Backend exited with code -9 and stderr: \n"
@@ -206,3 +216,12 @@ def test_a_long_log_is_read_from_its_end(tmp_path: Path) -> None:
         handle.write(REPORTS["compiler-minus-9"][0])
     result = run_cli(["explain", str(log), "--json"])
     assert result.returncode == 0 and json.loads(result.stdout)["category"] == "compile-failure"
+
+
+def test_a_missing_library_names_the_binary_and_the_library(tmp_path: Path) -> None:
+    code, document = _explain(tmp_path, REPORTS["walrus-missing-library"][0])
+    assert code == 0 and document["detail"] == (
+        "walrus_driver needs libxml2.so.2, which is not installed on this machine or in this image")
+    other = REPORTS["walrus-missing-library"][0].replace("libxml2.so.2", "libfoo.so.7")
+    code, document = _explain(tmp_path, other)
+    assert document["ways_out"][0].startswith("install the package that holds it: `apt-file search libfoo.so.7`")

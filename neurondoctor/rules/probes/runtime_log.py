@@ -9,6 +9,8 @@ what exactly ran out and by how much.
 - Host memory: `Failed to allocate HOST memory (4194304 bytes)`.
 - The collectives' bootstrap: `Timeout waiting for RX (waited 240 sec) - retrying, [bootstrapInit, rank: 0/8/-1]`.
 - A load that found no room: the infodump's `Failure: NRT_RESOURCE in nrt_load()` and `Visible cores: 0, 1`.
+- A compiler binary without a system library: `…/neuronxcc/starfish/bin/walrus_driver: error while loading shared
+  libraries: libxml2.so.2: cannot open shared object file` (huggingface/optimum-neuron#698, in a TGI image).
 
 Every pattern is linear (explain's rule: no two parts of a pattern match the same characters); the lines are
 already cut to explain's MAX_LINE.
@@ -29,6 +31,9 @@ _SHARED_HBM = re.compile(r"Neuron Cores using this HBM: ([^\n]*)")
 _RX_TIMEOUT = re.compile(r"Timeout waiting for RX \(waited (\d+) sec\)")
 _RX_RANK = re.compile(r"\[bootstrapInit, rank: (\d+)/(\d+)/")
 _VISIBLE = re.compile(r"Visible cores: ([0-9, -]+)")
+_LIBRARY = re.compile(r"error while loading shared libraries: ([\w.+-]{1,200}): cannot open shared object file")
+# The OS packages that hold a library a compiler binary is known to need (Debian/Ubuntu and Amazon Linux/RHEL names).
+_LIBRARY_PACKAGES = {"libxml2.so.2": ("libxml2", "libxml2")}
 _SIZE = re.compile(r"^([0-9.]+)\s*([KMGT]?B)$")
 _UNITS = {"B": 1, "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30, "TB": 1 << 40}
 _TABLE_ROWS = 400
@@ -133,8 +138,23 @@ def _nrt_resource(text: str) -> Optional[RuntimeDetail]:
                          f"{visible.group(1).strip()})") if visible else None
 
 
+def _shared_library(text: str) -> Optional[RuntimeDetail]:
+    missing = _LIBRARY.search(text)
+    if not missing:
+        return None
+    library = missing.group(1)
+    before = text[max(0, text.rfind("\n", 0, missing.start()) + 1):missing.start()].rstrip(": ").split()
+    binary = before[-1].rsplit("/", 1)[-1].rstrip(":") if before else "a compiler binary"
+    debian, redhat = _LIBRARY_PACKAGES.get(library, (None, None))
+    ways = ((f"install it: `sudo apt-get install -y {debian}` (Ubuntu, Debian; in an image's Dockerfile without "
+             f"sudo) or `sudo dnf install -y {redhat}` (Amazon Linux 2023)",) if debian else
+            (f"install the package that holds it: `apt-file search {library}` (Ubuntu, Debian) or `dnf provides "
+             f"'*/{library}'` (Amazon Linux 2023) names it",))
+    return RuntimeDetail(f"{binary} needs {library}, which is not installed on this machine or in this image", ways)
+
+
 _READERS = {"device-memory": _device_memory, "host-memory": _host_memory, "collectives-bootstrap": _rx_timeout,
-            "nrt-resource": _nrt_resource}
+            "nrt-resource": _nrt_resource, "shared-library": _shared_library}
 
 
 def runtime_detail(kind: str, text: str) -> Optional[RuntimeDetail]:
