@@ -57,13 +57,13 @@ def test_planted_secrets_never_reach_the_archive(venvs: VenvFactory, tmp_path: P
     venv = stack_venv(venvs, "bundle-secrets", "2.31.1", pip_conf=False)
     (venv / "pip.conf").write_text(f"[global]\nextra-index-url = https://builder:{URL_PASSWORD}@mirror.example.com"
                                    "/simple https://pip.repos.neuron.amazonaws.com\n")
-    cache = tmp_path / "cache" / "neuronxcc-2.26" / "MODULE_1"
-    cache.mkdir(parents=True)
-    (cache / "log-neuron-cc.txt").write_text(f"compiling...\nGITHUB_TOKEN={LOG_SECRET}\ndone\n")
+    workdir = tmp_path / "debug" / "job-1" / "graph-0"  # TorchNeuron's debug directory, where neuronx-cc ran
+    workdir.mkdir(parents=True)
+    (workdir / "log-neuron-cc.txt").write_text(f"compiling...\nGITHUB_TOKEN={LOG_SECRET}\ndone\n")
     bin_dir = tmp_path / "bin"
     fake_command(bin_dir, "dkms", "echo 'aws-neuronx/2.29.0.0, 6.8.0-1015-aws, x86_64: installed'; "
                  f"echo '{COMMAND_SECRET}'; echo 'key AKIAIOSFODNN7EXAMPLE'")
-    env = cli_env({**SECRETS, "NEURON_COMPILE_CACHE_URL": str(tmp_path / "cache"),
+    env = cli_env({**SECRETS, "TORCH_NEURONX_DEBUG_DIR": str(tmp_path / "debug"),
                    "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"})
     archive = tmp_path / "support.tar.gz"
     result = run_cli(["bundle", "-o", str(archive), "--venv", str(venv)], env=env)
@@ -79,6 +79,8 @@ def test_planted_secrets_never_reach_the_archive(venvs: VenvFactory, tmp_path: P
     assert "review the archive before sharing" in result.stdout
     with tarfile.open(archive) as bundle:
         assert any(name.endswith("-pip.conf") for name in bundle.getnames())  # the venv's own pip.conf, redacted
+        assert any(name.endswith(f"compile-logs{workdir}/log-neuron-cc.txt") for name in bundle.getnames())
+    assert "compiling..." in text  # the compiler log is in, its token is not
 
 
 def test_fixture_host_archive_has_the_listed_members(venvs: VenvFactory, tmp_path: Path) -> None:

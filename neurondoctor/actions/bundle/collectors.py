@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import os
 import shutil
+import stat
 import time
 from collections.abc import Mapping
 from typing import Callable, Optional
@@ -17,7 +18,6 @@ from typing import Callable, Optional
 from neurondoctor.command_runner import run_command
 from neurondoctor.facts.names import BUNDLE_ENV_PREFIXES, NEURON_OS_PACKAGE_PREFIXES
 from neurondoctor.facts.python_env import PythonEnvironment
-from neurondoctor.host.compile_cache import cache_location
 from neurondoctor.host.os_packages import rpm_command, rpm_database_present
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.pyenv.static_venv import filesystem_for
@@ -221,37 +221,83 @@ def dkms_build_log(ctx: BundleContext) -> list[Member]:
     return [Member(f"files{state.make_log}", _text(ctx, ctx.fs.read_text(state.make_log, FILE_LIMIT)))]
 
 
-MAX_CACHE_ENTRIES = 200_000
+MAX_LOG_SEARCH_ENTRIES = 200_000
+COMPILE_LOG = "log-neuron-cc.txt"
+COMPILE_LOG_BYTES = 1 << 20  # the end of a log: the compiler writes its error last
+# Where neuronx-cc runs, and so writes its log: torch-neuronx's XLA path calls it in
+# `/tmp/<user>/neuroncc_compile_workdir/<uuid>/` (the `Call compiler with cmd:` lines of aws-neuron-sdk#872 and
+# aws-neuron-samples#94; `<user>` is `no-user` in containers, optimum-neuron#698); TorchNeuron in the debug
+# directory, TORCH_NEURONX_DEBUG_DIR (default /tmp/neuron_backend; torch/reference/env-vars.rst,
+# compiler/about-compiler-artifacts.rst). The compile cache holds graphs, NEFFs and a failed entry's `model.log`
+# (compile-cache.json takes those), not this log: it is not walked for it.
+XLA_WORKDIR = "neuroncc_compile_workdir"
+TMP = "/tmp"  # noqa: S108 - the inspected host's folder, only read, and no link in it is followed
+DEBUG_DIR_VARIABLE, DEBUG_DIR_DEFAULT = "TORCH_NEURONX_DEBUG_DIR", f"{TMP}/neuron_backend"
+_LOG_SEARCH_DEPTH = 6
+
+
+def _log_roots(ctx: BundleContext) -> list[str]:
+    """The in-root folders to search: every `/tmp/<user>/neuroncc_compile_workdir` and the debug directory. In
+    /tmp anyone can plant a link: neither a folder that is a link nor one behind a link is searched."""
+    roots = []
+    try:
+        users = ctx.fs.listdir(TMP)[:10_000]
+    except OSError:
+        users = []
+    for user in users:
+        workdir = f"{TMP}/{user}/{XLA_WORKDIR}"
+        if not ctx.fs.is_link(f"{TMP}/{user}") and not ctx.fs.is_link(workdir) and ctx.fs.is_dir(workdir):
+            roots.append(workdir)
+    debug = str(ctx.environ.get(DEBUG_DIR_VARIABLE) or DEBUG_DIR_DEFAULT)
+    if debug.startswith("/") and "://" not in debug and ctx.fs.is_dir(debug) and not ctx.fs.is_link(debug):
+        roots.append(debug.rstrip("/") or "/")
+    return roots
 
 
 def compile_logs(ctx: BundleContext, newest: int = 5) -> list[Member]:
-    """The newest `log-neuron-cc.txt` files in the compile cache, read through the root (a log linked out of the
-    root reads the root's copy). The walk stops at the time budget or after MAX_CACHE_ENTRIES entries."""
-    location, _ = cache_location(ctx.environ)
-    if "://" in location:
-        raise Skipped(f"the compile cache is remote ({location})")
-    base = ctx.fs.resolve(location)
-    if base is None or not base.is_dir():
-        return []
+    """The newest `log-neuron-cc.txt` files where neuronx-cc ran (see XLA_WORKDIR), each its last MiB, read without
+    following a link (these folders are world-writable: a log linked to /etc/shadow is refused, not read). The
+    search follows no link, stops at the time budget or after MAX_LOG_SEARCH_ENTRIES entries, and says so."""
+    from neurondoctor.regular_files import read_regular_file
+
     logs: list[tuple[float, str]] = []
-    seen = 0
-    stopped = None
-    for directory, subdirectories, files in os.walk(base):
-        seen += len(subdirectories) + len(files)
-        if ctx.time_left() <= 0 or seen > MAX_CACHE_ENTRIES:
-            stopped = "the total time budget was spent" if ctx.time_left() <= 0 else f"over {MAX_CACHE_ENTRIES} entries"
+    seen, stopped = 0, None
+    for inner_root in _log_roots(ctx):
+        base = ctx.fs.resolve(inner_root)
+        if base is None:
+            continue
+        base_depth = str(base).rstrip(os.sep).count(os.sep)
+        for directory, subdirectories, files in os.walk(base):  # followlinks=False: links are not entered
+            seen += len(subdirectories) + len(files)
+            if ctx.time_left() <= 0 or seen > MAX_LOG_SEARCH_ENTRIES:
+                stopped = ("the total time budget was spent" if ctx.time_left() <= 0 else
+                           f"over {MAX_LOG_SEARCH_ENTRIES} entries")
+                break
+            if directory.count(os.sep) - base_depth >= _LOG_SEARCH_DEPTH:
+                subdirectories[:] = []
+            if COMPILE_LOG in files:
+                path = os.path.join(directory, COMPILE_LOG)
+                try:
+                    found = os.lstat(path)
+                except OSError:
+                    continue
+                if stat.S_ISREG(found.st_mode):
+                    logs.append((found.st_mtime, inner_root.rstrip("/") + "/" + os.path.relpath(path, base)))
+        if stopped:
             break
-        if "log-neuron-cc.txt" in files:
-            path = os.path.join(directory, "log-neuron-cc.txt")
-            try:
-                logs.append((os.lstat(path).st_mtime, os.path.relpath(path, base)))
-            except OSError:
-                continue
-    members, unreadable = _file_members(
-        ctx, [(f"{location.rstrip('/')}/{relative}", f"compile-cache/{relative}")
-              for _, relative in sorted(logs, reverse=True)[:newest]], missing_ok=False)
+    members, unreadable = [], []
+    for _, inner in sorted(logs, reverse=True)[:newest]:
+        host = ctx.fs.resolve(inner)
+        try:
+            if host is None:
+                raise FileNotFoundError(inner)
+            data = read_regular_file(host, COMPILE_LOG_BYTES, tail=True, follow_links=False)
+        except OSError as error:
+            unreadable.append(f"{inner} ({error.strerror or error})")
+            continue
+        members.append(Member(f"compile-logs{inner}", _text(ctx, data.decode("utf-8", errors="replace"))))
     if stopped:
-        unreadable.insert(0, f"{location} (walk stopped: {stopped})")
+        unreadable.insert(0, f"the search for {COMPILE_LOG} (stopped: {stopped})")
     if unreadable:
         raise PartialCollection(members, unreadable)
     return members
