@@ -127,3 +127,34 @@ def test_the_canary_names_a_runtime_status_instead_of_guessing_from_its_stage() 
     assert classify_failure("run", "RuntimeError: nrt_execute status=1202", signatures) == (
         "hardware-error", "a NeuronCore's on-chip memory encountered a parity error (NRT_EXEC_HW_ERR_NC_UE, 1202)")
     assert classify_failure("run", "RuntimeError: something else", signatures)[0] == "compile-failure"
+
+
+# The EFA, collectives and driver messages of the runtime troubleshooting guide (neuron-runtime/nrt-troubleshoot.rst),
+# as it prints them: (category, the start of the first way out)
+GUIDE_LINES = {
+    "NCCL init error: Error opening libnccom.so, cannot use collective operations! Please set LD_LIBRARY_PATH to "
+    "library location. Error: libnccom.so: cannot open shared object file: No such file or directory": (
+        "tools-missing", "install aws-neuronx-collectives of the host's release"),
+    "Unable to run multi-instance workload.  Ofi plugin is not installed or EFA is not enabled": (
+        "tools-missing", "install the EFA software with the efa-installer"),
+    "OFI plugin initNet() failed is EFA enabled?": ("device-missing", "check the EFA devices"),
+    "Linux kernel 5.10 requires setting FI_EFA_FORK_SAFE=1 environment variable.  Multi-node support will be "
+    "disabled.": ("env-var-misconfig", "export FI_EFA_FORK_SAFE=1"),
+    "WARN Invalid NCCL_COMM_ID [compute1-dy-training-0-1.pcluster-trn1-24-pdx80-2n.pcluster:41211], please use "
+    "format: <ipv4>:<port> or [<ipv6>]:<port>": ("env-var-misconfig", "give NEURON_RT_ROOT_COMM_ID"),
+    "2023-Jan-06 22:28:01.0845 137472:137472 ERROR TDRV:pool_stdio_queue_consume_all_entries  Printing stderr from "
+    "GPSIMD:\nGPSIMD EXCEPTION OCCURRED: ILLEGAL INSTRUCTION\nSubtype/Type/Cause: 0x201\nException PC: 0x840001E8": (
+        "env-var-misconfig", "unset NEURON_RT_RESET_CORES"),
+    "Removing aws-neuronx-dkms (2.x) ...\nNeuron module is currently loaded. Attempting to unload...\nERROR: Cannot "
+    "unload neuron module - it is currently in use.": ("cores-busy", "stop the processes holding the devices"),
+}
+
+
+@pytest.mark.parametrize("text", sorted(GUIDE_LINES))
+def test_the_guides_collectives_and_driver_messages(text: str) -> None:
+    done = _explain(text + "\n")
+    assert done.returncode == 0, done.stdout
+    answer = json.loads(done.stdout)
+    category, first_way = GUIDE_LINES[text]
+    assert answer["category"] == category and answer["ways_out"][0].startswith(first_way), answer
+    assert answer["source"].startswith("neuron-runtime/nrt-troubleshoot.rst")
