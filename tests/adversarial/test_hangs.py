@@ -59,7 +59,7 @@ def test_fifos_at_every_read_path_never_block_check_or_bundle(tmp_path: Path, he
         _fifo(dist_info / name)
     make_log = next(root.glob("var/lib/dkms/aws-neuronx/*/build/make.log"))
     _fifo(make_log)
-    cache_log = root / "var/tmp/neuron-compile-cache/neuronxcc-2.0/MODULE_1/log-neuron-cc.txt"
+    cache_log = root / "tmp/ubuntu/neuroncc_compile_workdir/50f29840-cfac-49a2-8d40-8b0369b8618f/log-neuron-cc.txt"
     _fifo(cache_log)
     planted = len(HOST_READ_PATHS) + len(VENV_READ_PATHS) + len(SITE_READ_PATHS) + len(DIST_INFO_FILES) + 2
     assert planted >= 10
@@ -235,17 +235,17 @@ def test_a_process_with_more_descriptors_than_the_cap_is_read_up_to_it(tmp_path:
 
 
 def test_the_bundle_time_budget_bounds_file_collectors_too(tmp_path: Path) -> None:
-    """A compile cache of many directories: once `--max-time` is spent the walk stops and says so."""
+    """Compile workdirs of many directories: once `--max-time` is spent the search stops and says so."""
     from neurondoctor.actions.bundle.collectors import BundleContext, PartialCollection, compile_logs
     from neurondoctor.host.rootfs import RootFS
     from neurondoctor.redaction import Redactor
 
-    cache = tmp_path / "root/var/tmp/neuron-compile-cache"
+    workdirs = tmp_path / "root/tmp/ubuntu/neuroncc_compile_workdir"
     for index in range(50):
-        (cache / f"neuronxcc-2.0/MODULE_{index}").mkdir(parents=True)
+        (workdirs / f"{index:08x}-cfac-49a2-8d40-8b0369b8618f").mkdir(parents=True)
     ctx = BundleContext(fs=RootFS(tmp_path / "root"), environ={}, redactor=Redactor(),
                         deadline=time.monotonic() - 1)
-    with pytest.raises(PartialCollection, match="walk stopped: the total time budget was spent"):
+    with pytest.raises(PartialCollection, match="stopped: the total time budget was spent"):
         compile_logs(ctx)
     started = time.monotonic()
     result = run_cli(["bundle", "--root", str(tmp_path / "root"), "-o", str(tmp_path / "b.tar.gz"),

@@ -57,7 +57,7 @@ def test_links_out_of_the_root_read_nothing_of_the_machine(tmp_path: Path, outsi
     _link(root / "var/lib/dpkg/status", outside / "status", relative)
     _link(root / "proc/modules", outside / "modules", relative)
     _link(next(root.glob("var/lib/dkms/aws-neuronx/*/build/make.log")), outside / "make.log", relative)
-    _link(root / "var/tmp/neuron-compile-cache/neuronxcc-2.0/MODULE_1/log-neuron-cc.txt",
+    _link(root / "tmp/ubuntu/neuroncc_compile_workdir/50f29840-cfac-49a2-8d40-8b0369b8618f/log-neuron-cc.txt",
           outside / "log-neuron-cc.txt", relative)
     _, report, _ = check_json(["--root", str(root), "--venv", str(venv)])
     assert MARKER not in str(report)

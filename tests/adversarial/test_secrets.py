@@ -116,7 +116,7 @@ def _plant(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     root = build_host(tmp_path / "root", HostSpec(holders=[Holder(777, "python", cmdline, (0,))]))
     (root / "etc/pip.conf").write_text(f"[global]\n{everything}\n")
     (root / "proc/cmdline").write_text(SECRET_FORMS[-1][1] + "\n")
-    log = root / "var/tmp/neuron-compile-cache/neuronxcc-2.0/MODULE_1/log-neuron-cc.txt"
+    log = root / "tmp/ubuntu/neuroncc_compile_workdir/50f29840-cfac-49a2-8d40-8b0369b8618f/log-neuron-cc.txt"
     log.parent.mkdir(parents=True)
     log.write_text(everything)
     environ = {"HF_TOKEN": "hf_QwErTyUiOpAsDfGhJkLzXcVbNm12", "AWS_SECRET_ACCESS_KEY": SECRET_FORMS[1][1].split()[-1],
