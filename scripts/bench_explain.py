@@ -61,6 +61,11 @@ def crafted_inputs() -> dict[str, str]:
         "status codes, no runtime": _filled(("status=4 " * 900)[:-1] + "\n"),
         "status codes, one runtime line": "nrt " + _filled("status=3 ")[4:],
         "NRT_ names repeated": _filled("NRT_AAAA "),
+        # the import-time readers (rules/probes/import_errors.py): the loader's phrase and a site-packages path
+        # repeated, on one line and on many, behind the signature that calls the reader
+        "undefined symbol repeated": _filled("undefined symbol: "),
+        "undefined symbol after a long path": _filled("/" + "a/" * 2000 + "x.so: undefined symbol: _ZN3c10\n"),
+        "site-packages repeated, helper named": "libneuronpjrt-path " + _filled("/lib/python3.1/site-packages/")[19:],
     }
 
 

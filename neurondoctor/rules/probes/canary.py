@@ -16,15 +16,16 @@ from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_ERROR, Finding
 from neurondoctor.rules.fix import Fix, command
 from neurondoctor.rules.probes.runtime_status import runtime_status
+from neurondoctor.rules.probes.signature_match import match_signature
 
 _NCC_CODE = re.compile(r"NCC_[A-Z]{4}\d{3}")
 
 
 def classify_failure(stage: str, message: str, signatures: ErrorSignatures) -> tuple[str, str]:
     """(category, why) for a failed canary stage."""
-    for signature in signatures.signatures:
-        if signature.pattern in message:
-            return signature.category, signature.why
+    found = match_signature(message, signatures)
+    if found is not None:
+        return found.category, found.why
     status = runtime_status(message, signatures.runtime_statuses)
     if status is not None:  # `nrt_execute status=1201`: the runtime's own word, before any guess from the stage
         return status[0].category, f"{status[0].why} ({status[0].name}, {status[0].code})"

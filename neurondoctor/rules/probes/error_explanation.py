@@ -18,8 +18,8 @@ from packaging.version import InvalidVersion, Version
 from neurondoctor.records import dataclass, field
 from neurondoctor.redaction import redact_secrets
 from neurondoctor.release_data.probe_data import ErrorSignatures
-from neurondoctor.rules.probes.runtime_log import runtime_detail
 from neurondoctor.rules.probes.runtime_status import runtime_status
+from neurondoctor.rules.probes.signature_match import match_signature
 
 # Every pattern runs in linear time on any text (issue 25 §4): no two parts of one pattern can match the same
 # characters, so a failed match never retries a run it has scanned (the HLO type stops at `{`, its layout at a
@@ -154,15 +154,13 @@ def explain_text(text: str, signatures: ErrorSignatures, op_support: dict[str, d
     compiler_match = _COMPILER_VERSION.search(text)
     compiler = compiler_match.group(1) if compiler_match else None
     op = _operator(text)
-    found = next((signature for signature in signatures.signatures if signature.pattern in text), None)
+    found = match_signature(text, signatures)
     detail: Optional[str] = None
     if found is not None:
-        category, why, matched, source = found.category, found.why, _line_with(text, found.pattern), found.source
-        ways = list(found.ways_out)
-        read = runtime_detail(found.detail, text) if found.detail else None
-        if read is not None:
-            detail = redact_secrets(read.what)
-            ways = [*read.ways, *ways]
+        category, why, source = found.category, found.why, found.signature.source
+        matched, ways = _line_with(text, found.signature.pattern), list(found.ways)
+        if found.detail is not None:
+            detail = redact_secrets(found.detail.what)
     elif (status := runtime_status(text, signatures.runtime_statuses)) is not None:
         known, line = status
         category, why, source, ways = known.category, f"{known.why} ({known.name}, {known.code})", \

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from neurondoctor.records import dataclass
+from neurondoctor.rules.probes.text_detail import TextDetail
 
 _ALLOCATION = re.compile(r"Failed to allocate ([0-9.]+[KMGT]?B) \(alignment: [^,)]*, usage: ([^)]*)\) "
                          r"on ND (\d+):NC (\d+)")
@@ -37,14 +37,6 @@ _LIBRARY_PACKAGES = {"libxml2.so.2": ("libxml2", "libxml2")}
 _SIZE = re.compile(r"^([0-9.]+)\s*([KMGT]?B)$")
 _UNITS = {"B": 1, "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30, "TB": 1 << 40}
 _TABLE_ROWS = 400
-
-
-@dataclass(frozen=True)
-class RuntimeDetail:
-    """What ran out, in one line, and the ways out that fit it best (put first among the ways out)."""
-
-    what: str
-    ways: tuple[str, ...] = ()
 
 
 def _bytes(text: str) -> Optional[int]:
@@ -81,11 +73,11 @@ def usage_table(text: str, core: str) -> dict[str, str]:
     return {column: value for column, value in zip(columns, row or []) if column}
 
 
-def _device_memory(text: str) -> Optional[RuntimeDetail]:
+def _device_memory(text: str) -> Optional[TextDetail]:
     allocation = _ALLOCATION.search(text)
     if allocation is None:
         raw = _DEVICE_BYTES.search(text)
-        return RuntimeDetail(f"{_shown(int(raw.group(1)))} of device memory could not be allocated") if raw else None
+        return TextDetail(f"{_shown(int(raw.group(1)))} of device memory could not be allocated") if raw else None
     size, usage, device, core = allocation.groups()
     table = usage_table(text, core)
     held = table.get("TOTAL")
@@ -114,31 +106,31 @@ def _device_memory(text: str) -> Optional[RuntimeDetail]:
                "tensor-parallel degree that spreads them over more cores")
     else:
         way = None
-    return RuntimeDetail(what, tuple([way] if way else []) + tuple(ways))
+    return TextDetail(what, tuple([way] if way else []) + tuple(ways))
 
 
-def _host_memory(text: str) -> Optional[RuntimeDetail]:
+def _host_memory(text: str) -> Optional[TextDetail]:
     raw = _HOST_BYTES.search(text)
-    return RuntimeDetail(f"{_shown(int(raw.group(1)))} of host memory could not be allocated") if raw else None
+    return TextDetail(f"{_shown(int(raw.group(1)))} of host memory could not be allocated") if raw else None
 
 
-def _rx_timeout(text: str) -> Optional[RuntimeDetail]:
+def _rx_timeout(text: str) -> Optional[TextDetail]:
     waits = [int(match.group(1)) for match in _RX_TIMEOUT.finditer(text)]
     if not waits:
         return None
     rank = _RX_RANK.search(text)
     who = f"rank {rank.group(1)} of {rank.group(2)}" if rank else "a rank"
-    return RuntimeDetail(f"{who} waited {max(waits)} s in the collectives' bootstrap for peers that did not connect "
+    return TextDetail(f"{who} waited {max(waits)} s in the collectives' bootstrap for peers that did not connect "
                          f"({len(waits)} timeout line(s))")
 
 
-def _nrt_resource(text: str) -> Optional[RuntimeDetail]:
+def _nrt_resource(text: str) -> Optional[TextDetail]:
     visible = _VISIBLE.search(text)
-    return RuntimeDetail(f"the model's load found no room on the NeuronCores it was given (visible cores: "
+    return TextDetail(f"the model's load found no room on the NeuronCores it was given (visible cores: "
                          f"{visible.group(1).strip()})") if visible else None
 
 
-def _shared_library(text: str) -> Optional[RuntimeDetail]:
+def _shared_library(text: str) -> Optional[TextDetail]:
     missing = _LIBRARY.search(text)
     if not missing:
         return None
@@ -150,14 +142,8 @@ def _shared_library(text: str) -> Optional[RuntimeDetail]:
              f"sudo) or `sudo dnf install -y {redhat}` (Amazon Linux 2023)",) if debian else
             (f"install the package that holds it: `apt-file search {library}` (Ubuntu, Debian) or `dnf provides "
              f"'*/{library}'` (Amazon Linux 2023) names it",))
-    return RuntimeDetail(f"{binary} needs {library}, which is not installed on this machine or in this image", ways)
+    return TextDetail(f"{binary} needs {library}, which is not installed on this machine or in this image", ways)
 
 
-_READERS = {"device-memory": _device_memory, "host-memory": _host_memory, "collectives-bootstrap": _rx_timeout,
-            "nrt-resource": _nrt_resource, "shared-library": _shared_library}
-
-
-def runtime_detail(kind: str, text: str) -> Optional[RuntimeDetail]:
-    """The detail for a signature's `detail` kind (manifests/error-signatures.json), None when the text lacks it."""
-    reader = _READERS.get(kind)
-    return reader(text) if reader is not None else None
+RUNTIME_READERS = {"device-memory": _device_memory, "host-memory": _host_memory, "collectives-bootstrap": _rx_timeout,
+                   "nrt-resource": _nrt_resource, "shared-library": _shared_library}
