@@ -47,6 +47,9 @@ EXPECTED: dict[str, tuple[str, Optional[str], str]] = {
     "libnrt-not-found-nrtpy-guide.log": ("tools-missing", None, "`ls /opt/aws/neuron/lib/libnrt.so*`"),
     "libcrypt-al2023-guide.log": ("tools-missing", None, "`sudo dnf install -y libxcrypt-compat`"),
     "no-module-torch-neuronx-guide.log": ("framework-missing", None, "`which python` names the interpreter that ran"),
+    "torch-neuron-dependency-version.log": (
+        "stock-torch-conflict", "torch 2.0.1+cu117 is installed; this torch-neuron is built for torch 1.13.1",
+        "reinstall the torch torch-neuron is built for"),
 }
 
 

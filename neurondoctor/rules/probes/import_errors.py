@@ -14,11 +14,15 @@
   a service, IDE, cron job or notebook kernel: many real reports), or when libneuronxla is not the one torch-neuronx
   was released with (AWS's PyTorch 2.1 known issues: libneuronxla must be 2.0.* there).
 
-Every scan is a `str.find` and bounded slices of one line: linear in the text, whatever it holds.
+- `Invalid dependency version torch==2.0.1+cu117. Expected torch==1.13.1`: torch-neuron (Inf1) checks the torch it
+  is built for at import (aws-neuron-sdk#686): the two versions are read off the message.
+
+Every scan is a `str.find`, bounded slices of one line or a pattern of bounded runs: linear in the text.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 from neurondoctor.rules.fix import Shell, quote_word, render_word
@@ -193,4 +197,17 @@ def pjrt_path_helper(text: str) -> Optional[TextDetail]:
          "not enough",))
 
 
-IMPORT_READERS = {"undefined-symbol": undefined_symbol, "pjrt-path-helper": pjrt_path_helper}
+_DEPENDENCY_VERSION = re.compile(r"Invalid dependency version torch==([\w.+-]{1,64})\. Expected torch==([\w.+-]{1,64})")
+
+
+def torch_neuron_dependency(text: str) -> Optional[TextDetail]:
+    """torch-neuron's own check (aws-neuron-sdk#686): the torch it found and the one it is built for."""
+    found = _DEPENDENCY_VERSION.search(text)
+    if found is None:
+        return None
+    installed, expected = found.group(1), found.group(2).rstrip(".")
+    return TextDetail(f"torch {installed} is installed; this torch-neuron is built for torch {expected}")
+
+
+IMPORT_READERS = {"undefined-symbol": undefined_symbol, "pjrt-path-helper": pjrt_path_helper,
+                  "torch-neuron-dependency": torch_neuron_dependency}
