@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from neurondoctor.release_data.probe_data import load_error_signatures
+from neurondoctor.rules.probes.canary import classify_failure
 from tests.conftest import REPO, cli_env, run_cli
 
 REPORTS = {
@@ -128,6 +130,39 @@ REPORTS = {
         "the params to be floating point Tensors of supported devices: ['mps', 'cuda', 'xpu', 'hpu', 'cpu', 'mtia', "
         "'privateuseone'] but torch.float32 and xla\n",
         "unsupported-op", "foreach=True"),
+    # aws-neuron/aws-neuron-sdk#601: neuronx-cc 2.2's wording of a cached failed compile
+    "cached-failed-graph-2-2": (
+        "2022-11-22 19:07:46.000353: ERROR ||NCC_WRAPPER||: There was a compilation error for this graph in the "
+        "previous run. Returning with the errored graph at /var/tmp/neuron-compile-cache/USER_neuroncc-2.2.0.73+"
+        "0af5a171c/MODULE_13878571457055826912/MODULE_0_SyncTensorsGraph.30_13878571457055826912_ip-10-1-184-157-"
+        "29418192-1467770-5ee13d96e785e/16f779da-6555-4514-a573-bd6a9c65ad20/MODULE_0_SyncTensorsGraph.30_"
+        "13878571457055826912_ip-10-1-184-157-29418192-1467770-5ee13d96e785e.neff .\n To fix the error:\n 1. Raise "
+        "the error with the AWS Neuron team.\n 2. If the error is already fixed, you can retry compilation by passing "
+        "--retry_failed_compilation in NEURON_CC_FLAGS\n",
+        "compile-cache", "cache prune --failed"),
+    # aws-neuron/aws-neuron-sdk#806: the compile of MiniGPT-4's ViT, its terminal closed
+    "compiler-sighup": (
+        "2023-12-27 22:27:36.717702: F ./tensorflow/compiler/xla/xla_client/debug_macros.h:27] Non-OK-status: "
+        "status.status() status: INTERNAL: CompileImpl: error condition error != 0: <class 'subprocess."
+        "CalledProcessError'>: Command '' died with <Signals.SIGHUP: 1>.\n",
+        "compile-failure", "tmux"),
+    # aws-neuron/aws-neuron-sdk#690: Stable Diffusion 2 on neuronx-cc 2.6, the compiler's traceback then its exit
+    "compiler-failed-with-1": (
+        "2023-06-15T12:11:12Z ERROR 85724 [neuronx-cc]:   File \"neuronxcc/driver/jobs/WalrusDriver.py\", line 706, "
+        "in neuronxcc.driver.jobs.WalrusDriver.WalrusDriver.runSingleInput\n"
+        "2023-06-15T12:11:12Z ERROR 85724 [neuronx-cc]: Version information:\n"
+        "2023-06-15T12:11:12Z ERROR 85724 [neuronx-cc]:   NeuronX Compiler version 2.6.0.19+3d819e565\n"
+        "RuntimeError: neuronx-cc failed with 1\n",
+        "compile-failure", "log-neuron-cc.txt"),
+    # aws-neuron/aws-neuron-sdk#819: a graph too large for one compile
+    "too-many-instructions": (
+        "Compiler generated too many instructions (6888787). This maybe due to a failure in parallelism extraction "
+        "by the tensorizer.\n",
+        "compile-failure", "mark_step"),
+    # aws-neuron/aws-neuron-sdk#947
+    "tensorizer-internal-error": (
+        "Compilation failure - Internal tensorizer error: NeuronValueNumbering:insertAtEnd()\n",
+        "compile-failure", "newest neuronx-cc"),
 }
 
 
@@ -225,3 +260,24 @@ def test_a_missing_library_names_the_binary_and_the_library(tmp_path: Path) -> N
     other = REPORTS["walrus-missing-library"][0].replace("libxml2.so.2", "libfoo.so.7")
     code, document = _explain(tmp_path, other)
     assert document["ways_out"][0].startswith("install the package that holds it: `apt-file search libfoo.so.7`")
+
+
+@pytest.mark.parametrize(("cause", "category"), [
+    ("2023-01-01T00:00:00Z ERROR 1 [neuronx-cc]: [NCC_EVRF001] Operator 'Sort' is not supported\n", "unsupported-op"),
+    ("nrt_execute status=1201\n", "hardware-error"),
+    ("[F137] neuronx-cc was forcibly killed - This most commonly occurs due to insufficient system memory.\n",
+     "compile-failure"),
+])
+def test_the_internal_error_banner_never_hides_the_cause_printed_beside_it(tmp_path: Path, cause: str,
+                                                                            category: str) -> None:
+    """neuronx-cc prints `An Internal Compiler Error has occurred` above many causes (an operator it cannot lower,
+    the OOM killer): the banner explains a log only when nothing more specific in it does."""
+    banner = ("2023-12-26T08:37:54Z ERROR 26191 [neuronxcc.driver.CommandDriver]:  An Internal Compiler Error has "
+              "occurred\n")
+    code, document = _explain(tmp_path, banner + cause + "RuntimeError: neuronx-cc failed with 1\n")
+    assert code == 0 and document["category"] == category, document
+    assert "internal compiler error" not in str(document["why"]), document
+    assert classify_failure("compile", banner + cause, load_error_signatures())[0] == category
+    code, alone = _explain(tmp_path, banner)
+    assert code == 0 and alone["why"] == "an internal compiler error"
+

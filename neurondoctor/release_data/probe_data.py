@@ -26,6 +26,9 @@ class ErrorSignature:
     source: str
     ways_out: tuple[str, ...] = ()
     detail: Optional[str] = None  # what rules/probes/runtime_log.py reads from the text (`device-memory`, …)
+    # A banner the compiler prints above many causes (`An Internal Compiler Error has occurred`, `neuronx-cc failed
+    # with 1`): it explains a text only when no other signature, runtime status or compiler error code does.
+    fallback: bool = False
 
 
 @dataclass(frozen=True)
@@ -70,7 +73,8 @@ def load_error_signatures(directory: Optional[Path] = None) -> ErrorSignatures:
     try:
         signatures = tuple(ErrorSignature(str(entry["pattern"]), str(entry["category"]), str(entry["why"]),
                                           str(entry["source"]), tuple(str(way) for way in entry.get("ways_out", [])),
-                                          str(entry["detail"]) if entry.get("detail") else None)
+                                          str(entry["detail"]) if entry.get("detail") else None,
+                                          entry.get("fallback") is True)
                            for entry in document["signatures"])
         codes = frozenset(str(code) for code in document["compiler_unsupported_codes"]["codes"])
         table = document.get("runtime_status_codes") or {"codes": []}

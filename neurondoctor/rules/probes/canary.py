@@ -29,11 +29,14 @@ def classify_failure(stage: str, message: str, signatures: ErrorSignatures) -> t
     status = runtime_status(message, signatures.runtime_statuses)
     if status is not None:  # `nrt_execute status=1201`: the runtime's own word, before any guess from the stage
         return status[0].category, f"{status[0].why} ({status[0].name}, {status[0].code})"
+    codes = set(_NCC_CODE.findall(message))
+    named = ", ".join(sorted(codes)) or "see message"
+    if stage == "compile" and (codes & signatures.compiler_unsupported_codes or "not supported" in message):
+        return "unsupported-op", f"the compiler cannot lower an operator ({named})"
+    banner = match_signature(message, signatures, fallback=True)
+    if banner is not None:  # `An Internal Compiler Error has occurred`: only when nothing above explained it
+        return banner.category, banner.why
     if stage == "compile":
-        codes = set(_NCC_CODE.findall(message))
-        named = ", ".join(sorted(codes)) or "see message"
-        if codes & signatures.compiler_unsupported_codes or "not supported" in message:
-            return "unsupported-op", f"the compiler cannot lower an operator ({named})"
         return "compile-failure", f"neuronx-cc failed ({named})"
     if stage == "import":
         return "broken-venv", "torch_neuronx does not import in this environment"

@@ -147,6 +147,17 @@ def _operator_ways(op: str, entry: Optional[dict[str, Any]], compiler: Optional[
     return [rewrite, move, newer]
 
 
+def _unsupported(text: str, op: Optional[str], signatures: ErrorSignatures
+                 ) -> Optional[tuple[list[str], set[str]]]:
+    """The compiler's error codes and the unsupported-operator ones among them, when the text says an operator
+    cannot be lowered (a code of the table, or "not supported" beside an op); None otherwise."""
+    codes = sorted(set(_ncc_codes(text)))
+    unsupported = set(codes) & signatures.compiler_unsupported_codes
+    if not unsupported and not (op and "not supported" in text.lower()):
+        return None
+    return codes, unsupported
+
+
 def explain_text(text: str, signatures: ErrorSignatures, op_support: dict[str, dict[str, Any]],
                  compiler_fixes: Optional[list[dict[str, Any]]] = None) -> Optional[Explanation]:
     """The explanation of an error text, or None when nothing in it is recognised."""
@@ -155,22 +166,25 @@ def explain_text(text: str, signatures: ErrorSignatures, op_support: dict[str, d
     compiler = compiler_match.group(1) if compiler_match else None
     op = _operator(text)
     found = match_signature(text, signatures)
+    status = runtime_status(text, signatures.runtime_statuses) if found is None else None
+    unsupported_codes = _unsupported(text, op, signatures) if found is None and status is None else None
+    if found is None and status is None and unsupported_codes is None:
+        found = match_signature(text, signatures, fallback=True)  # a banner, when nothing more specific is there
+        if found is None:
+            return None
     detail: Optional[str] = None
     if found is not None:
         category, why, source = found.category, found.why, found.signature.source
         matched, ways = _line_with(text, found.signature.pattern), list(found.ways)
         if found.detail is not None:
             detail = redact_secrets(found.detail.what)
-    elif (status := runtime_status(text, signatures.runtime_statuses)) is not None:
+    elif status is not None:
         known, line = status
         category, why, source, ways = known.category, f"{known.why} ({known.name}, {known.code})", \
             f"{known.source}: {known.name} = {known.code}", list(known.ways_out)
         matched = redact_secrets(line.strip()[:300])
     else:
-        codes = sorted(set(_ncc_codes(text)))
-        unsupported = set(codes) & signatures.compiler_unsupported_codes
-        if not unsupported and not (op and "not supported" in text.lower()):
-            return None
+        codes, unsupported = unsupported_codes or ([], set())
         needle = sorted(unsupported)[0] if unsupported else "not supported"
         category, why = "unsupported-op", "the compiler cannot lower an operator" + (
             f" ({', '.join(codes)})" if codes else "")

@@ -29,9 +29,11 @@ class SignatureMatch:
     ways: tuple[str, ...]  # the reader's first; the signature's only while its category stands
 
 
-def match_signature(text: str, signatures: ErrorSignatures) -> Optional[SignatureMatch]:
-    """The first signature in the text with its reader's detail, or None when none is in it."""
-    found = next((signature for signature in signatures.signatures if signature.pattern in text), None)
+def match_signature(text: str, signatures: ErrorSignatures, fallback: bool = False) -> Optional[SignatureMatch]:
+    """The first signature in the text with its reader's detail, or None when none is in it. `fallback` picks from
+    the banners that explain a text only when nothing more specific does (ErrorSignature.fallback)."""
+    found = next((signature for signature in signatures.signatures
+                  if signature.fallback == fallback and signature.pattern in text), None)
     if found is None:
         return None
     reader = READERS.get(found.detail) if found.detail else None
