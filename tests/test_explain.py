@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from neurondoctor.release_data.probe_data import load_error_signatures
+from neurondoctor.rules.finding import CATEGORIES
 from neurondoctor.rules.probes.canary import classify_failure
 from tests.conftest import REPO, cli_env, run_cli
 
@@ -281,3 +282,43 @@ def test_the_internal_error_banner_never_hides_the_cause_printed_beside_it(tmp_p
     code, alone = _explain(tmp_path, banner)
     assert code == 0 and alone["why"] == "an internal compiler error"
 
+
+
+def test_every_category_and_way_of_the_release_data_is_one_the_contract_lists() -> None:
+    """Signatures, runtime statuses and compiler codes all name a category of the closed list (docs/contracts.md)
+    and give at least one way out (an operator's come from the op table), each code once."""
+    signatures = load_error_signatures()
+    entries = [*signatures.signatures, *signatures.runtime_statuses, *signatures.compiler_codes]
+    assert {entry.category for entry in entries} <= CATEGORIES
+    assert all(entry.ways_out or entry.category == "unsupported-op" for entry in entries)
+    codes = [entry.code for entry in signatures.compiler_codes]
+    assert len(codes) == len(set(codes)) == 60
+
+
+@pytest.mark.parametrize(("line", "category", "detail"), [
+    # as neuronx-cc prints it (quoted in public notes of a trn2 collectives benchmark, 2026)
+    ("[ERROR] [NCC_EOOM001] Maximum peak HBM usage of 32.00GB exceeds HBM limit of 24.00GB for Trn2.",
+     "resource", "the graph needs 32.00 GB of HBM at its peak; a NeuronCore on Trn2 has 24.00 GB (8.00 GB short)"),
+    ("2024-01-01T00:00:00Z ERROR 7 [neuronx-cc]: [NCC_EMOD025] Dynamic shape is not supported.", "dynamic-shape",
+     None),
+    ("[ERROR] [NCC_EVRF004] Complex data types are not supported on the Neuron device.", "unsupported-op", None),
+    ("[ERROR] [NCC_EXTP004] The number of instructions generated exceeds the limit.", "compile-failure", None),
+    ("[ERROR] [NCC_EARG001] Unsupported Logical Neuron Core (LNC) configuration.", "env-var-misconfig", None),
+    ("[ERROR] [NCC_EVRF065] NKI kernel was traced with an unsupported NKI version.", "framework-pin-mismatch", None),
+])
+def test_a_documented_compiler_code_is_explained_by_the_compilers_table(tmp_path: Path, line: str, category: str,
+                                                                        detail: object) -> None:
+    code, document = _explain(tmp_path, line + "\nRuntimeError: neuronx-cc failed with 70\n")
+    assert code == 0 and document["category"] == category, document
+    assert document["detail"] == detail
+    assert str(document["source"]).startswith("compiler/error-codes/index.rst")
+    assert classify_failure("compile", line, load_error_signatures())[0] == category
+
+
+def test_an_undocumented_compiler_code_is_left_to_the_banner_or_unexplained(tmp_path: Path) -> None:
+    """NCC_ILLC059 is in no table: on its own it is not guessed at; in the internal-error bracket it is one."""
+    code, _ = _explain(tmp_path, "[NCC_ILLC059] Could not find MemoryLocation\n")
+    assert code == 3
+    code, document = _explain(tmp_path, "[INTERNAL_ERROR] [NCC_ILLC059] Could not find MemoryLocation named "
+                                        "inst__I-5-0:send_k_buf on core 1\n")  # aws-neuron-sdk#1352
+    assert code == 0 and document["why"] == "an internal compiler error"

@@ -44,10 +44,22 @@ class RuntimeStatus:
 
 
 @dataclass(frozen=True)
+class CompilerCode:
+    """One documented error code of neuronx-cc (compiler/error-codes/index.rst), as a log prints it: `NCC_EOOM001`."""
+
+    code: str
+    category: str
+    why: str
+    source: str
+    ways_out: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class ErrorSignatures:
     signatures: tuple[ErrorSignature, ...]
     compiler_unsupported_codes: frozenset[str]
     runtime_statuses: tuple[RuntimeStatus, ...] = ()
+    compiler_codes: tuple[CompilerCode, ...] = ()
 
 
 def _read(directory: Optional[Path], name: str) -> Any:
@@ -82,9 +94,14 @@ def load_error_signatures(directory: Optional[Path] = None) -> ErrorSignatures:
                                        str(entry["why"]), str(table.get("source", "")),
                                        tuple(str(way) for way in entry.get("ways_out", [])))
                          for entry in table["codes"])
+        compiler = document.get("compiler_error_codes") or {"codes": []}
+        compiler_codes = tuple(CompilerCode(str(entry["code"]), str(entry["category"]), str(entry["why"]),
+                                            str(compiler.get("source", "")),
+                                            tuple(str(way) for way in entry.get("ways_out", [])))
+                               for entry in compiler["codes"])
     except (KeyError, TypeError, ValueError) as error:
         raise ValueError(f"{ERROR_SIGNATURES_FILE}: unexpected shape ({error})") from error
-    return ErrorSignatures(signatures, codes, statuses)
+    return ErrorSignatures(signatures, codes, statuses, compiler_codes)
 
 
 def load_compiler_fixes(directory: Optional[Path] = None) -> list[dict[str, Any]]:

@@ -7,7 +7,6 @@ import errors by the messages the runtime and the framework print.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from neurondoctor.release_data.probe_data import ErrorSignatures
@@ -15,10 +14,9 @@ from neurondoctor.rules.check import Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_ERROR, Finding
 from neurondoctor.rules.fix import Fix, command
+from neurondoctor.rules.probes.compiler_codes import compiler_code, compiler_codes_in
 from neurondoctor.rules.probes.runtime_status import runtime_status
 from neurondoctor.rules.probes.signature_match import match_signature
-
-_NCC_CODE = re.compile(r"NCC_[A-Z]{4}\d{3}")
 
 
 def classify_failure(stage: str, message: str, signatures: ErrorSignatures) -> tuple[str, str]:
@@ -29,7 +27,10 @@ def classify_failure(stage: str, message: str, signatures: ErrorSignatures) -> t
     status = runtime_status(message, signatures.runtime_statuses)
     if status is not None:  # `nrt_execute status=1201`: the runtime's own word, before any guess from the stage
         return status[0].category, f"{status[0].why} ({status[0].name}, {status[0].code})"
-    codes = set(_NCC_CODE.findall(message))
+    documented = compiler_code(message, signatures.compiler_codes, signatures.compiler_unsupported_codes)
+    if documented is not None:  # `NCC_EOOM001`: the compiler's own word, from its error-code table
+        return documented[0].category, f"{documented[0].why} ({documented[0].code})"
+    codes = set(compiler_codes_in(message))
     named = ", ".join(sorted(codes)) or "see message"
     if stage == "compile" and (codes & signatures.compiler_unsupported_codes or "not supported" in message):
         return "unsupported-op", f"the compiler cannot lower an operator ({named})"

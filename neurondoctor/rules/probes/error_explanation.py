@@ -18,6 +18,7 @@ from packaging.version import InvalidVersion, Version
 from neurondoctor.records import dataclass, field
 from neurondoctor.redaction import redact_secrets
 from neurondoctor.release_data.probe_data import ErrorSignatures
+from neurondoctor.rules.probes.compiler_codes import compiler_code, compiler_codes_in, compiler_detail
 from neurondoctor.rules.probes.runtime_status import runtime_status
 from neurondoctor.rules.probes.signature_match import match_signature
 
@@ -29,7 +30,6 @@ MAX_LINE = 8192
 # each hit instead (`_at_word_start`).
 _ATEN_OP = re.compile(r"aten::([A-Za-z0-9_]+)")
 _HLO_INSTRUCTION = re.compile(r"%[\w.\-]+ = [^\s({]+(?:\{[^}\s]*\})? ([a-z][a-z0-9\-]*)\(")
-_NCC_CODE = re.compile(r"NCC_[A-Z]{4}\d{3}(?![A-Za-z0-9_])")
 _COMPILER_VERSION = re.compile(r"(?:NeuronX Compiler version |neuronx-cc[= ]=?)(\d+\.\d+\.\d+(?:\.\d+)?)")
 
 
@@ -77,10 +77,6 @@ def _has_long_line(text: str) -> bool:
 
 def _at_word_start(text: str, match: re.Match[str]) -> bool:
     return match.start() == 0 or not (text[match.start() - 1].isalnum() or text[match.start() - 1] == "_")
-
-
-def _ncc_codes(text: str) -> list[str]:
-    return [match.group(0) for match in _NCC_CODE.finditer(text) if _at_word_start(text, match)]
 
 
 def _operator(text: str) -> Optional[str]:
@@ -151,7 +147,7 @@ def _unsupported(text: str, op: Optional[str], signatures: ErrorSignatures
                  ) -> Optional[tuple[list[str], set[str]]]:
     """The compiler's error codes and the unsupported-operator ones among them, when the text says an operator
     cannot be lowered (a code of the table, or "not supported" beside an op); None otherwise."""
-    codes = sorted(set(_ncc_codes(text)))
+    codes = sorted(set(compiler_codes_in(text)))
     unsupported = set(codes) & signatures.compiler_unsupported_codes
     if not unsupported and not (op and "not supported" in text.lower()):
         return None
@@ -167,8 +163,11 @@ def explain_text(text: str, signatures: ErrorSignatures, op_support: dict[str, d
     op = _operator(text)
     found = match_signature(text, signatures)
     status = runtime_status(text, signatures.runtime_statuses) if found is None else None
-    unsupported_codes = _unsupported(text, op, signatures) if found is None and status is None else None
-    if found is None and status is None and unsupported_codes is None:
+    documented = compiler_code(text, signatures.compiler_codes, signatures.compiler_unsupported_codes) \
+        if found is None and status is None else None
+    unsupported_codes = _unsupported(text, op, signatures) if (found, status, documented) == (None, None, None) \
+        else None
+    if found is None and status is None and documented is None and unsupported_codes is None:
         found = match_signature(text, signatures, fallback=True)  # a banner, when nothing more specific is there
         if found is None:
             return None
@@ -183,6 +182,12 @@ def explain_text(text: str, signatures: ErrorSignatures, op_support: dict[str, d
         category, why, source, ways = known.category, f"{known.why} ({known.name}, {known.code})", \
             f"{known.source}: {known.name} = {known.code}", list(known.ways_out)
         matched = redact_secrets(line.strip()[:300])
+    elif documented is not None:
+        entry, line = documented
+        category, why, source, ways = entry.category, f"{entry.why} ({entry.code})", \
+            f"{entry.source}: {entry.code}", list(entry.ways_out)
+        matched = redact_secrets(line.strip()[:300])
+        detail = compiler_detail(text) if category == "resource" else None
     else:
         codes, unsupported = unsupported_codes or ([], set())
         needle = sorted(unsupported)[0] if unsupported else "not supported"
