@@ -66,6 +66,10 @@ def crafted_inputs() -> dict[str, str]:
         "undefined symbol repeated": _filled("undefined symbol: "),
         "undefined symbol after a long path": _filled("/" + "a/" * 2000 + "x.so: undefined symbol: _ZN3c10\n"),
         "site-packages repeated, helper named": "libneuronpjrt-path " + _filled("/lib/python3.1/site-packages/")[19:],
+        # the compiler's code table (rules/probes/compiler_codes.py): codes no table explains, and the HBM line's
+        # numbers repeated without their end behind a documented out-of-memory code
+        "NCC codes, none documented": _filled("NCC_ABCD123 "),
+        "HBM numbers never closed": "NCC_EOOM001 " + _filled("peak HBM usage of 1.5GB exceeds ")[12:],
     }
 
 
