@@ -322,3 +322,15 @@ def test_an_undocumented_compiler_code_is_left_to_the_banner_or_unexplained(tmp_
     code, document = _explain(tmp_path, "[INTERNAL_ERROR] [NCC_ILLC059] Could not find MemoryLocation named "
                                         "inst__I-5-0:send_k_buf on core 1\n")  # aws-neuron-sdk#1352
     assert code == 0 and document["why"] == "an internal compiler error"
+
+
+def test_a_neff_of_another_architecture_is_a_runtime_compiler_mismatch(tmp_path: Path) -> None:
+    """aws-neuron-sdk#1259: a model compiled for Trn1 loaded on a Trn2; the runtime refuses it and names
+    NEURON_RT_ALLOW_LEGACY_NEFF. An environment dump that merely lists the variable is not that error."""
+    code, document = _explain(tmp_path, "Loading a NEFF compiled for a different arch is not allowed, NEFF arch: v2, "
+                                        "instance arch: v3\nTo override, set NEURON_RT_ALLOW_LEGACY_NEFF=1 and "
+                                        "restart.\n")
+    assert code == 0 and document["category"] == "runtime-compiler-mismatch", document
+    assert "--target trn2" in document["ways_out"][0]  # type: ignore[index]
+    code, _ = _explain(tmp_path, "ERROR   NRT:nrt_infodump      NEURON_RT_ALLOW_LEGACY_NEFF=1\n")
+    assert code == 3
