@@ -5,9 +5,12 @@ Neuron apt repository, no aws-neuronx-dkms."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from tests.conftest import check_json, findings_by_id, run_cli
+import pytest
+
+from tests.conftest import check_json, cli_env, findings_by_id, run_cli
 from tests.host_fixture import HOST_STACKS, HostSpec, build_host
 from tests.neuron_envs import outside_venv
 from tests.wheelhouse import VenvFactory
@@ -84,3 +87,46 @@ def test_a_container_given_one_device_of_sixteen_is_a_share_not_a_fault(tmp_path
     [in_pod] = findings_by_id(check_json(["--root", str(root), *outside_venv(venvs)])[1])["ND-DEV-001"]
     assert (in_pod["severity"], in_pod["title"]) == ("info", "this pod has 1 of the 16 Neuron devices")
     assert in_pod["fix"][0] == "# in the pod spec: resources: {limits: {aws.amazon.com/neuron: 16}}"
+
+
+@pytest.mark.parametrize(("instance_type", "release", "given", "visible", "fix"), [
+    # the scheduler extension's own example: `--device=/dev/neuron1 --env NEURON_RT_VISIBLE_CORES=2,3` (trn1: 2 cores
+    # per device); the same container told to use cores 0-1 asks the runtime for /dev/neuron0
+    ("trn1.32xlarge", "2.31.1", (1,), "2-3", None),
+    ("trn1.32xlarge", "2.31.1", (1,), "0-1", "export NEURON_RT_VISIBLE_CORES=2-3"),
+    ("trn1.32xlarge", "2.31.1", (1, 2), "2-5", None),
+    ("trn1.32xlarge", "2.31.1", (1, 2), "2-7", "export NEURON_RT_VISIBLE_CORES=2-3,4-5"),
+    # the public trn2.48xlarge report: one device in a container, 4 logical cores per device at LNC=2
+    ("trn2.48xlarge", "2.32.0", (0,), "0-3", None),
+    ("trn2.48xlarge", "2.32.0", (0,), "4-7", "export NEURON_RT_VISIBLE_CORES=0-3"),
+])
+def test_visible_cores_of_a_device_the_container_was_not_given(tmp_path: Path, instance_type: str, release: str,
+                                                                given: tuple[int, ...], visible: str,
+                                                                fix: str | None) -> None:
+    """Core indexes are the instance's (the device plugin passes /dev/neuron1 with NEURON_RT_VISIBLE_CORES=2,3):
+    in a container given some devices, cores of another device make the runtime fail to open it (`Could not open
+    the nd0`). A warning: the share is the scheduler's."""
+    root = build_host(tmp_path / "c", HostSpec(instance_type=instance_type, release=release, container=True,
+                                               device_nodes=max(given) + 1))
+    for index in range(max(given) + 1):
+        if index not in given:
+            (root / f"dev/neuron{index}").unlink()
+    _, report, _ = check_json(["--root", str(root), "--select", "host-env"],
+                              env=cli_env({"NEURON_RT_VISIBLE_CORES": visible}))
+    found = findings_by_id(report).get("ND-ENV-001", [])
+    if fix is None:
+        assert found == [], found
+        return
+    [finding] = found
+    assert finding["severity"] == "warning" and finding["fix"] == [fix], finding
+    assert "which this container was not given" in finding["title"]
+    health = run_cli(["health", "--root", str(root), "--json"], env=cli_env({"NEURON_RT_VISIBLE_CORES": visible}))
+    assert json.loads(health.stdout)["health"]["state"] == "degraded", health.stdout
+
+
+def test_visible_cores_on_a_host_with_all_devices_are_judged_only_against_the_host(tmp_path: Path) -> None:
+    """Near miss: the same value outside a container, or in one given every device, is fine."""
+    root = build_host(tmp_path / "h", HostSpec(instance_type="trn1.32xlarge", release="2.31.1"))
+    _, report, _ = check_json(["--root", str(root), "--select", "host-env"],
+                              env=cli_env({"NEURON_RT_VISIBLE_CORES": "0-1"}))
+    assert "ND-ENV-001" not in findings_by_id(report)

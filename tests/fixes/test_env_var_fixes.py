@@ -34,3 +34,20 @@ def test_the_env_var_fix_in_the_users_shell(tmp_path: Path, instance_type: str, 
                             timeout=120)
     after = json.loads(result.stdout)
     assert [item["id"] for item in after["findings"] if item["severity"] != "info"] == [], (fix, after["findings"])
+
+
+def test_the_visible_cores_fix_in_a_container_given_one_device(tmp_path: Path) -> None:
+    """A trn1.32xlarge container given /dev/neuron1 and told NEURON_RT_VISIBLE_CORES=0-1: the fix names that
+    device's cores (2-3, as the device plugin would), and after it only ND-DEV-001's info remains."""
+    root = build_host(tmp_path / "c", HostSpec(instance_type="trn1.32xlarge", container=True, device_nodes=2))
+    (root / "dev/neuron0").unlink()
+    env = cli_env({"NEURON_RT_VISIBLE_CORES": "0-1"})
+    before = check_json(["--root", str(root), "--select", "host-env"], env=env)[1]
+    fix = findings_by_id(before)["ND-ENV-001"][0]["fix"]
+    assert fix == ["export NEURON_RT_VISIBLE_CORES=2-3"]
+    check = " ".join(shlex.quote(part) for part in (sys.executable, "-m", "neurondoctor", "check", "--root",
+                                                      str(root), "--select", "host-env", "--json"))
+    result = subprocess.run(["sh", "-c", "\n".join([*fix, check])], capture_output=True, text=True, env=env,
+                            cwd=str(REPO), timeout=120)
+    after = json.loads(result.stdout)
+    assert [item["id"] for item in after["findings"] if item["severity"] != "info"] == [], after["findings"]

@@ -19,6 +19,7 @@ from neurondoctor.rules.host_stack import compile_cache, operating_system, resou
 from neurondoctor.rules.host_stack.resources import GIB
 
 _RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
+_DEVICE_NODE = re.compile(r"/neuron(\d+)$")
 
 
 # Longer numbers are not core indexes (and `int()` of a huge digit string is slow, then refused): malformed.
@@ -91,14 +92,60 @@ def visible_cores(ctx: RuleContext) -> list[Finding]:
         return [_finding("ND-ENV-001", SEVERITY_ERROR, f"NEURON_RT_VISIBLE_CORES={shown!r} is not a core index or "
                          "range", "Use an index (`3`) or an inclusive range (`0-3`).", "NEURON_RT_VISIBLE_CORES",
                          value, export("NEURON_RT_VISIBLE_CORES", f"0-{(total or 1) - 1}"))]
-    if total is None or cores.highest < total:
+    if total is None:
         return []
+    if cores.highest < total:
+        return _cores_of_devices_not_given(ctx, value, cores, total)
     first_outside = next(max(first, total) for first, last in cores.ranges if last >= total)
     return [_finding("ND-ENV-001", SEVERITY_ERROR,
                      f"NEURON_RT_VISIBLE_CORES={shown} names core(s) {first_outside}… but this host has {total} "
                      f"{_core_kind(ctx)}NeuronCores (0-{total - 1})",
                      "The runtime fails to initialise when asked for cores that do not exist.",
                      "NEURON_RT_VISIBLE_CORES", value, export("NEURON_RT_VISIBLE_CORES", f"0-{total - 1}"))]
+
+
+def _given_devices(ctx: RuleContext) -> Optional[tuple[set[int], int]]:
+    """(indexes of the devices this container was given, devices of the instance) when a container or pod has some
+    but not all of them (ND-DEV-001's info); None elsewhere."""
+    snapshot = ctx.facts.host.snapshot
+    if not (snapshot.container or snapshot.kubernetes_pod):
+        return None
+    profiled = ctx.instance_profile().get("devices")
+    expected = len(snapshot.pci) or (profiled if isinstance(profiled, int) else 0)
+    given = {int(match.group(1)) for node in snapshot.device_nodes
+             if (match := _DEVICE_NODE.search(node.path)) and len(match.group(1)) <= 4}
+    return (given, expected) if given and len(given) < expected else None
+
+
+def _cores_of_devices_not_given(ctx: RuleContext, value: str, cores: CoreList, total: int) -> list[Finding]:
+    """ND-ENV-001 (warning): cores that exist on the instance but on a device this container was not given. Core
+    indexes are the instance's: the device plugin starts a container with `--device=/dev/neuron1 --env
+    NEURON_RT_VISIBLE_CORES=2,3` (containers/tutorials/k8s-neuron-scheduler-flow), and the runtime opens the
+    device of each core it is given, failing with `Could not open the nd0` for one the container lacks
+    (nrt-troubleshoot.rst). A warning, not an error: the share is the scheduler's, and its numbering is read from
+    its documentation, not from a device."""
+    shared = _given_devices(ctx)
+    if shared is None:
+        return []
+    given, expected = shared
+    if total % expected:
+        return []
+    per_device = total // expected
+    # every core named is below `total` here, so the ranges span at most the instance's devices
+    missing = sorted({device for first, last in cores.ranges
+                      for device in range(first // per_device, last // per_device + 1) if device not in given})
+    if not missing:
+        return []
+    usable = ",".join(f"{device * per_device}-{device * per_device + per_device - 1}" for device in sorted(given))
+    devices = ", ".join(f"/dev/neuron{device}" for device in missing[:4]) + ("…" if len(missing) > 4 else "")
+    return [_finding("ND-ENV-001", SEVERITY_WARNING,
+                     f"NEURON_RT_VISIBLE_CORES={_shown(value)} names cores of {devices}, which this container was "
+                     f"not given (it has {', '.join(f'/dev/neuron{device}' for device in sorted(given))}: cores "
+                     f"{usable})",
+                     f"Core indexes are the instance's ({per_device} {_core_kind(ctx)}cores per device); the runtime "
+                     "opens the device of each core it is given and fails with `Could not open the nd…` for one the "
+                     "container lacks. The device plugin sets this variable to the given devices' cores.",
+                     "NEURON_RT_VISIBLE_CORES", value, export("NEURON_RT_VISIBLE_CORES", usable))]
 
 
 def num_cores(ctx: RuleContext) -> list[Finding]:
@@ -186,7 +233,8 @@ RULE_SET = RuleSet(
     rules=(visible_cores, num_cores, logical_core_config, collective_core_count),
     findings=(
         FindingSpec("ND-ENV-001", "env-var-misconfig", SEVERITY_ERROR,
-                    "NEURON_RT_VISIBLE_CORES malformed or naming cores this host does not have"),
+                    "NEURON_RT_VISIBLE_CORES malformed or naming cores this host does not have (or, in a container "
+                    "given some devices, cores of the others)", also=(SEVERITY_WARNING,)),
         FindingSpec("ND-ENV-002", "env-var-misconfig", SEVERITY_ERROR,
                     "NEURON_RT_NUM_CORES not a count, above this host's cores, or shadowed"),
         FindingSpec("ND-ENV-003", "env-var-misconfig", SEVERITY_ERROR,
