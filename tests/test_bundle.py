@@ -102,7 +102,9 @@ def test_fixture_host_archive_has_the_listed_members(venvs: VenvFactory, tmp_pat
                                "compile-logs", "compile-cache", "environments",
                                "environment-variables", "neuron-ls-json", "neuron-ls-output-format-json", "neuron-ls",
                                "dkms-status", "lsmod",
-                               "uname", "dmesg-neuron", "journalctl-neuron", "neuron-monitor-status"}
+                               "uname", "dmesg-neuron", "journalctl-neuron", "neuron-monitor-status",
+                               "explained-logs"}
+    assert collectors["explained-logs"]["status"] == "ok"  # the DKMS make.log was read (explain has no verdict)
     assert collectors["dkms-status"]["status"] == "skipped" and "live host" in collectors["dkms-status"]["error"]
     assert all(record["duration_s"] >= 0 and "bytes" in record for record in manifest["collectors"])
     report = validated_report(all_text(archive).split("\n", 1)[0])

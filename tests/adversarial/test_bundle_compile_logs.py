@@ -4,6 +4,7 @@ that is a link, a FIFO where a log belongs, and anything past the search's depth
 
 from __future__ import annotations
 
+import json
 import os
 import tarfile
 import time
@@ -58,3 +59,29 @@ def test_compile_logs_are_taken_where_the_compiler_ran_and_no_link_is_followed(t
         "compile-logs/tmp/ubuntu/neuroncc_compile_workdir/889051d2-62ba-41fa-887f-e9651545b6ee/log-neuron-cc.txt":
             "an older log\n"}
     assert "ROOT-ONLY-CONTENT" not in text and "too deep" not in text
+
+
+def test_the_archive_says_what_its_logs_say_and_a_hostile_folder_name_stays_one_line(tmp_path: Path) -> None:
+    """explained.json: each collected log `explain` recognises, with the member it comes from. A compile workdir
+    is named by whoever writes /tmp: a newline and a terminal escape in its name never make a second line of the
+    bundle's output, nor a control sequence on the terminal."""
+    root = build_host(tmp_path / "host", HostSpec(instance_type="trn1.32xlarge"))
+    killed = ("2023-12-26T08:37:54Z USER 26191 [neuronxcc.driver.CommandDriver]: [F137] neuronx-cc was forcibly "
+              "killed - This most commonly occurs due to insufficient system memory.\n")  # aws-neuron-samples#64
+    hostile = "x\nFAKE: healthy\x1b[2J"
+    _log(root / "tmp/ubuntu/neuroncc_compile_workdir" / hostile, killed, age_s=5)
+    _log(root / "tmp/ubuntu/neuroncc_compile_workdir/889051d2", "Compiler status PASS\n", age_s=50)
+    archive = tmp_path / "support.tar.gz"
+    result = run_cli(["bundle", "-o", str(archive), "--root", str(root), "--max-time", "120"])
+    assert result.returncode == 0, result.stderr
+    with tarfile.open(archive) as bundle:
+        [name] = [name for name in bundle.getnames() if name.endswith("/explained.json")]
+        document = json.loads(bundle.extractfile(name).read())  # type: ignore[union-attr]
+    assert document["logs_read"] == 2
+    [entry] = document["explained"]
+    assert entry["category"] == "compile-failure" and "forcibly killed" in entry["matched"]
+    assert entry["member"].endswith(hostile + "/log-neuron-cc.txt")
+    lines = result.stdout.splitlines()
+    said = [line for line in lines if "compile-failure" in line]
+    assert len(said) == 1 and "\\n" in said[0] and "\x1b" not in result.stdout, result.stdout
+    assert not any(line.startswith("FAKE") for line in lines)

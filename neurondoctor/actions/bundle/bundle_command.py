@@ -30,8 +30,10 @@ from neurondoctor.actions.bundle.collectors import (
     command_collectors,
     file_collectors,
 )
+from neurondoctor.actions.bundle.log_explanations import explained_logs
 from neurondoctor.host.instance_identity import read_hostname
 from neurondoctor.host.rootfs import RootFS
+from neurondoctor.output_text import neutralize
 from neurondoctor.records import dataclass, field
 from neurondoctor.redaction import Redactor
 
@@ -57,6 +59,7 @@ class BundleResult:
     size: int
     records: list[CollectorRecord]
     map_file: Optional[Path]
+    explained: list[dict[str, Any]] = field(default_factory=list)  # explained.json's verdicts, for the last lines
 
 
 def _archive_name(hostname: str, redactor: Redactor) -> str:
@@ -207,6 +210,11 @@ def build_bundle(options: BundleOptions, progress: Callable[[str], None]) -> Bun
             continue
         progress(f"collecting {name}")
         records.append(_run_collector(name, collect, ctx, cap, members))
+    if time.monotonic() - started <= options.time_budget:  # what the logs say broke, read from the members above
+        progress("explaining the logs")
+        collected = list(members)
+        records.append(_run_collector("explained-logs", lambda context: explained_logs(context, collected), ctx,
+                                      cap, members))
     manifest = {
         "schema": "neurondoctor.bundle/1",
         "tool": "neurondoctor",
@@ -226,7 +234,18 @@ def build_bundle(options: BundleOptions, progress: Callable[[str], None]) -> Bun
     map_file = None
     if options.obfuscate:
         map_file = _write_map(path, redactor)
-    return BundleResult(path, path.stat().st_size, records, map_file)
+    return BundleResult(path, path.stat().st_size, records, map_file, _explained(members))
+
+
+def _explained(members: list[Member]) -> list[dict[str, Any]]:
+    """explained.json's verdicts; none when it is absent or the size cap cut it."""
+    data = next((member.data for member in members if member.name == "explained.json"), b"")
+    try:
+        document = json.loads(data) if data else {}
+    except ValueError:
+        return []
+    found = document.get("explained") if isinstance(document, dict) else None
+    return [entry for entry in found if isinstance(entry, dict)] if isinstance(found, list) else []
 
 
 def _write_map(archive: Path, redactor: Redactor) -> Path:
@@ -251,6 +270,11 @@ def describe_result(result: BundleResult) -> str:
         statuses[record.status] = statuses.get(record.status, 0) + 1
     summary = ", ".join(f"{count} {status}" for status, count in sorted(statuses.items()))
     lines = [f"{result.archive} ({result.size / 1024:.0f} KiB; collectors: {summary})"]
+    if result.explained:  # each field is data (a member's name is a directory under /tmp): one line each, always
+        lines.append(f"What the logs say ({len(result.explained)} recognised, explained.json has each with its ways "
+                     "out):")
+        lines.extend(f"  {neutralize(str(entry['member']))[:160]}: {entry['category']}: "
+                     f"{neutralize(str(entry['why']))[:200]}" for entry in result.explained[:5])
     if result.map_file:
         lines.append(f"obfuscation map (not in the archive, keep it private): {result.map_file}")
     lines.append("Secrets were redacted while collecting; review the archive before sharing it.")
