@@ -196,3 +196,23 @@ def test_a_real_vllm_neuron_environment_of_neuron_2_32_is_healthy(catalog: Relea
     assert findings(catalog, env, instance="trn2.48xlarge") == {}
     ctx = RuleContext(Facts(HostFacts(root="/", instance_type="trn2.48xlarge"), [env]), catalog)
     assert ctx.release_of(env).release == "2.32.0"
+
+
+def test_a_real_hf_dlami_environment_of_neuron_2_18_has_only_its_cuda_torch_to_say(catalog: ReleaseCatalog) -> None:
+    """huggingface/optimum-neuron#617: the HF DLAMI of 2024-05-31 (Neuron 2.18.0) on inf2, its `optimum-cli env`
+    as posted. torch 2.1.2+cu121 comes from PyTorch's CUDA index, its CUDA libraries inside the wheel (no nvidia-*
+    package): the one finding says so, without calling it PyPI's, and nothing of the stack is mismatched."""
+    env = environment(
+        dist("torch", "2.1.2+cu121"), dist("aws-neuronx-runtime-discovery", "2.9"), dist("libneuronxla", "2.0.965"),
+        dist("neuronx-cc", "2.13.66.0+6dfecc895"), dist("neuronx-distributed", "0.7.0"),
+        dist("torch-neuronx", "2.1.2.2.1.0"), dist("torch-xla", "2.1.2"), dist("transformers-neuronx", "0.10.0.21"),
+        dist("optimum-neuron", "0.0.22"), dist("optimum", "1.18.1"), dist("transformers", "4.36.2"),
+        dist("huggingface-hub", "0.23.2"), python="3.8.10", torch_version="2.1.2+cu121")
+    found = findings(catalog, env, instance="inf2.xlarge")
+    assert list(found) == ["ND-TORCH-002"], found
+    [cuda] = found["ND-TORCH-002"]
+    assert cuda.severity == "warning"
+    assert cuda.title == ("torch 2.1.2+cu121 is a CUDA build (its CUDA libraries inside the wheel) in a Neuron "
+                          "environment")
+    assert "PyPI" not in cuda.title
+

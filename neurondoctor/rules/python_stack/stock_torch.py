@@ -89,12 +89,16 @@ def cuda_torch_in_neuron_env(ctx: RuleContext) -> list[Finding]:
             id="ND-TORCH-002",
             category=CATEGORY,
             severity=SEVERITY_WARNING,
-            title=(f"torch {shown} is a CUDA build from PyPI ({len(nvidia)} nvidia-* packages) in a Neuron "
-                   "environment" if is_cuda_build(torch, build)
-                   else f"{len(nvidia)} nvidia-* packages left in a Neuron environment"),
+            title=(f"{len(nvidia)} nvidia-* packages left in a Neuron environment" if not is_cuda_build(torch, build)
+                   else f"torch {shown} is a CUDA build from PyPI ({len(nvidia)} nvidia-* packages) in a Neuron "
+                   "environment" if nvidia
+                   # a `+cu121` wheel of PyTorch's own CUDA index carries its CUDA libraries inside (HF DLAMI 2024)
+                   else f"torch {shown} is a CUDA build (its CUDA libraries inside the wheel) in a Neuron "
+                   "environment"),
             detail=(f"{framework.display_name} runs with it, but the CUDA libraries are unused on Trainium/Inferentia, "
-                    "take gigabytes, and show that torch was resolved from PyPI rather than pinned with the "
-                    "Neuron packages: the next upgrade can replace it with another X.Y. "
+                    "take gigabytes, and show that torch came from a CUDA index (PyPI's default, or PyTorch's "
+                    "`cu` index) rather than being pinned with the Neuron packages: the next upgrade can replace it "
+                    "with another X.Y. "
                     + str(ctx.catalog.compat.get("cuda_torch_source", ""))),
             evidence={"venv": env.path, "torch": shown, "cuda": build.cuda if build else None,
                       "nvidia_packages": [dist.display_name for dist in nvidia]},
