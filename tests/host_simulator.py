@@ -92,8 +92,22 @@ def simulated_repository() -> dict[str, dict[str, list[str]]]:
             deb.setdefault(name, set()).add(entry.version if plain else f"{entry.version}-ec8cd5e8b")
             rpm.setdefault(name, set()).add(f"{entry.version}-dkms" if name == DKMS_PACKAGE else
                                             f"{entry.version}_ec8cd5e8b-1")
+    for name, version in TOOLCHAIN["deb"].items():
+        deb[name] = {version}
+    for name, version in TOOLCHAIN["rpm"].items():
+        rpm[name] = {version}
     return {"deb": {name: sorted(versions) for name, versions in deb.items()},
             "rpm": {name: sorted(versions) for name, versions in rpm.items()}}
+
+
+# The distribution's build tools, as Ubuntu 24.04 and AL2023 name their packages: what a DKMS build runs (the
+# kernel's own `CC`, which an HWE or mainline kernel can name at a gcc version the host lacks). Installing one
+# writes the commands it holds.
+TOOLCHAIN = {"deb": {"gcc-12": "12.3.0-17ubuntu1", "gcc-13": "13.3.0-6ubuntu2", "gcc-14": "14.2.0-4ubuntu2",
+                     "build-essential": "12.10ubuntu1", "make": "4.3-4.1build2"},
+             "rpm": {"gcc": "11.4.1-2.amzn2023.0.2", "make": "4.3-5.amzn2023.0.2"}}
+TOOLCHAIN_COMMANDS = {"gcc-12": ("gcc-12",), "gcc-13": ("gcc-13",), "gcc-14": ("gcc-14",),
+                      "build-essential": ("gcc", "cc", "make"), "gcc": ("gcc", "cc"), "make": ("make",)}
 
 
 # ---- inside the fake commands -------------------------------------------------------------------------------------
@@ -200,10 +214,17 @@ def dkms_sources() -> Iterator[tuple[str, Path]]:
 
 
 def build_module(version: str, for_kernel: str) -> None:
-    """`dkms install aws-neuronx/VERSION -k KERNEL`: needs that kernel's headers (`lib/modules/K/build`)."""
+    """`dkms install aws-neuronx/VERSION -k KERNEL`: needs that kernel's headers (`lib/modules/K/build`), and the
+    compiler the kernel was built with when the fixture's make.log says the last build lacked it."""
     if not (_root() / f"lib/modules/{for_kernel}/build").exists():
         raise Refused(f"Error! Your kernel headers for kernel {for_kernel} cannot be found at "
                       f"/lib/modules/{for_kernel}/build or /lib/modules/{for_kernel}/source.", 1)
+    make_log = _root() / f"var/lib/dkms/aws-neuronx/{version}/build/make.log"
+    log = make_log.read_text() if make_log.is_file() else ""
+    for compiler in ("gcc-12", "gcc-13", "gcc-14"):
+        if f": {compiler}: not found" in log and not (_root() / f"usr/bin/{compiler}").exists():
+            raise Refused(f"Error! Bad return status for module build on kernel: {for_kernel} (x86_64)\n"
+                          f"Consult /var/lib/dkms/aws-neuronx/{version}/build/make.log for more information.", 10)
     _write(_root() / f"var/lib/dkms/aws-neuronx/{version}/{for_kernel}/x86_64/module/neuron.ko.zst", "ELF")
     _write(_root() / f"lib/modules/{for_kernel}/updates/dkms/neuron.ko.zst", "ELF")
 
@@ -389,6 +410,8 @@ def _install(kind: str, specs: list[str], allow_held: bool, allow_downgrades: bo
                 raise Refused("E: Packages were downgraded and -y was used without --allow-downgrades.", 100)
         _record_package(kind, name, version)
         _package_files(name, True)
+        for tool in TOOLCHAIN_COMMANDS.get(name, ()):
+            _write(_root() / f"usr/bin/{tool}", "ELF")
         if name == DKMS_PACKAGE:
             _installed_dkms(re.split(r"[-_]", version)[0])
 

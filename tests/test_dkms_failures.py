@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from neurondoctor.host.dkms_state import first_error
+from neurondoctor.host.dkms_state import first_error, missing_build_tool
 from neurondoctor.host.os_packages import parse_dpkg_status
 from tests.conftest import check_json, findings_by_id
 from tests.host_fixture import HostSpec, build_host
@@ -104,3 +104,43 @@ def test_near_miss_a_removed_driver_with_config_files_is_missing_not_broken(tmp_
     _, report, _ = check_json(["--root", str(root), *outside_venv(venvs)])
     found = findings_by_id(report)
     assert "ND-DRV-001" in found and "ND-DKMS-001" not in found
+
+
+# The shape kbuild prints when the compiler the kernel was built with is not installed (a public DKMS report of
+# 2025-05 on an Ubuntu mainline kernel 6.14 built by gcc-14, here with the Neuron driver's paths).
+GCC_MISSING = """DKMS make.log for aws-neuronx-2.29.0.0 for kernel 6.8.0-1015-aws (x86_64)
+Thu May  8 09:15:12 PM EDT 2025
+make: Entering directory '/usr/src/linux-headers-6.8.0-1015-aws'
+warning: the compiler differs from the one used to build the kernel
+  The kernel was built by: x86_64-linux-gnu-gcc-14 (Ubuntu 14.2.0-4ubuntu2) 14.2.0
+  You are using:
+  CC [M]  /var/lib/dkms/aws-neuronx/2.29.0.0/build/neuron_module.o
+/bin/sh: 1: gcc-14: not found
+make[3]: *** [scripts/Makefile.build:243: /var/lib/dkms/aws-neuronx/2.29.0.0/build/neuron_module.o] Error 127
+make: Leaving directory '/usr/src/linux-headers-6.8.0-1015-aws'
+"""
+
+
+@pytest.mark.parametrize(("line", "tool"), [
+    ("/bin/sh: 1: gcc-14: not found", "gcc-14"),
+    ("make[2]: gcc-12: No such file or directory", "gcc-12"),
+    ("/bin/sh: line 1: x86_64-linux-gnu-gcc-13: command not found", "x86_64-linux-gnu-gcc-13"),
+    ("make: cc: No such file or directory", "cc"),
+    ("make[1]: *** /lib/modules/6.8.0-1015-aws/build: No such file or directory.  Stop.", None),  # headers, not a tool
+    ("error: gcc-14: not founded in the path", None),
+])
+def test_the_build_tool_a_make_log_could_not_find(line: str, tool: str | None) -> None:
+    assert missing_build_tool(f"make: Entering directory\n{line}\n") == tool
+
+
+def test_a_missing_kernel_compiler_is_installed_before_the_driver_is_rebuilt(tmp_path: Path,
+                                                                             venvs: VenvFactory) -> None:
+    root = _half_configured_host(tmp_path, make_log=GCC_MISSING)
+    _, report, _ = check_json(["--root", str(root), *outside_venv(venvs)])
+    [finding] = findings_by_id(report)["ND-DKMS-001"]
+    assert finding["title"].endswith("the build tool gcc-14 is not installed (dpkg: half-configured, its post-install "
+                                     "DKMS build failed)"), finding["title"]
+    assert "`/bin/sh: 1: gcc-14: not found`" in finding["detail"]
+    assert finding["fix"] == ["sudo apt-get install -y gcc-14",
+                              "sudo dkms install aws-neuronx/2.29.0.0 -k 6.8.0-1015-aws", "sudo dpkg --configure -a",
+                              "sudo modprobe neuron"]

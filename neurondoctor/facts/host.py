@@ -104,6 +104,7 @@ class DkmsState:
     make_log: Optional[str] = None
     make_log_tail: list[str] = field(default_factory=list)
     make_log_error: Optional[str] = None
+    missing_build_tool: Optional[str] = None  # `gcc-14` when make.log says the kernel's compiler is not installed
     legacy_registered: bool = False
 
 

@@ -21,13 +21,29 @@ MAKE_LOG_TAIL = 15
 
 _COMPILER_ERROR = re.compile(r": (?:fatal )?error: ")
 _MAKE_ERROR = re.compile(r"\*\*\* .*(?:Error \d+|Stop\.)")
+# A build tool the kernel's Makefile runs and the host lacks: `/bin/sh: 1: gcc-14: not found` (dash), `make[2]:
+# gcc-12: No such file or directory` (make), `gcc: command not found` (bash). A kernel is built with one gcc
+# version, and its modules must be built with the same (the kernel's `CC`), which a newer (HWE or mainline)
+# kernel can name while the host has only its default gcc.
+_MISSING_TOOL = re.compile(r"(?:^|[\s:])((?:x86_64-linux-gnu-|aarch64-linux-gnu-)?(?:gcc|cc|clang|ld)(?:-\d{1,2})?"
+                           r"|make): (?:not found|No such file or directory|command not found)\b")
+
+
+def missing_build_tool(log: str) -> Optional[str]:
+    """The compiler (or make) the build ran and did not find, by the name the kernel asked for (`gcc-14`)."""
+    for line in log.splitlines()[:100_000]:
+        found = _MISSING_TOOL.search(line[:4096])
+        if found:
+            return found.group(1)
+    return None
 
 
 def first_error(log: str) -> Optional[str]:
-    """The line that says why the build failed: the first compiler `error:`, else the first make `*** … Error N`
-    or `Stop.` (a missing headers tree), else DKMS's own `Error!` line (gh#647, gh#843 make.logs)."""
+    """The line that says why the build failed: a build tool that is not there, else the first compiler `error:`,
+    else the first make `*** … Error N` or `Stop.` (a missing headers tree), else DKMS's own `Error!` line (gh#647,
+    gh#843 make.logs)."""
     lines = log.splitlines()
-    for pattern in (_COMPILER_ERROR, _MAKE_ERROR):
+    for pattern in (_MISSING_TOOL, _COMPILER_ERROR, _MAKE_ERROR):
         found = next((line.strip() for line in lines if pattern.search(line)), None)
         if found:
             return found[:300]
@@ -55,5 +71,6 @@ def read_dkms_state(fs: RootFS, kernel: Optional[str]) -> DkmsState:
             state.make_log = log
             state.make_log_tail = text.splitlines()[-MAKE_LOG_TAIL:]
             state.make_log_error = first_error(text)
+            state.missing_build_tool = missing_build_tool(text)
             break
     return state

@@ -17,6 +17,7 @@ from tests.fixes.harness import bad_findings, user_env
 from tests.host_fixture import Holder, HostSpec, build_host
 from tests.host_simulator import HostSimulator, as_rpm_host
 from tests.neuron_envs import outside_venv
+from tests.test_dkms_failures import GCC_MISSING
 from tests.wheelhouse import VenvFactory
 
 AL2023_KERNEL = "6.1.115-126.197.amzn2023.x86_64"
@@ -67,6 +68,11 @@ CASES = {
     "dkms-in-an-image": Case("ND-DRV-004", {"container": True, "image_dkms": True}),
     "module-not-built": Case("ND-DKMS-001", {"driver_loaded": False, "module_built": False},
                              expect=("sudo dkms install aws-neuronx/", "sudo modprobe neuron")),
+    # kbuild's message when the kernel's compiler is not installed (tests/test_dkms_failures.py GCC_MISSING)
+    "kernel-compiler-missing": Case("ND-DKMS-001", {"driver_loaded": False, "module_built": False,
+                                                    "make_log": GCC_MISSING},
+                                    expect=("sudo apt-get install -y gcc-14", "sudo dkms install aws-neuronx/",
+                                            "sudo modprobe neuron")),
     "headers-missing": Case("ND-DKMS-002", {"driver_loaded": False, "module_built": False, "headers": False},
                             expect=("sudo apt-get install -y linux-headers-", "sudo dkms autoinstall")),
     "kernel-too-new": Case("ND-DKMS-003", {"release": "2.28.0", "kernel": "6.18.0-1001-aws", "driver_loaded": False,

@@ -14,12 +14,13 @@ from neurondoctor.neuron_version import names_a_release, normalize_neuron_versio
 from neurondoctor.rules.check import Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, neuron_host
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
-from neurondoctor.rules.fix import Command, Fix, command, note, pipeline
+from neurondoctor.rules.fix import Command, Fix, Step, command, note, pipeline
 from neurondoctor.rules.host_stack.os_commands import (
     RELOAD_DRIVER,
     headers_command,
     host_target_release,
     install_command,
+    package_manager,
     release_version,
     remove_command,
     repository_commands,
@@ -144,6 +145,20 @@ def module_not_built(ctx: RuleContext) -> list[Finding]:
     cause = f" The build log says: `{snapshot.dkms.make_log_error}`." if snapshot.dkms.make_log_error else ""
     configure = ([command("sudo", "dpkg", "--configure", "-a")] if package.broken and snapshot.package_source == "dpkg"
                  else [])
+    tool = snapshot.dkms.missing_build_tool
+    if tool is not None and snapshot.dkms.headers_present:
+        return [Finding(
+            id="ND-DKMS-001", category="dkms-build", severity=SEVERITY_ERROR,
+            title=f"aws-neuronx-dkms {version} is not built for the running kernel {kernel}: the build tool {tool} "
+                  "is not installed" + state,
+            detail=("The kernel's Makefile runs the compiler the kernel was built with, and this host lacks it; a "
+                    "newer (HWE or mainline) kernel often names a gcc version other than the distribution's default."
+                    + cause),
+            evidence={**evidence, "missing_build_tool": tool},
+            fix=Fix([*_build_tool_install(snapshot, tool),
+                     command("sudo", "dkms", "install", f"aws-neuronx/{version}", "-k", kernel), *configure,
+                     MODPROBE]),
+        )]
     minimum = _kernel_minimum(ctx, kernel)
     if minimum and release_tuple(version) < release_tuple(minimum[0]):
         enough = _lowest_dkms_at_least(ctx, minimum[0])
@@ -176,6 +191,21 @@ def module_not_built(ctx: RuleContext) -> list[Finding]:
         evidence=evidence,
         fix=Fix([command("sudo", "dkms", "install", f"aws-neuronx/{version}", "-k", kernel), *configure, MODPROBE]),
     )]
+
+
+def _build_tool_install(snapshot: HostSnapshot, tool: str) -> list[Step]:
+    """The package that holds a build tool: apt names gcc's versions (`gcc-14`, whose package also holds the
+    `x86_64-linux-gnu-gcc-14` it runs); elsewhere an unversioned gcc is `gcc`, and a versioned one is looked up."""
+    bare = tool.split("-linux-gnu-", 1)[-1]
+    name, _, number = bare.partition("-")
+    manager = package_manager(snapshot)
+    if manager == "apt":
+        package = {"cc": "build-essential", "gcc": "build-essential", "ld": "binutils"}.get(bare, bare)
+        return [command("sudo", "apt-get", "install", "-y", package)]
+    if number:
+        return [note(f"install {bare}, the compiler this kernel was built with", "dnf", "provides", f"*/{bare}")]
+    package = {"cc": "gcc", "ld": "binutils"}.get(name, name)
+    return [command("sudo", manager, "install", "-y", package)]
 
 
 def driver_not_loaded(ctx: RuleContext) -> list[Finding]:
