@@ -160,6 +160,11 @@ REPORTS = {
         "Compiler generated too many instructions (6888787). This maybe due to a failure in parallelism extraction "
         "by the tensorizer.\n",
         "compile-failure", "mark_step"),
+    # aws-neuron/aws-neuron-sdk#647: dpkg's lines after the driver's DKMS build failed (kernel 5.19, driver 2.8.4.0)
+    "dkms-postinst-failed": (
+        "Errors were encountered while processing:\ndpkg: error processing package aws-neuronx-dkms (--configure):\n"
+        " installed aws-neuronx-dkms package post-installation script subprocess returned error exit status 10\n",
+        "dkms-build", "sudo dpkg --configure -a"),
     # aws-neuron/aws-neuron-sdk#947
     "tensorizer-internal-error": (
         "Compilation failure - Internal tensorizer error: NeuronValueNumbering:insertAtEnd()\n",
