@@ -1,5 +1,5 @@
 """`python -m neurondoctor` runs the same CLI as the `neurondoctor` console script."""
 
-from neurondoctor.cli import main
+from neurondoctor.cli.main import main
 
 main()

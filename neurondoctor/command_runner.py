@@ -10,16 +10,15 @@ import contextlib
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
-
-from neurondoctor.records import dataclass
 
 if TYPE_CHECKING:
     import subprocess
 
 DEFAULT_TIMEOUT = 10.0
 OUTPUT_LIMIT = 4 << 20
-# A duration an environment variable may set (issue 25 §7): `inf`, `nan` or a day would remove the deadline that
+# A duration an environment variable may set: `inf`, `nan` or a day would remove the deadline that
 # keeps a hung `neuron-ls` from hanging the check.
 MAX_ENVIRONMENT_DURATION_S = 3600.0
 COMMAND_TIMEOUT_VARIABLE = "NEURONDOCTOR_COMMAND_TIMEOUT"

@@ -14,17 +14,10 @@ from typing import Optional
 
 _SUFFIX = re.compile(r"[+\-_~].*$")
 _DEV = re.compile(r"\.?dev\d*$")
-_NAME_SEPARATORS = re.compile(r"[-_.]+")
 
 
-# Both are pure and asked again and again for the same few names and versions (two thousand catalog entries, every
-# install record): cached for the run.
-@functools.lru_cache(maxsize=4096)
-def normalize_package_name(name: str) -> str:
-    """PEP 503 name: the manifest spells `neuronx_distributed`, pip writes `neuronx-distributed`."""
-    return _NAME_SEPARATORS.sub("-", name).lower().strip()
-
-
+# Pure, and asked again and again for the same few versions (two thousand catalog entries, every install record):
+# cached for the run.
 @functools.lru_cache(maxsize=4096)
 def normalize_neuron_version(raw: str) -> str:
     """Strip build suffixes after `+`, `-`, `_` or `~` and a trailing `.dev`, keeping the numeric release.
@@ -77,8 +70,8 @@ def major_minor(version: str) -> Optional[str]:
 
 def release_words(releases: Sequence[str]) -> str:
     """How a set of releases is named where one cannot be told apart from another: the same package versions
-    ship in 2.31.0 and 2.31.1, so such an environment is `2.31.0/2.31.1`, never just the newer one (issue 11 §8:
-    every number shown comes from the facts). Oldest first; more than three as `first/…/last`."""
+    ship in 2.31.0 and 2.31.1, so such an environment is `2.31.0/2.31.1`, never just the newer one (every
+    number shown comes from the facts). Oldest first; more than three as `first/…/last`."""
     ordered = sorted(set(releases), key=release_tuple)
     if len(ordered) > 3:
         ordered = [ordered[0], "…", ordered[-1]]

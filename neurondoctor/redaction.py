@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import functools
 import re
+from dataclasses import dataclass, field
 from typing import Callable
-
-from neurondoctor.records import dataclass, field
 
 MARK = "[REDACTED]"
 

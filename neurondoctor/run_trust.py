@@ -1,4 +1,4 @@
-"""Whether root may run an interpreter: never one that another user controls (issue 25 §1).
+"""Whether root may run an interpreter: never one that another user controls.
 
 Root running `/home/alice/venv/bin/python` runs alice's code: the file or a link on the way to it may be hers, a
 directory above it may let her swap it, and the environment's site-packages may hold a `.pth` file that Python

@@ -1,4 +1,4 @@
-"""A path the user typed on the command line that leads nowhere is a usage error, never a finding (issue 26 §7).
+"""A path the user typed on the command line that leads nowhere is a usage error, never a finding.
 
 `check --python /no/such/path` used to be ND-VENV-001 with a fix that would have created a venv at the typo, and
 exit 1: a node verdict and a drain from a typing mistake. What the user typed is checked before anything runs: one

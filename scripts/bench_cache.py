@@ -1,4 +1,4 @@
-"""Benchmark: `cache status` on a compile cache of 100,000 entries, and what a large cache costs `check` (issue 28).
+"""Benchmark: `cache status` on a compile cache of 100,000 entries, and what a large cache costs `check`.
 
 The cache is built in the layout of neuronx-cc 2.15 (tests/cache_fixture.py), every file sparse or empty (the
 count reads names and `lstat` sizes, never contents), so 100,000 entries take inodes, not gigabytes. Prints:
@@ -6,7 +6,7 @@ count reads names and `lstat` sizes, never contents), so 100,000 entries take in
   and 200 MiB);
 - `check --venv V --json` with NEURON_CC_FLAGS pointing at that cache against the same check with an empty cache,
   interleaved, median of N (check counts at most 10,000 entries or 6 ms: the ratio shows what is left of that);
-- with `--venv V` (the 300-distribution venv `scripts/bench_check.py` builds), also the check budget of issue 27:
+- with `--venv V` (the 300-distribution venv `scripts/bench_check.py` builds), also the check budget:
   that check with the large cache against the floor, V's own interpreter listing its distributions with
   `importlib.metadata`, interleaved (target: within 1.2x).
 
@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-# The floor of issue 27 §6, as scripts/bench_check.py times it.
+# The check budget's floor (the venv's own interpreter listing its distributions), as scripts/bench_check.py times it.
 FLOOR_SCRIPT = ("import importlib.metadata as m\n"
                 "rows = [(d.metadata['Name'], d.version) for d in m.distributions()]\n")
 COMPILERS = ("neuronxcc-2.15.141.0+d3cfc8ca", "neuronxcc-2.19.8089.0+8ab9f450")

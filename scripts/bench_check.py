@@ -2,20 +2,21 @@
 
 Both run on the same venv: real torch 2.13.0 (CPU wheel) plus small distributions up to about 300, the
 size of a working ML environment. Prints the median wall time of each over N runs and their ratio.
-Target (issue 2): check at least 10x faster than collect_env.
+Target: check at least 10x faster than collect_env.
 
 It also times `check --root R --json` on a fixture trn1.32xlarge host with 16 devices (tests/host_fixture.py)
-and reports the host part (the host collectors' own timings from the JSON). Target (issue 3): under 0.3 s.
+and reports the host part (the host collectors' own timings from the JSON). Target: under 0.3 s.
 
 It times the floor, the venv's own interpreter listing every distribution's name and version with importlib.metadata,
-against `check` and `health` on the same venv, interleaved (issue 27: within 1.2x).
+against `check` and `health` on the same venv, interleaved. Target: `check` within 2x of the floor, `health` under
+1 s.
 
 It times a DLAMI host with five venvs side by side against one with a single venv, both found by discovery
-(issue 26: within 2x).
+(target: within 2x).
 
 With `--against REV` it also times this tree's `check --root R` (text, and `--json`) against the same command of the
 tree at git revision REV (checked out into a temporary worktree), the two interleaved run by run, and prints the
-medians and their ratio: a change must not make `check` slower (issue 24).
+medians and their ratio: a change must not make `check` slower.
 
 Usage: python scripts/bench_check.py [--runs 7] [--venv DIR (reuse)] [--distributions 300]
                                      [--against REV [--compare-runs 20]]
@@ -109,7 +110,7 @@ def interleaved_roots(roots: dict[str, Path], runs: int, env: dict[str, str]) ->
     return {name: statistics.median(values) for name, values in times.items()}
 
 
-# The floor (issue 27 §6): the venv's own interpreter listing every distribution's name and version, which any
+# The floor: the venv's own interpreter listing every distribution's name and version, which any
 # environment doctor must at least do.
 FLOOR_SCRIPT = ("import importlib.metadata as m\n"
                 "rows = [(d.metadata['Name'], d.version) for d in m.distributions()]\n")
@@ -143,7 +144,7 @@ def compare_with(revision: str, root: Path, runs: int, env: dict[str, str], scra
 
 
 def dlami_hosts(scratch: Path, distributions: int) -> tuple[Path, Path]:
-    """Two trn1.32xlarge trees: one with one DLAMI venv, one with five side by side (issue 26: a DLAMI holds
+    """Two trn1.32xlarge trees: one with one DLAMI venv, one with five side by side (a DLAMI holds
     several), each venv the 2.31.1 stack plus filler distributions up to `distributions`, on the image's
     interpreter, all found by discovery."""
     import shutil

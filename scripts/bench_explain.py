@@ -6,7 +6,7 @@ shapes that make regular expressions backtrack or skip slowly: runs of one chara
 without its end (`%a = {{{…`, `aten::aten::…`, `NCC_NCC_…`), an HLO layout that never closes, eight million
 newlines, lines far past the line bound. Each is explained in process (the matching alone) and through the
 command (`explain FILE`), and the worst is printed with its ratio to the real log.
-Target (issue 25 §4): the worst crafted input under 2 s.
+Target: the worst crafted input under 2 s.
 
 Usage: python scripts/bench_explain.py [--runs 3]
 """

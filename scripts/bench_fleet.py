@@ -1,10 +1,10 @@
 """Benchmark: `fleet summarize` over 1,000 node reports of about 300 distributions each, against just `json.load`-ing
-the same files, in the same process and run. Target (issue 17): the summary at most 2x the plain load.
+the same files, in the same process and run. Target: the summary at most 2x the plain load.
 
 The reports are one real `check --json` (a fixture trn1.32xlarge host and a venv with the 2.31.1 stack plus filler
 distributions up to --distributions) copied per node (tests/fleet_reports.py), one file each.
 
-Then the cluster preflight (`fleet check --slurm`, issue 29: 256 reports compared in under 1 s): the same real report
+Then the cluster preflight (`fleet check --slurm`; target: 256 reports compared in under 1 s): the same real report
 with each node's compared fields laid over it (tests/preflight_reports.py: five planted odd nodes), timed from the JSON
 text each srun step printed to the verdict (each text read back, every cross-node comparison, the document and the
 text), against the plain `json.loads` of the same texts, in the same run.

@@ -1,6 +1,6 @@
 """Benchmark: `neurondoctor health --slurm` as Slurm's HealthCheckProgram runs it, on the fixture trn1.32xlarge
 host (16 devices, tests/host_fixture.py), against `check --format nhc` on the same root and a bare interpreter
-start, in the same run. Target (issue 16): health under 1 s median.
+start, in the same run. Target: health under 1 s median.
 
 Then the deadline: `health --slurm --root /` with a `neuron-ls` on PATH that never returns (and a grandchild that
 keeps its output open) must end inside `--deadline`, reporting the last verdict marked stale. A recording

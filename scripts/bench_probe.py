@@ -2,7 +2,7 @@
 
 Runs the probe script in a venv with real torch 2.13.0 (CPU) in its bench mode: after a warm-up step it
 alternates a plain step and a recorded step (TorchDispatchMode) N times and reports both medians, for the
-built-in transformer and MLP. Target (issue 5): the recorded step at most 3x the plain one.
+built-in transformer and MLP. Target: the recorded step at most 3x the plain one.
 
 Usage: python scripts/bench_probe.py [--venv DIR] [--repeats 20]
 """

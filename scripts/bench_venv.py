@@ -2,7 +2,7 @@
 
 The index holds the Neuron 2.31.1 package set as small test wheels (real names, versions and pins) plus
 pip's own wheel; both builds include creating the venv, the single resolver run, the guard and the
-verifying `check`. Prints each median over N runs and the ratio. Target (issue 4): uv at least 5x faster.
+verifying `check`. Prints each median over N runs and the ratio. Target: uv at least 5x faster.
 
 Usage: python scripts/bench_venv.py [--runs 5]
 """

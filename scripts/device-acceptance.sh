@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Device acceptance run (issue 30 §5), for anyone with a trn1, trn2 or inf2: runs every device-facing path of
+# Device acceptance run, for anyone with a trn1, trn2 or inf2: runs every device-facing path of
 # neurondoctor and writes ONE archive whose members, attached to an issue, confirm or correct what the doctor
 # assumes about real devices (the sysfs tree under driver 2.31, neuron-ls 2.34's JSON, core counts at LNC=2, what
 # the driver's install leaves loaded).

@@ -1,6 +1,6 @@
 """Read an archive of `scripts/device-acceptance.sh` and say, for each device format the doctor assumes or rests on
 (`neurondoctor manifests status`), whether this device confirms or corrects it, with the evidence: the one step
-that turns a run on real hardware into the changes the doctor needs (issue 30).
+that turns a run on real hardware into the changes the doctor needs.
 
 Usage: .venv/bin/python scripts/read_device_acceptance.py ARCHIVE [--json]   (the doctor installed, as the README does)
 

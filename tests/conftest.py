@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parent.parent
 FIRED_IDS: set[str] = set()
 FIX_LINES: dict[str, set[str]] = {}  # id -> every fix line a check report printed for it in this run
 FIRED_SEVERITIES: dict[str, set[str]] = {}  # id -> every severity it was printed at (`check --list` declares them)
-# A fix line that runs in user space (issue 13 §1): pip or uv in an environment, pip configuration, the user's
+# A fix line that runs in user space: pip or uv in an environment, pip configuration, the user's
 # shell variables, `neurondoctor venv create` / `manifests update` / `cache prune`.
 _USER_SPACE_FIX = re.compile(r"(^| )-m pip |^uv pip |^neurondoctor (venv create|manifests update|cache prune)"
                              r"|^(export|unset) |(^| )-m venv ")
@@ -120,7 +120,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Each declared finding id has a test that makes it fire (issue 9): checked on a full, passing run of the
+    """Each declared finding id has a test that makes it fire: checked on a full, passing run of the
     main tier, where a missing one fails the session (on the controller, from every worker's records)."""
     config = session.config
     _merge_worker_records(config)
@@ -211,7 +211,7 @@ def run_cli(args: Sequence[str], env: Optional[dict[str, str]] = None, prefix: S
 
 def empty_folder(tmp_path: Path) -> str:
     """A folder to name with `--venv` so that discovery does not read this machine's environments (a path that
-    leads nowhere is a usage error, issue 26 §7)."""
+    leads nowhere is a usage error)."""
     folder = tmp_path / "none"
     folder.mkdir(exist_ok=True)
     return str(folder)
@@ -222,7 +222,7 @@ _STATUS_RANK = {"ok": 0, "info": 1, "warning": 2, "error": 3}
 
 
 def assert_answers_agree(document: dict[str, Any]) -> None:
-    """Issue 27 §2, on every report a test reads: each area's status is the worst of its own findings (`ok` none,
+    """On every report a test reads: each area's status is the worst of its own findings (`ok` none,
     `skipped` judged nothing), the summary counts are the findings', and the verdict follows them."""
     severities: dict[str, list[str]] = {}
     for finding in document["findings"]:
@@ -309,7 +309,7 @@ def local_torch_wheel_dir(version: str = "2.13.0") -> Optional[Path]:
     return None
 
 
-TRANSFORMERS = "transformers==5.24.0"  # the Hugging Face models of tests/models/hf_models.py (issue 15 §3)
+TRANSFORMERS = "transformers==5.24.0"  # the Hugging Face models of tests/models/hf_models.py
 
 
 @pytest.fixture(scope="session")

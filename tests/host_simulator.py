@@ -1,4 +1,4 @@
-"""A recording package manager and kernel for fixture hosts (issue 13 §2; the bootstrap issue reuses it).
+"""A recording package manager and kernel for fixture hosts (host-level fixes; `bootstrap`'s tests reuse it).
 
 Host-level fix lines (`sudo apt-get install …`, `sudo dnf …`, `modprobe`, `rmmod`, `dkms`, `tee /etc/…`,
 `kill`) run verbatim in a shell whose PATH starts with fake commands. Each fake records its argv and applies

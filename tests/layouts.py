@@ -1,4 +1,4 @@
-"""Environments of every layout, placed in a host tree as their installers leave them (issue 26 §1).
+"""Environments of every layout, placed in a host tree as their installers leave them.
 
 Each builder says where its shape comes from. Packages are installed by pip (`--target`, or into a real venv), so
 the install records are pip's own; interpreters are copies of this machine's, as `install_image_interpreter` does

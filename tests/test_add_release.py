@@ -1,4 +1,4 @@
-"""`scripts/add_release.py` (issue 31 §4): the text of a release-content page becomes a hand-kept release file.
+"""`scripts/add_release.py`: the text of a release-content page becomes a hand-kept release file.
 
 The inputs are the pages' own tables (tests/recorded/release-content, with SOURCES.md). The skeleton of the 2.33.0
 Trn1 list is held to the hand-kept 2.33.0 file (the check of that file against the v2.33.1 page), and the routine

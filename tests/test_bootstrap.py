@@ -1,4 +1,4 @@
-"""`bootstrap` (issue 17 §1): plans for Ubuntu 22.04/24.04 and AL2023 fixture roots against the install steps of the
+"""`bootstrap`: plans for Ubuntu 22.04/24.04 and AL2023 fixture roots against the install steps of the
 Neuron setup pages (docs/neuron-facts.md §2) for the chosen release; `--apply` in a fixture root through the host
 simulator's recording apt-get/dnf/modprobe (its commands run in `chroot ROOT`, the simulator's), in order; a second
 run changes nothing; a failing step stops the run and the status file says which; non-root `--apply` is refused."""
@@ -171,7 +171,7 @@ def test_a_failing_step_stops_and_the_status_file_says_which(tmp_path: Path) -> 
     result = run_cli(["bootstrap", "--release", "2.33.0", "--venv", "/opt/v", "--root", str(root), "--apply",
                       "--status-file", str(status)], env=env, timeout=300)
     assert result.returncode == 1
-    # One line names the step, the command and the cause (apt's lock message), one the next step (issue 27 §4); the
+    # One line names the step, the command and the cause (apt's lock message), one the next step; the
     # command's output is not in the log without -v, and is in the status file.
     stopped = next(line for line in result.stdout.splitlines() if line.startswith("Stopped at "))
     assert stopped.startswith("Stopped at hold: `sudo apt-mark hold aws-neuronx-dkms") and stopped.endswith(

@@ -1,4 +1,4 @@
-"""A failed bootstrap command is one line naming the cause and one next step (issue 27 §4): the outputs below are
+"""A failed bootstrap command is one line naming the cause and one next step: the outputs below are
 what apt, dpkg, dnf and DKMS print in real reports (aws-neuron-sdk #647, #661, #843, #945 for DKMS builds), whose
 last line (`E: Sub-process /usr/bin/dpkg returned an error code (1)`) names nothing."""
 

@@ -187,7 +187,7 @@ def test_unreadable_files_are_recorded_and_the_archive_still_comes_out(tmp_path:
 
 
 def test_every_pip_configuration_the_check_read_is_in_the_bundle_redacted(venvs: VenvFactory, tmp_path: Path) -> None:
-    """Issue 27 §5: the user's `~/.config/pip/pip.conf` that `check -v` read is in the archive like /etc's, its
+    """The user's `~/.config/pip/pip.conf` that `check -v` read is in the archive like /etc's, its
     token cut; the manifest's count of redactions is the number of markers a reader finds."""
     root = build_host(tmp_path / "host", HostSpec(release="2.31.1"))
     user_conf = root / "home/ubuntu/.config/pip/pip.conf"
@@ -214,7 +214,7 @@ def test_every_pip_configuration_the_check_read_is_in_the_bundle_redacted(venvs:
 
 
 def test_the_compile_cache_index_and_failed_logs_are_in_the_bundle_never_a_neff(tmp_path: Path) -> None:
-    """Issue 28 §4: the index of every configured cache (names, sizes, states) and the logs of failed entries,
+    """The index of every configured cache (names, sizes, states) and the logs of failed entries,
     redacted; never a NEFF or a graph (the user's model)."""
     from tests.cache_fixture import entry
 

@@ -1,4 +1,4 @@
-"""The compile-cache findings (issue 28 §2) fire on their plants and not on their near misses: a failed entry of a
+"""The compile-cache findings fire on their plants and not on their near misses: a failed entry of a
 compiler nobody has installed, a young lock, a finished entry's leftover lock, a lock a live process holds, a cache
 that has entries for the installed compiler, an environment without neuronx-cc."""
 

@@ -1,4 +1,4 @@
-"""The compile cache index (issue 28 §1): fixture caches in the public layouts (tests/cache_fixture.py), each state
+"""The compile cache index: fixture caches in the public layouts (tests/cache_fixture.py), each state
 counted on its plant and not on its near miss; locks with their holder from /proc/locks; the bounds; and hostile
 caches (links out of the root, FIFOs, a log linked to a secret, control characters in names)."""
 

@@ -1,4 +1,4 @@
-"""`cache prune` (issue 28 §3): each kind, executed on a fixture cache in the public layouts, leaves exactly the
+"""`cache prune`: each kind, executed on a fixture cache in the public layouts, leaves exactly the
 healthy entries in the cache and moves the rest, whole and at the same relative paths, into a backup folder the
 run made; its near misses stay; nothing is ever deleted; a lock a live process holds refuses the run; a dry run and
 an unconfirmed run move nothing."""

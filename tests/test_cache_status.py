@@ -1,4 +1,4 @@
-"""`cache status` (issue 28 §3, first part): every configured cache counted, in text and as `neurondoctor.cache/1`;
+"""`cache status`: every configured cache counted, in text and as `neurondoctor.cache/1`;
 a remote cache named and never contacted; a named directory that is not there is a usage error; nothing written."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`cache verify` and `cache prune --broken` (issue 28 §3): a finished entry is whole when its NEFF's header and size
+"""`cache verify` and `cache prune --broken`: a finished entry is whole when its NEFF's header and size
 agree; a NEFF cut short, one that is not a NEFF, and one that is a FIFO are found, and only they move with --broken;
 nothing is written by verify."""
 

@@ -120,7 +120,7 @@ def test_n2_schema_never_crashes_on_garbage(document: object) -> None:
 
 
 def test_instance_facts_come_from_one_data_file(catalog: ReleaseCatalog) -> None:
-    """manifests/instances.json (issue 11 §9): what the device, env-var and resource rules judge against, and what
+    """manifests/instances.json: what the device, env-var and resource rules judge against, and what
     the fixture hosts are built from agree with it."""
     from tests.host_fixture import INSTANCES
 

@@ -1,4 +1,4 @@
-"""`check` and `health` end with `os._exit` after flushing (no interpreter teardown: docs/measured.md): what they
+"""`check` and `health` run through the one command line to the interpreter's normal exit: what they
 print into a regular file or a pipe, the status file they write and their exit codes are whole all the same."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Commands keep their word (issue 27 §3): `--json` and `--format json` are one choice on every command that prints
+"""Commands keep their word: `--json` and `--format json` are one choice on every command that prints
 a document, a format a command does not know is a usage error, a path that leads nowhere is one too, and `explain`
 at a terminal with nothing piped in says how it is used instead of waiting."""
 

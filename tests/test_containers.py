@@ -1,4 +1,4 @@
-"""Containers (issue 11 §2): a root with /.dockerenv is an image whose driver is the host's. The image's runtime is
+"""Containers: a root with /.dockerenv is an image whose driver is the host's. The image's runtime is
 judged against the loaded driver; a DKMS package in the image is itself the finding; missing devices get the
 `--device` fix. Images are shaped like the Neuron DLC Dockerfiles: runtime-lib, collectives and tools from the
 Neuron apt repository, no aws-neuronx-dkms."""

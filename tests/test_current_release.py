@@ -1,4 +1,4 @@
-"""Neuron 2.33.0 hosts (issue 14 acceptance): the XLA stack on trn1, the native TorchNeuron stack on trn2/trn3 on
+"""Neuron 2.33.0 hosts: the XLA stack on trn1, the native TorchNeuron stack on trn2/trn3 on
 Ubuntu 26.04 with Python 3.13, the XLA torch-neuronx on trn2, and what TorchNeuron on a trn1/inf2 is.
 
 The versions are written out from release-notes/releasecontent.rst (2.33.0) and components/torchneuron.rst in
@@ -70,7 +70,7 @@ def test_a_healthy_native_torchneuron_host(tmp_path: Path, venvs: VenvFactory, i
 
 
 def test_a_torchneuron_whose_version_is_the_familys_stem(tmp_path: Path, venvs: VenvFactory) -> None:
-    """Issue 26 §3: `2.14.3.0` itself is in the family `2.14.3.0.*` (PEP 440; `pip install 'torch-neuronx==2.14.3.0.*'`
+    """`2.14.3.0` itself is in the family `2.14.3.0.*` (PEP 440; `pip install 'torch-neuronx==2.14.3.0.*'`
     takes it), as a wheel built without a build number is. It was "from a release after the data"."""
     from dataclasses import replace
 
@@ -219,7 +219,7 @@ def test_a_plain_torch_environment_is_offered_the_stack_this_host_and_python_run
 @pytest.mark.parametrize(("os_name", "severity"), [("ubuntu22", "error"), ("al2023", "warning"), ("ubuntu24", None)])
 def test_torchneurons_own_support_matrix(tmp_path: Path, venvs: VenvFactory, os_name: str,
                                          severity: str | None) -> None:
-    """Issue 26 §5: release-notes/components/torchneuron.rst (2.33.0) supports Ubuntu 24.04 and 26.04 on x86_64;
+    """release-notes/components/torchneuron.rst (2.33.0) supports Ubuntu 24.04 and 26.04 on x86_64;
     22.04 is End of support (a support table's end: an error), Amazon Linux 2023 is not in the matrix (untested:
     a warning), 24.04 is supported (the near miss)."""
     root = build_host(tmp_path / "host", HostSpec(instance_type="trn2.48xlarge", release=RELEASE, os=os_name,

@@ -1,4 +1,4 @@
-"""scripts/device-acceptance.sh (issue 30 §5), run with fakes: a fixture trn1.32xlarge tree stands for /dev and /sys
+"""scripts/device-acceptance.sh , run with fakes: a fixture trn1.32xlarge tree stands for /dev and /sys
 (ND_ACCEPT_ROOT), the Neuron tools are recording fakes on PATH, the doctor is the real one. It refuses without a
 device, writes one archive and nothing else (never over a file), sends every compile to a temporary cache it
 removes, and leaves the tree it read as it was."""

@@ -1,4 +1,4 @@
-"""The driver package is installed but its build failed (issue 11 §1): dkms-build with the first real error of
+"""The driver package is installed but its build failed: dkms-build with the first real error of
 make.log, the kernel and the fix, never driver-missing; every dpkg `Status:` state read as dpkg means it.
 
 The make.log lines are the shapes users posted (aws-neuron-sdk gh#647: gcc `-Werror=zero-length-bounds` on

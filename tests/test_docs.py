@@ -1,4 +1,4 @@
-"""The product documents itself (issue 27 §1): docs/ is complete and current, and nothing a user reads sends them
+"""The product documents itself: docs/ is complete and current, and nothing a user reads sends them
 to a file outside the repository."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Which Neuron device lost its EFA interface (issue 29 §4): fixture hosts whose PCI tree is laid out as on a
+"""Which Neuron device lost its EFA interface: fixture hosts whose PCI tree is laid out as on a
 trn2.48xlarge (/sys/bus/pci/devices links into /sys/devices/pci0000:00/…, two devices and their two EFA functions
 behind each PCIe switch). ND-RES-004 names the devices whose switch has no EFA left, only where the instance pairs
 an interface with each device and only when interfaces are missing: a healthy node is never flagged for its tree."""

@@ -1,4 +1,4 @@
-"""AWS's end-of-support announcements as findings (issue 31 §2): ND-EOS-001 where the host's release no longer
+"""AWS's end-of-support announcements as findings: ND-EOS-001 where the host's release no longer
 supports what an environment holds, ND-EOS-002 in the releases that announce the end.
 
 The environments are the stacks AWS publishes (tests/neuron_envs.py, read off the release-content pages), with

@@ -1,4 +1,4 @@
-"""Every environment layout, found and judged with nothing named (issue 26 §1, §2): DLC images (Python built into
+"""Every environment layout, found and judged with nothing named: DLC images (Python built into
 /usr/local; Mambaforge at /opt/conda for Inf1), a DLAMI with its venvs side by side, and a home with pyenv,
 poetry, pipx, uv and a Jupyter kernel. Shapes are the installers' own (tests/layouts.py names each source)."""
 

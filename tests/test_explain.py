@@ -1,4 +1,4 @@
-"""`neurondoctor explain` on error texts as users pasted them into the Neuron issue trackers (issue 15 §4).
+"""`neurondoctor explain` on error texts as users pasted them into the Neuron issue trackers.
 
 Each text is an excerpt of the log in the named report (paths and timestamps as posted); each must come out in
 the right category with the next step a user would take. Exit 0 recognised, 3 not, 2 unreadable input.

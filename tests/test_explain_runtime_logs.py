@@ -1,4 +1,4 @@
-"""`explain` on real Neuron runtime logs (issue 30 §4): each file under tests/recorded/runtime-logs/ is a log a user
+"""`explain` on real Neuron runtime logs: each file under tests/recorded/runtime-logs/ is a log a user
 or AWS's docs published, its first line naming where (`# source: URL`). Each is recognised with its category, the
 number that matters (what ran out and by how much, which rank waited how long, which cores) and its ways out, first
 the one that fits the numbers."""

@@ -1,4 +1,4 @@
-"""`fleet check --collectives` without devices (issue 29 §5, issue 30 §1): nccom-test's tables and JSON report as
+"""`fleet check --collectives` without devices: nccom-test's tables and JSON report as
 the NCCOM-TEST user guide prints them (tests/recorded/nccom-test/, SOURCES.md naming each example, a failing run
 included; every column the parser leaves is listed, so a new one is noticed), the ring of pairs and its bisection,
 and the step document the node prints. The run through a real Slurm with a fake nccom-test is in

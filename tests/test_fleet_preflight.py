@@ -1,4 +1,4 @@
-"""The cluster preflight's comparison, verdict and step answers, without Slurm (issue 29 §2, §3, §7): each aspect's
+"""The cluster preflight's comparison, verdict and step answers, without Slurm: each aspect's
 plant on one node of five is named with the majority, and its near miss is not; a tie names nobody; a fact a node
 reports itself is not repeated; the root communicator's address; srun's real failure lines; the document and text.
 tests/test_fleet_preflight_slurm.py runs the same on a real five-node Slurm."""

@@ -1,4 +1,4 @@
-"""The cluster preflight on a real Slurm of five nodes (issue 29, acceptance): Debian's slurm 22.05 is built with
+"""The cluster preflight on a real Slurm of five nodes: Debian's slurm 22.05 is built with
 multiple-slurmd, so each node is a `slurmd -N trn-K` with its own port, spool and log, started in a mount namespace
 of its own (`unshare -m`) where the node's folder is bound over one shared path. Each node's health.conf, fixture
 root and TaskProlog input are then its own at the same paths, as on separate hosts: the TaskProlog reads

@@ -1,4 +1,4 @@
-"""`fleet summarize` (issue 17 §2) on 1,000 generated reports with planted drift: a driver on 3 nodes, a torch on
+"""`fleet summarize` on 1,000 generated reports with planted drift: a driver on 3 nodes, a torch on
 1, an unknown verdict on 2 and 5 unreadable files must come out as exactly those nodes and paths, in the
 `neurondoctor.fleet/1` document, the table and Markdown, with the exit codes of the contract."""
 

@@ -1,4 +1,4 @@
-"""Issue 26 acceptance for the framework lines beside torch-neuronx: for each, an environment built from what AWS
+"""The framework lines beside torch-neuronx: for each, an environment built from what AWS
 publishes (a DLC Dockerfile, the DLAMI's environment list, the release data) that checks clean, the failures users
 reported diagnosed with the right category, and near misses beside them. The pip fixes of those failures run
 verbatim in tests/fixes/test_framework_line_fixes.py; the host fix of aws-neuron-sdk#1071 runs here, in the

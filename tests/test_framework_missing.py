@@ -1,4 +1,4 @@
-"""framework-missing (issue 12 §3): torch environments with nothing Neuron in them, built by real pip from the local
+"""framework-missing: torch environments with nothing Neuron in them, built by real pip from the local
 index (tests/hf_index.py). `pip install optimum-neuron` as PyPI serves it brings optimum's `torch>=1.11` (a CUDA
 build with nvidia-* packages) and no Neuron package; a CPU torch venv on a laptop stays quiet unless judged with
 `--release`. Static `--venv` and live `--python` agree."""

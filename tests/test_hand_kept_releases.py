@@ -1,4 +1,4 @@
-"""Hand-kept releases (issue 14 §1): a release AWS's manifest copy does not list yet joins the generated data with
+"""Hand-kept releases: a release AWS's manifest copy does not list yet joins the generated data with
 its source, and an official manifest that lists it wins."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`neurondoctor health` (issue 16) on fixture hosts: NHC's drain semantics against a recording `scontrol` double
+"""`neurondoctor health` on fixture hosts: NHC's drain semantics against a recording `scontrol` double
 (the real slurmd/slurmctld run in tests/test_slurm_integration.py), health.conf, the node-problem-detector exit
 codes, the Prometheus textfile read back by prometheus_client's parser, the deadline with a stale verdict, and a
 job's own processes holding the cores."""
@@ -111,7 +111,7 @@ def test_dry_run_and_an_operators_drain(tmp_path: Path) -> None:
     assert ("would run: scontrol update 'nodename=trn1-a' 'state=drain' 'reason=neurondoctor: ND-DRV-002"
             in result.stderr)
     assert [call.split()[0] for call in slurm.calls()] == ["show"]  # nothing changed
-    assert not (tmp_path / "s.json").exists()  # --dry-run writes nothing anywhere (issue 27 §3)
+    assert not (tmp_path / "s.json").exists()  # --dry-run writes nothing anywhere
     result = run_cli(["health", "--slurm", "--dry-run", "--root", str(broken), "--format", "prometheus", "--output",
                       str(tmp_path / "neurondoctor.prom")], env=slurm.env())
     assert not (tmp_path / "neurondoctor.prom").exists() and "neurondoctor_health" in result.stdout
@@ -343,7 +343,7 @@ def test_a_crashing_check_drains_nothing_and_resumes_nothing(tmp_path: Path, mon
     """A bug in a rule (here the driver check raises while it builds its finding) is a crashed check: the verdict is
     unknown, Slurm is asked nothing beyond `show node`, and the status file says unknown — on a drained node and
     on an idle one."""
-    from neurondoctor.cli import health_command
+    from neurondoctor.cli import main as cli
     from neurondoctor.rules.host_stack import driver
 
     def broken(*_: object, **__: object) -> None:
@@ -354,8 +354,8 @@ def test_a_crashing_check_drains_nothing_and_resumes_nothing(tmp_path: Path, mon
     for state, reason in (("IDLE", None), ("IDLE+DRAIN", "neurondoctor: ND-DRV-002 module not loaded")):
         slurm = FakeSlurm(tmp_path, state, reason)
         status = tmp_path / f"{state}.json"
-        code = health_command.run(["--slurm", "--root", str(broken_root), "--status-file", str(status)],
-                                  environ=slurm.env())
+        code = cli.run(["health", "--slurm", "--root", str(broken_root), "--status-file", str(status)],
+                       environ=slurm.env())
         assert code == 3
         assert [call.split()[0] for call in slurm.calls()] == ["show"], slurm.calls()
         slurm.log.unlink()
@@ -409,7 +409,7 @@ def test_a_long_kern_log_is_read_from_its_end(tmp_path: Path) -> None:
 
 
 def test_nhc_prints_only_unknown_lines_while_the_verdict_is_unknown(tmp_path: Path) -> None:
-    """Issue 27 §2: an unreadable module list makes the verdict unknown; a trn1.32xlarge without its EFA interfaces
+    """An unreadable module list makes the verdict unknown; a trn1.32xlarge without its EFA interfaces
     is a warning beside it. A drain script that drains on `ERROR:` or `WARNING:` must not act on a node it could
     not judge. (An error beside an unreadable check is certain: that node is unhealthy, its lines `ERROR:`.)"""
     root = build_host(tmp_path / "root", HostSpec(instance_type="trn1.32xlarge", efa=False))

@@ -1,5 +1,5 @@
-"""Healthy hosts for every release 2.24.1-2.33.0 (issue 11 acceptance; 2.33.0 from issue 14, with driver 2.31 and its
-reorganised sysfs tree): trn1.2xlarge, trn1.32xlarge (16 devices,
+"""Healthy hosts for every release 2.24.1-2.33.0 (2.33.0 with driver 2.31 and its reorganised sysfs
+tree): trn1.2xlarge, trn1.32xlarge (16 devices,
 8 EFA interfaces) and inf2.xlarge, each with a venv of that release for every Python 3.10-3.13 the release
 supports. Variants rotate over the releases: the Neuron index only in the user's `~/.config/pip/pip.conf`, a
 container rootfs (a DLC-shaped image on a host whose driver is loaded), and a venv inside the root instead of
@@ -86,7 +86,7 @@ LAYOUT_RELEASES = ("2.24.1", "2.28.1", "2.33.0")
 @pytest.mark.parametrize("layout", ["conda", "system", "dlami"])
 @pytest.mark.parametrize("release", LAYOUT_RELEASES)
 def test_a_healthy_host_of_every_layout(tmp_path: Path, venvs: VenvFactory, release: str, layout: str) -> None:
-    """Issue 26: nothing named, the environments found by discovery. `conda`: a Mambaforge /opt/conda holding the
+    """Nothing named: the environments are found by discovery. `conda`: a Mambaforge /opt/conda holding the
     release's stack (the DLC Dockerfiles' shape); `system`: Python built into /usr/local with the stack, the
     index in root's pip.conf (the training DLC's); `dlami`: three /opt/aws_neuronx_venv_* side by side."""
     from tests.layouts import conda_install, source_built_python

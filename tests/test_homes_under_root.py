@@ -1,4 +1,4 @@
-"""Homes under the root (issue 11 §3, docs/contracts.md §4): the user's pip configuration and user site-packages
+"""Homes under the root (docs/contracts.md §4): the user's pip configuration and user site-packages
 apply to a venv outside the root too. `$HOME` is mapped into the root when it lies under it, else every home under
 the root counts — as a support engineer runs `check --root copied-tree --venv copied-venv`."""
 

@@ -149,7 +149,7 @@ def test_driver_stale_names_the_holders(catalog: ReleaseCatalog, tmp_path: Path)
     assert finding.fix_lines == ["sudo kill 4121", "sudo rmmod neuron", "sudo modprobe neuron"]
     assert "Stop the 1 process using it" in finding.detail and "PID 4121 is python." in finding.detail
     unused = ids(judge(catalog, host(tmp_path, "unused", loaded_version="2.28.0.0")))["ND-DRV-003"]
-    assert "Nothing is using it" in unused.detail and "Stop the 0" not in unused.detail  # issue 27 §3
+    assert "Nothing is using it" in unused.detail and "Stop the 0" not in unused.detail
     near_miss = host(tmp_path, "same", loaded_version="2.29.0.0-d8a9b6f0e")
     assert "ND-DRV-003" not in ids(judge(catalog, near_miss))
 
@@ -322,7 +322,7 @@ def test_release_line_says_whether_host_and_venv_go_together(venvs: VenvFactory,
     together = run_cli(["check", "--root", str(host(tmp_path, release="2.31.1")), "--venv",
                         str(release_venv(venvs, "2.31.1"))])
     venv = release_venv(venvs, "2.31.1")
-    # the 2.31.1 venv's versions ship in 2.31.0 too: both are named (issue 11 §8)
+    # the 2.31.1 venv's versions ship in 2.31.0 too: both are named
     assert f"Release  host 2.31.1 · {venv} 2.31.0/2.31.1 · they go together" in together.stdout.splitlines()
     apart = run_cli(["check", "--root", str(host(tmp_path, "older", release="2.29.1")), "--venv", str(venv)])
     assert f"Release  host 2.29.1 · {venv} 2.31.0/2.31.1 · they do NOT go together" in apart.stdout.splitlines()

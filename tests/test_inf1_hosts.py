@@ -1,4 +1,4 @@
-"""Inf1 and the legacy stack (issue 11 §7). Drivers above 2.24 do not support Inf1 from Neuron 2.26. The docs'
+"""Inf1 and the legacy stack. Drivers above 2.24 do not support Inf1 from Neuron 2.26. The docs'
 correction (announce-correction-neuron-driver-support-inf1) superseded the earlier "2.21", and the release data
 agrees: the newest driver entry listing inf1 is 2.24.7.0. Inf1's frameworks bundle their runtime, so no
 aws-neuronx-runtime-lib is expected there."""

@@ -1,4 +1,4 @@
-"""`manifests status` (issue 14 §5): which release data a check uses, its newest release and age, and where it came
+"""`manifests status`: which release data a check uses, its newest release and age, and where it came
 from: the bundled copy, a `manifests update` copy (from a file here, as on an air-gapped host), an
 NEURONDOCTOR_MANIFESTS override, and a cached copy that cannot be read (the bundled one serves)."""
 
@@ -81,7 +81,7 @@ def test_the_releases_the_data_lacks_and_the_announcements_it_judges_are_listed(
 
 
 def test_the_device_formats_say_which_are_assumed_and_where_a_device_run_records_them(tmp_path: Path) -> None:
-    """Issue 30 §1: the 2.31 sysfs tree, neuron-ls 2.34's JSON and Trn2's sysfs core_count stay ASSUMED and say so;
+    """The 2.31 sysfs tree, neuron-ls 2.34's JSON and Trn2's sysfs core_count stay ASSUMED and say so;
     every format names the member of a device-acceptance archive that shows the real one, and the script writes
     each of those members."""
     env = cli_env({"HOME": str(tmp_path)})

@@ -85,7 +85,7 @@ def test_plain_http_off_loopback_and_missing_files_are_refused(mirror: tuple[Pat
     assert insecure.returncode == 2 and "only https://" in insecure.stderr
     missing = run_cli(["manifests", "update", "--url", f"{base}/nothing.json", "--timeout", "5"], env=env)
     assert missing.returncode == 2 and "download failed" in missing.stderr
-    # one line, its cause and a next step (issue 27 §4), never requests' nested exception chain
+    # one line, its cause and a next step, never requests' nested exception chain
     assert missing.stderr.strip() == (f"error: {base}/nothing.json: download failed: the server answered 404 File not "
                                       "found; next: check the URL, the proxy or the network; an air-gapped host uses "
                                       "--file")

@@ -1,4 +1,4 @@
-"""EFA hosts (issue 11 §5): the locked-memory limit is read from etc/security/limits.conf and limits.d/* under a
+"""EFA hosts: the locked-memory limit is read from etc/security/limits.conf and limits.d/* under a
 root, and from the shell's /proc/<pid>/limits on a live host; a finite one on an EFA instance is ND-RES-003."""
 
 from __future__ import annotations

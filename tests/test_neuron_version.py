@@ -10,9 +10,9 @@ from neurondoctor.neuron_version import (
     framework_prefix,
     major_minor,
     normalize_neuron_version,
-    normalize_package_name,
     release_tuple,
 )
+from neurondoctor.python_packaging import canonical_name
 
 
 @pytest.mark.parametrize(("raw", "expected"), [
@@ -31,9 +31,9 @@ def test_normalize_strips_build_suffixes(raw: str, expected: str) -> None:
 
 
 def test_package_names_follow_pep_503() -> None:
-    assert normalize_package_name("neuronx_distributed") == "neuronx-distributed"
-    assert normalize_package_name("Torch_Neuronx") == "torch-neuronx"
-    assert normalize_package_name("libtorch_neuronx_lite") == "libtorch-neuronx-lite"
+    assert canonical_name("neuronx_distributed") == "neuronx-distributed"
+    assert canonical_name("Torch_Neuronx") == "torch-neuronx"
+    assert canonical_name("libtorch_neuronx_lite") == "libtorch-neuronx-lite"
 
 
 def test_framework_prefix_reads_the_third_party_version() -> None:

@@ -1,4 +1,4 @@
-"""A host one release newer than the bundled data (issue 14 §2): one info finding and exit 0, never a wall of
+"""A host one release newer than the bundled data: one info finding and exit 0, never a wall of
 unknown-version warnings; a real mismatch planted in it (PyPI's torch 2.10 over a newer torch-neuronx 2.9) is
 still caught, from the versions themselves."""
 

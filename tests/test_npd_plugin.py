@@ -1,4 +1,4 @@
-"""deploy/npd (issue 16 §3) against node-problem-detector's custom plugin contract (docs/custom_plugin_monitor.md):
+"""deploy/npd against node-problem-detector's custom plugin contract (docs/custom_plugin_monitor.md):
 the config's fields, one rule per condition (NPD cannot take the reason from stdout), no rule timeout above the
 global one, and every rule's command run for real against fixture roots in place of /host: exit 0 OK, 1 problem,
 3 unknown (anything but 0 and 1 is Unknown to NPD), one line of stdout within max_output_length bytes. The

@@ -1,4 +1,4 @@
-"""The op-support data and how it is measured (issue 15 §3). Every entry says where it comes from; the measuring
+"""The op-support data and how it is measured. Every entry says where it comes from; the measuring
 script runs for real on the XLA tier (torch 2.9.0, torch-xla 2.9.0, torchvision 0.24.0 on PJRT_DEVICE=CPU) and
 settles every op of a model; torchvision's ResNet and MobileNetV2 (which need that torch) are known at ≤ 5%; a fused
 optimizer fails on the XLA device the way the data file says, as one JSON document that `explain` reads."""

@@ -1,4 +1,4 @@
-"""OS, kernel and GLIBC support per release (issue 11 §4). The verdict depends on the host's release: the runtime
+"""OS, kernel and GLIBC support per release. The verdict depends on the host's release: the runtime
 and driver compatibility tables of release-notes/components/runtime.rst (2.28.0 on), the documented ends (Amazon
 Linux 2's runtime after 2.19, Ubuntu 20.04's install guide after 2.21), and what the tools' binaries need
 (neuron-ls of aws-neuronx-tools 2.26 fails on GLIBC 2.26 with `GLIBC_2.34' not found: aws/amazon-ecs-ami#539).
@@ -53,7 +53,7 @@ def test_amazon_linux_2_with_its_stock_kernel(tmp_path: Path, venvs: VenvFactory
 
 
 def test_near_miss_a_2022_release_on_amazon_linux_2s_stock_kernel(tmp_path: Path) -> None:
-    """Issue 26 §2: Neuron 2.5.0 (November 2022, n2-manifest.json: driver 2.6.33.0, runtime 2.10.27.0) ran on AL2's
+    """Neuron 2.5.0 (November 2022, n2-manifest.json: driver 2.6.33.0, runtime 2.10.27.0) ran on AL2's
     4.14 kernel; the 5.10 minimum of today's drivers is not its rule."""
     root = build_host(tmp_path / "al2", HostSpec(
         os="al2", kernel="4.14.301-224.520.amzn2.x86_64", release=None,

@@ -1,4 +1,4 @@
-"""PyPI placeholders (issue 12 §5), shaped as PyPI publishes them (tests/neuron_envs.py, read from the real wheels):
+"""PyPI placeholders, shaped as PyPI publishes them (tests/neuron_envs.py, read from the real wheels):
 an error wherever they are on the import path, the user site included; the header, the markdown and the JSON
 summary list them; the import behaviour each finding describes is what the placeholder really does. Every fix
 is run, and the check after it is clean. Static `--venv` and live `--python` agree."""

@@ -155,7 +155,7 @@ def native_canary(venv: Path, root: Path, log: Path, behaviour: str = "ok",
 
 def test_the_native_canary_runs_eagerly_on_the_neuron_device_then_compiled(
         native_canary_venv: Path, device_root: Path, tmp_path: Path) -> None:
-    """TorchNeuron (issue 30 §2): the model and its input moved to `neuron`, run eagerly and compared with the CPU,
+    """TorchNeuron: the model and its input moved to `neuron`, run eagerly and compared with the CPU,
     then torch.compile with the `neuron` backend; never `torch_neuronx.trace` (the double has none)."""
     log = tmp_path / "steps.log"
     code, report, stderr = native_canary(native_canary_venv, device_root, log)

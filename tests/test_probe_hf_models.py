@@ -1,4 +1,4 @@
-"""`probe ops` on real Hugging Face models (issue 15 §2–§3): BERT, GPT-2, T5, Llama and ViT from tiny configs with
+"""`probe ops` on real Hugging Face models: BERT, GPT-2, T5, Llama and ViT from tiny configs with
 random weights, called `model(**batch)` on real CPU torch 2.13.0 with transformers. At most 5% of each model's
 distinct ops are unknown (op-support.json was measured over this corpus by scripts/measure_op_support.py); the
 optimizer's CPU step counters are never a sync finding; the forward syncs that remain are named at the model's own

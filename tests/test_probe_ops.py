@@ -76,7 +76,7 @@ def test_environment_without_torch_is_skipped(tmp_path: Path) -> None:
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     code, _, stderr = probe(venv, "builtin:mlp")
     assert code == 4 and stderr.splitlines()[-1].startswith("skipped: torch is not importable here")
-    assert "next: name the environment that has it with --python PATH" in stderr.splitlines()[-1]  # issue 27 §4
+    assert "next: name the environment that has it with --python PATH" in stderr.splitlines()[-1]
     assert "done in" not in stderr  # a probe that did not run is not "done"
 
 
@@ -97,7 +97,7 @@ def test_an_op_the_compiler_cannot_lower_is_an_error() -> None:
 
 
 def test_inputs_as_users_write_them(torch_cpu_venv: Path) -> None:
-    """A dict (`model(**batch)`), `(args, kwargs)` and one tensor (issue 15 §5)."""
+    """A dict (`model(**batch)`), `(args, kwargs)` and one tensor."""
     for factory in ("build_dict", "build_args_kwargs", "build_tensor"):
         code, stdout, stderr = probe(torch_cpu_venv, f"{MODELS / 'call_forms.py'}:{factory}", "--json")
         assert code in (0, 1), (factory, stderr)
@@ -154,7 +154,7 @@ def test_a_sparse_product_is_unsupported(torch_cpu_venv: Path) -> None:
 
 
 def test_the_probe_says_what_it_is_doing(torch_cpu_venv: Path) -> None:
-    """Plain timestamped lines on stderr when it is not a terminal (issue 15 §6), stdout untouched."""
+    """Plain timestamped lines on stderr when it is not a terminal, stdout untouched."""
     code, stdout, stderr = probe(torch_cpu_venv, "builtin:mlp", "--json")
     steps = [line.split("] ", 1)[1] for line in stderr.splitlines() if re.match(r"^\[\d\d:\d\d:\d\d\] ", line)]
     assert steps[:4] == ["importing torch", "loading builtin:mlp", "building the model",

@@ -1,4 +1,4 @@
-"""`probe canary --perf` (issue 30 §3): the judge on the numbers (pure), the refusal without a device, and, in the
+"""`probe canary --perf`: the judge on the numbers (pure), the refusal without a device, and, in the
 XLA tier, the real path on real torch 2.9.0 + torch-xla 2.9.0 (PJRT_DEVICE=CPU: each "NeuronCore" a process of
 its own, NEURON_RT_VISIBLE_CORES set as on a device) up to the device boundary."""
 

@@ -1,4 +1,4 @@
-"""`probe shapes` (issue 15 §1): graph compilations per input shape, measured on real torch 2.9.0 + torch-xla 2.9.0
+"""`probe shapes`: graph compilations per input shape, measured on real torch 2.9.0 + torch-xla 2.9.0
 (PJRT_DEVICE=CPU), and the verdict on them."""
 
 from __future__ import annotations

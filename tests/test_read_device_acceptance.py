@@ -1,4 +1,4 @@
-"""scripts/read_device_acceptance.py (issue 30 §1/§5): an archive of a device-acceptance run turns into what it
+"""scripts/read_device_acceptance.py : an archive of a device-acceptance run turns into what it
 confirms and what it corrects. The archives here are built as the run writes them, from fixture hosts (which follow
 the driver's source) and the tool outputs recorded in tests/recorded/, then varied the ways a real device could
 differ from what the doctor assumes."""

@@ -1,4 +1,4 @@
-"""Kernel log lines as AWS printed them (tests/recorded/kernel-log/, issue 30 §1), through the doctor's reader.
+"""Kernel log lines as AWS printed them (tests/recorded/kernel-log/), through the doctor's reader.
 
 The doctor reads the `NEURON_HW_ERR=` lines (ND-HW-002, `health`): their kind, `nd-id`, `nc-id` and `action`. The
 other fields those lines carry are listed here as not read, so a new one is noticed.

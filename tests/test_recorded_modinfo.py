@@ -1,4 +1,4 @@
-"""Driver versions as `modinfo neuron` printed them on real hosts (tests/recorded/modinfo/, issue 30 §1).
+"""Driver versions as `modinfo neuron` printed them on real hosts (tests/recorded/modinfo/).
 
 The `version:` line is what `/sys/module/neuron/version` shows for the loaded module, where the doctor reads it.
 Each recorded version goes there, under a container whose image carries Neuron 2.30.0's runtime (2.32.31.0): a

@@ -1,4 +1,4 @@
-"""Every neuron-ls output recorded in tests/recorded/neuron-ls/ (issue 30 §1), through the doctor's parsers.
+"""Every neuron-ls output recorded in tests/recorded/neuron-ls/, through the doctor's parsers.
 
 Each recording has the values the doctor must read from it written out below (from the file, by eye, not by the
 parser); the columns, header lines and JSON keys the doctor does not read are listed, so a recording with a new one

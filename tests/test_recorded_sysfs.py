@@ -1,4 +1,4 @@
-"""The driver's sysfs tree as its source and real hosts show it (tests/recorded/sysfs/, issue 30 §1).
+"""The driver's sysfs tree as its source and real hosts show it (tests/recorded/sysfs/).
 
 Three things: the fixture hosts follow the driver's published source (core_count root-only and without a newline,
 one `neuron_core<M>` directory per core); every path the doctor reads on the classic layout is one the source

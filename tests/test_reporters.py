@@ -127,7 +127,7 @@ def test_node_health_formats(broken_venv: Path, host_root: Path, venvs: VenvFact
 
 
 def test_releases_that_share_every_version_are_both_named(venvs: VenvFactory, tmp_path: Path) -> None:
-    """The 2.31.1 stack's versions ship in 2.31.0 too (issue 11 §8): the words name both, never the newer alone,
+    """The 2.31.1 stack's versions ship in 2.31.0 too: the words name both, never the newer alone,
     while the JSON still judges against the newest."""
     from tests.host_fixture import HostSpec, build_host
 

@@ -1,4 +1,4 @@
-"""Requires-Dist judged like `pip check`, Neuron-aware (issue 12 §1). The environments are built by real pip from a
+"""Requires-Dist judged like `pip check`, Neuron-aware. The environments are built by real pip from a
 PEP 503 index on 127.0.0.1. Its wheels carry the real names, versions and Requires-Dist: optimum-neuron 0.4.5 as
 its PyPI METADATA declares it (`[neuronx]` pins the Neuron 2.26.1 stack), transformers, torchvision 0.23/0.24
 pinning their torch, and fastapi 0.115.0. Every fix the doctor prints is run, and the check after it is clean.
@@ -6,7 +6,6 @@ Static `--venv` and live `--python` must agree."""
 
 from __future__ import annotations
 
-import contextlib
 import subprocess
 import sys
 from pathlib import Path
@@ -15,14 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neurondoctor.pep508 import (
-    MarkerError,
-    UnknownMarkerVariable,
-    evaluate_marker,
-    marker_variables,
-    parse_requirement,
-    satisfies,
-)
+from neurondoctor.python_packaging import marker_applies, marker_variables, matches, parse_requirement
 from tests.conftest import check_json
 from tests.hf_index import pip, run_fix
 from tests.host_fixture import HostSpec, build_host
@@ -117,7 +109,7 @@ REPORT_492 = {"optimum-neuron": "0.0.19", "optimum": "1.17.1", "transformers": "
 
 def test_what_optimum_neuron_0_0_19_needs_and_does_not_declare(venvs: VenvFactory, hf_index_url: str,
                                                                 neuron_host: Path) -> None:
-    """Issue 26 §4: its import fails with transformers-neuronx 0.8.268, works with 0.9.474 (the maintainers'
+    """Its import fails with transformers-neuronx 0.8.268, works with 0.9.474 (the maintainers'
     answer, so reported: a warning); `pip check` is silent because the metadata names no version."""
     venv = _reported_venv(venvs, "req-492", REPORT_492)
     found = requirement_findings(neuron_host, venv)
@@ -172,41 +164,50 @@ def test_near_miss_an_extra_that_is_not_installed_is_not_judged(venvs: VenvFacto
     ('torch==2.8.0.*; extra == "neuronx"', "torch==2.8.0.*", 'extra == "neuronx"'),
     ("neuron-cc[tensorflow]==1.22.0.0", "neuron-cc[tensorflow]==1.22.0.0", None),
     ("pkg @ https://example.invalid/pkg-1.0-py3-none-any.whl ; python_version >= '3.9'", "pkg",
-     "python_version >= '3.9'"),
+     'python_version >= "3.9"'),
 ])
 def test_requirements_parse_as_wheels_write_them(text: str, shown: str, marker: str | None) -> None:
     requirement = parse_requirement(text)
-    assert requirement is not None and requirement.shown() == shown and requirement.marker == marker
+    assert requirement is not None and requirement.shown() == shown
+    assert (None if requirement.marker is None else str(requirement.marker)) == marker
 
 
 def test_unreadable_requirements_are_skipped_not_guessed() -> None:
     assert parse_requirement("torch >= 2.0 <3") is None
     assert parse_requirement("[extra]") is None
-    assert satisfies("not-a-version", ">=1") is None
+    assert parse_requirement('pkg; python_version <') is None  # a marker pip cannot read: never judged
+    assert parse_requirement('pkg; (python_version < "3.13"') is None
+    assert matches("not-a-version", ">=1") is None
+
+
+def applies(marker: str, variables: dict[str, str]) -> bool | None:
+    """Whether a requirement with this marker applies, as the rules ask it."""
+    requirement = parse_requirement(f"pkg; {marker}")
+    assert requirement is not None, marker
+    return marker_applies(requirement.marker, variables)
 
 
 def test_markers_evaluate_as_pip_evaluates_them() -> None:
     py312 = marker_variables("3.12.4", "x86_64")
-    assert evaluate_marker('python_version < "3.13" and (sys_platform == "linux" or os_name == "nt")', py312)
-    assert not evaluate_marker('python_full_version >= "3.12.5"', py312)
-    assert evaluate_marker("platform_machine == 'x86_64' and platform_system == 'Linux'", py312)
-    assert evaluate_marker('"linux" in sys_platform and "win" not in sys_platform', py312)
-    assert evaluate_marker('extra == "Neuron_X"', marker_variables("3.12.4", None, "neuron-x"))
-    assert not evaluate_marker('extra == "tests"', py312)
-    with pytest.raises(UnknownMarkerVariable):
-        evaluate_marker('platform_machine == "x86_64"', marker_variables("3.12.4", None))
-    with pytest.raises(MarkerError):
-        evaluate_marker('python_version <', py312)
-    with pytest.raises(MarkerError):
-        evaluate_marker('(python_version < "3.13"', py312)
+    assert applies('python_version < "3.13" and (sys_platform == "linux" or os_name == "nt")', py312)
+    assert applies('python_full_version >= "3.12.5"', py312) is False
+    assert applies("platform_machine == 'x86_64' and platform_system == 'Linux'", py312)
+    assert applies('"linux" in sys_platform and "win" not in sys_platform', py312)
+    assert applies('extra == "Neuron_X"', marker_variables("3.12.4", None, "neuron-x"))
+    assert applies('extra == "tests"', py312) is False
+    # a copied tree whose machine is not known: not judged, never the machine the doctor runs on
+    assert applies('platform_machine == "x86_64"', marker_variables("3.12.4", None)) is None
+    assert applies('platform_machine != "x86_64"', marker_variables("3.12.4", None)) is None
+    assert applies('python_version >= "3.9"', marker_variables(None, "x86_64")) is None
 
 
 @given(st.text(max_size=120))
 @settings(max_examples=300, deadline=None)
-def test_garbage_requirements_and_markers_never_raise_anything_else(text: str) -> None:
-    """Requires-Dist comes from any wheel on the path: a parse gives a Requirement or None, a marker gives a
-    verdict or one of the two declared errors."""
-    requirement = parse_requirement(text)
-    assert requirement is None or requirement.name
-    with contextlib.suppress(MarkerError, UnknownMarkerVariable):
-        evaluate_marker(text, marker_variables("3.11.7", "x86_64"))
+def test_garbage_requirements_and_markers_never_raise(text: str) -> None:
+    """Requires-Dist comes from any wheel on the path: a parse gives a Requirement or None, a marker a verdict or
+    None (not known)."""
+    for candidate in (text, f"pkg; {text}"):
+        requirement = parse_requirement(candidate)
+        assert requirement is None or requirement.name
+        if requirement is not None:
+            assert marker_applies(requirement.marker, marker_variables("3.11.7", "x86_64")) in (True, False, None)

@@ -1,5 +1,5 @@
 """A real Slurm 22.05 (Debian 12's slurmctld, slurmd, slurm-client and munge) on 127.0.0.1 with
-`HealthCheckProgram` set to the installed `neurondoctor-slurm-health` (issue 16 §2). slurmd runs it as root every
+`HealthCheckProgram` set to the installed `neurondoctor-slurm-health`. slurmd runs it as root every
 5 s with no arguments and no environment but SLURMD_NODENAME, so its options come from the default
 /etc/neurondoctor/health.conf, whose `slurm_conf` tells scontrol where this cluster's slurm.conf is.
 

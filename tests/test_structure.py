@@ -1,4 +1,4 @@
-"""The structure every later feature builds on (issue 9): one health verdict, checks that declare themselves,
+"""The structure every later feature builds on: one health verdict, checks that declare themselves,
 the report document and its reader, a layering that holds, output that survives a closed or full stdout, and
 terminal text that reads well at any width."""
 
@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from neurondoctor.actions.check.check_run import CheckOptions, run_check
-from neurondoctor.cli import check_command
+from neurondoctor.cli import main as cli
 from neurondoctor.release_data.catalog import ReleaseCatalog
 from neurondoctor.report.document import render_json
 from neurondoctor.report.health import STATE_DEGRADED, STATE_OK, STATE_UNHEALTHY, STATE_UNKNOWN, judge_health
@@ -81,7 +81,7 @@ def test_every_rule_crashing_is_unknown_in_every_format(trn1_host: Path, healthy
     arguments = ["--root", str(trn1_host), "--venv", str(healthy_venv)]
     outputs = {}
     for output_format in ("text", "json", "nhc", "npd"):
-        assert check_command.run([*arguments, "--format", output_format], environ={}) == 3
+        assert cli.run(["check", *arguments, "--format", output_format], environ={}) == 3
         outputs[output_format] = capsys.readouterr().out
     assert "Unknown: 0 errors; 9 areas could not be checked" in outputs["text"]
     assert "[☠] Driver" in outputs["text"] and "OK" not in outputs["nhc"]
@@ -153,7 +153,7 @@ def test_list_prints_every_declared_id() -> None:
     assert {finding["id"] for check in document["checks"] for finding in check["findings"]} == declared
     listed_severities = {finding["id"]: finding["severities"] for check in document["checks"]
                          for finding in check["findings"]}
-    assert listed_severities["ND-REQ-003"] == ["error", "warning"]  # documented, or only reported (issue 27 §2)
+    assert listed_severities["ND-REQ-003"] == ["error", "warning"]  # documented, or only reported
     assert listed_severities["ND-PIP-002"] == ["warning", "info"]
     assert {row[0]: row[2] for row in rows}["ND-REQ-003"] == "error|warning"
     # A full main-tier run fails when an id is printed at a severity this list does not declare (tests/conftest.py).
@@ -219,8 +219,8 @@ def test_load_report_tolerates_unknown_fields_and_names_missing_ones(trn1_host: 
         load_report(tmp_path / "absent.json")
 
 
-LAYERS = {"facts": 0, "records": 0, "redaction": 0, "neuron_version": 0, "command_runner": 0, "exit_codes": 0,
-          "regular_files": 0, "pep508": 0, "pep440": 0, "output_text": 0, "run_trust": 0, "typed_paths": 0, "": 0,
+LAYERS = {"facts": 0, "redaction": 0, "neuron_version": 0, "command_runner": 0, "exit_codes": 0,
+          "regular_files": 0, "python_packaging": 0, "output_text": 0, "run_trust": 0, "typed_paths": 0, "": 0,
           "release_data": 1, "host": 2, "pyenv": 2, "rules": 3, "report": 4, "actions": 5, "cli": 6, "__main__": 6}
 
 
@@ -245,6 +245,83 @@ def test_no_module_imports_a_higher_layer() -> None:
                 if name.startswith("neurondoctor") and _layer(name) > _layer(module):
                     violations.append(f"{module} imports {name}")
     assert violations == []
+
+
+def _module_files() -> dict[str, Path]:
+    """Every module of the package by its dotted name (the probe scripts, which run inside target environments and
+    import nothing of the doctor, left out)."""
+    package = REPO / "neurondoctor"
+    return {".".join(path.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__"): path
+            for path in package.rglob("*.py") if "scripts" not in path.relative_to(package).parts}
+
+
+def _runtime_imports(tree: ast.AST) -> list[ast.AST]:
+    """The import statements that run: at module level or inside a function, never under `if TYPE_CHECKING:`."""
+    skipped = {id(child) for node in ast.walk(tree) if isinstance(node, ast.If)
+               and "TYPE_CHECKING" in ast.unparse(node.test) for body in node.body for child in ast.walk(body)}
+    return [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
+            and id(node) not in skipped]
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """module -> the package's modules it imports (a name taken from a package counts as its submodule when it is
+    one), whether the import is at the top or deferred into a function: both make one file depend on another."""
+    modules = _module_files()
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        for node in _runtime_imports(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            else:
+                base = node.module or ""
+                targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
+                           for alias in node.names]
+            graph[name].update(target for target in targets if target in modules and target != name)
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph[node]):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_two_files_depend_on_each_other() -> None:
+    """A module that imports another which imports it back, at the top or inside a function, has no place of its
+    own: the shared piece belongs in a third module both import."""
+    graph = _import_graph()
+    assert graph["neurondoctor.cli.app"] >= {"neurondoctor.cli.check_command", "neurondoctor.cli.health_command"}
+    assert _cycles(graph) == []
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]  # the finder finds
 
 
 @pytest.fixture(scope="module")
@@ -296,7 +373,7 @@ def test_help_texts_list_every_value() -> None:
 
 
 def test_help_texts_show_plain_metavars() -> None:
-    """Issue 27 §6: `--root DIR`, `Usage: … venv create [OPTIONS] DIR`, never `{path}`, `<str>` or `<list[str]>`."""
+    """`--root DIR`, `Usage: … venv create [OPTIONS] DIR`, never `{path}`, `<str>` or `<list[str]>`."""
     commands = [["bundle"], ["explain"], ["bootstrap"], ["fleet", "summarize"], ["manifests", "show"],
                 ["manifests", "status"], ["manifests", "update"], ["probe", "ops"], ["probe", "shapes"],
                 ["probe", "canary"], ["venv", "create"]]

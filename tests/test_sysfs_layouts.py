@@ -1,4 +1,4 @@
-"""Both sysfs layouts and both neuron-ls JSON documents (issue 14 §4).
+"""Both sysfs layouts and both neuron-ls JSON documents.
 
 Driver 2.31 reorganised `/sys/devices/virtual/neuron_device` and moved several nodes (neuron-sysfs-user-guide.rst,
 2.33.0) without a published map, so tests/host_fixture.py's 2.31 tree is an assumed one (nodes under other

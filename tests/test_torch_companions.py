@@ -1,4 +1,4 @@
-"""torchvision / torchaudio that do not match torch (issue 12 §4): another X.Y (pytorch.org's pairs) or another
+"""torchvision / torchaudio that do not match torch: another X.Y (pytorch.org's pairs) or another
 build (PyPI's CUDA torchvision beside a CPU torch). `import torchvision` then fails with `operator torchvision::nms
 does not exist`. Wheels carry torchvision's real version.py layout; fixes are run against the local index."""
 

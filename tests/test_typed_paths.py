@@ -1,5 +1,5 @@
 """A path typed on the command line that leads nowhere is a usage error: one line on stderr, exit 2, nothing on
-stdout (issue 26 §7). What the host says stays a finding: a venv whose interpreter is gone, a missing environment
+stdout. What the host says stays a finding: a venv whose interpreter is gone, a missing environment
 that health.conf names."""
 
 from __future__ import annotations

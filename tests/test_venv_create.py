@@ -134,7 +134,7 @@ def test_failed_force_rebuild_keeps_the_existing_env(index_url: str, tmp_path: P
     assert sorted(path.name for path in target.iterdir()) == before
     assert installed_torch(target) == "torch-2.9.0.dist-info"
     assert not list(tmp_path.glob(".keep*"))
-    # One line and a next step (issue 27 §4): no "done", no installer command, no cause chain; those under -v
+    # One line and a next step: no "done", no installer command, no cause chain; those under -v
     errors = [line for line in failed.stderr.splitlines() if line.startswith("error: ")]
     assert len(errors) == 1 and errors[0].startswith("error: installing the packages failed: ")
     assert f"Nothing was left behind at {target}; next: run it again with -v" in errors[0]
@@ -247,7 +247,7 @@ def run_printed_venv_create(line: str, index_url: str, tmp_path: Path, root: Pat
 def test_an_empty_venv_on_a_python_the_release_has_no_wheels_for(index_url: str, tmp_path: Path,
                                                                     venvs: VenvFactory) -> None:
     """A venv whose `pip install neuronx-cc torch-neuronx` failed (`Could not find a version that satisfies the
-    requirement`) holds nothing but what venv leaves: judged against the host's release anyway (issue 12 §2).
+    requirement`) holds nothing but what venv leaves: judged against the host's release anyway.
     The printed `venv create` is run, and the environment it builds is clean."""
     root = build_host(tmp_path / "host", HostSpec(release=RELEASE))
     venv = venvs.create("py310-nothing-installed")
@@ -277,7 +277,7 @@ def test_near_miss_an_empty_venv_on_a_supported_python_or_without_a_release(tmp_
 
 def test_a_cuda_torch_venv_on_a_neuron_host_gets_the_command_that_builds_the_neuron_one(
         index_url: str, tmp_path: Path, venvs: VenvFactory) -> None:
-    """`pip install torch` on a trn1 (issue 12 §3): a warning on the host (not a pass), and its venv create runs."""
+    """`pip install torch` on a trn1: a warning on the host (not a pass), and its venv create runs."""
     root = build_host(tmp_path / "host", HostSpec(release=RELEASE))
     venv = venvs.create("cuda-torch-on-trn1")
     venvs.install(venv, cuda_torch_wheels("2.9.0"))

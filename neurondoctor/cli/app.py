@@ -1,5 +1,6 @@
-"""The typer application: every command but the `check` fast path (docs/contracts.md §7).
+"""The command line: every command, one typer application (docs/contracts.md §7).
 
+One parser for all commands gives them one help layout (`-h` or `--help`), one error line and one usage exit (2).
 Heavy modules are imported inside the commands that need them.
 """
 
@@ -7,12 +8,17 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Callable, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Optional
 
 import typer
+from typer.core import TyperGroup
 
 from neurondoctor import __version__, exit_codes
+from neurondoctor.cli.cache_command import cache_app
+from neurondoctor.cli.check_command import check
+from neurondoctor.cli.health_command import health
 from neurondoctor.cli.help_format import use_plain_metavars
+from neurondoctor.cli.invocation import Interrupted, StdoutLost, is_stdout_error
 from neurondoctor.cli.output_format import FORMAT_HELP, chosen_format
 from neurondoctor.output_text import write_text
 
@@ -20,8 +26,26 @@ if TYPE_CHECKING:
     from neurondoctor.release_data.catalog import ReleaseCatalog
     from neurondoctor.report.model import ProbeReport
 
+
+class CommandGroup(TyperGroup):
+    """The top group: a stdout that cannot take the output and a Ctrl-C leave the commands as the doctor's own
+    exceptions, which `cli.run` turns into exit 3 and 130 with one line (typer would make the first exit 1, the
+    verdict "unhealthy", and say nothing of the second)."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt as interrupt:
+            raise Interrupted from interrupt
+        except OSError as error:
+            if is_stdout_error(error):
+                raise StdoutLost(error) from error
+            raise
+
+
 use_plain_metavars()
-app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
+app = typer.Typer(cls=CommandGroup, no_args_is_help=True, rich_markup_mode=None, pretty_exceptions_enable=False,
+                  context_settings={"help_option_names": ["-h", "--help"]},
                   help="Checks that the layers of an AWS Neuron host agree, and says the exact fix.")
 manifests_app = typer.Typer(no_args_is_help=True, help="The bundled Neuron release data.")
 app.add_typer(manifests_app, name="manifests")
@@ -37,37 +61,15 @@ def _version_callback(value: bool) -> None:
 
 @app.callback()
 def main_options(
-    version: bool = typer.Option(False, "--version", callback=_version_callback, is_eager=True,
-                                 help="Print the version and exit."),
+    version: Annotated[bool, typer.Option("-V", "--version", callback=_version_callback, is_eager=True,
+                                          help="Print the version and exit.")] = False,
 ) -> None:
     """neurondoctor: keeps Trainium and Inferentia hosts healthy."""
 
 
-@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True,
-                               "help_option_names": []}, add_help_option=False)
-def check(ctx: typer.Context) -> None:
-    """Check the Neuron stack on this host and its Python environments (`check --help` for options)."""
-    from neurondoctor.cli.check_command import run
-
-    raise typer.Exit(run(ctx.args))
-
-
-@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True,
-                               "help_option_names": []}, add_help_option=False)
-def health(ctx: typer.Context) -> None:
-    """The node's health verdict for Slurm, node-problem-detector and Prometheus (`health --help` for options)."""
-    from neurondoctor.cli.health_command import run
-
-    raise typer.Exit(run(ctx.args))
-
-
-@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True,
-                               "help_option_names": []}, add_help_option=False)
-def cache(ctx: typer.Context) -> None:
-    """The compile caches: status, verify, prune (`cache --help` for the commands and their options)."""
-    from neurondoctor.cli.cache_command import run
-
-    raise typer.Exit(run(ctx.args))
+app.command("check")(check)
+app.command("health")(health)
+app.add_typer(cache_app, name="cache")
 
 
 venv_app = typer.Typer(no_args_is_help=True, help="Build guarded Neuron environments.")
@@ -132,7 +134,7 @@ def _emit_probe(kind: str, python: Optional[str], as_json: bool, run: Callable[[
                 render_text: Callable[[ProbeReport], str]) -> None:
     """Run a probe and print its result; with --json a probe that could not run still prints one document (its
     verdict unknown, its reason) and exits with the error's code, the one-line error going to stderr."""
-    from neurondoctor.cli import print_user_error
+    from neurondoctor.cli.invocation import print_user_error
     from neurondoctor.cli.progress import progress_for_stderr
     from neurondoctor.report.document import render_json
     from neurondoctor.report.model import failed_probe_report

@@ -1,74 +1,28 @@
-"""`neurondoctor cache status|verify|prune` (docs/cache.md): an argparse front end, like `check`'s, so that counting
-a cache of 100,000 entries does not first pay for typer's import (cli dispatches here before typer is loaded)."""
+"""`neurondoctor cache status|verify|prune` (docs/cache.md): the compile caches of this host. What a command needs
+beyond the command line is imported inside it, so counting a cache of 100,000 entries pays for nothing else."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from typing import Annotated, Optional
+
+import typer
 
 from neurondoctor import exit_codes
 from neurondoctor.cli.output_format import FORMAT_HELP, chosen_format
+from neurondoctor.cli.target_options import JsonOption
 from neurondoctor.output_text import write_text
 
-DEFAULT_CACHE_HELP = "the cache (default: the one neuronx-cc uses here: --cache_dir, NEURON_COMPILE_CACHE_URL, or " \
-                     "/var/tmp/neuron-compile-cache)"
+cache_app = typer.Typer(no_args_is_help=True, help="The Neuron compile caches of this host: status, verify, prune.")
 
-
-def _output_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--root", default="/", metavar="DIR", help="work on the tree under DIR (the paths are in it)")
-    parser.add_argument("--json", dest="as_json", action="store_true",
-                        help="one JSON document (neurondoctor.cache/1) on stdout")
-    parser.add_argument("--format", dest="output_format", default="text", metavar="FORMAT", help=FORMAT_HELP)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="neurondoctor cache", description="The Neuron compile caches of this host.")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    def command(name: str, summary: str, description: str) -> argparse.ArgumentParser:
-        return commands.add_parser(name, help=summary, description=description)
-
-    status = command("status", "every cache, counted", "Every compile cache neuronx-cc and vLLM would use here: per "
-                     "compiler directory, its entries (done, failed, incomplete), locks and their holders, size and "
-                     "age. Remote caches are named, never contacted. Writes nothing.")
-    status.add_argument("paths", nargs="*", metavar="DIR", help="count these caches instead of the configured ones")
-    _output_arguments(status)
-    verify = command("verify", "is each finished entry whole", "Check that each finished entry is whole: its NEFF's "
-                     "header and size, its done marker. Reads 1 KiB of each NEFF; writes nothing. Exit 1 when an "
-                     "entry is not whole.")
-    verify.add_argument("cache", nargs="?", metavar="DIR", help=DEFAULT_CACHE_HELP)
-    _output_arguments(verify)
-    prune = command("prune", "move entries out of the way", "Move failed entries, stale locks, other compilers' "
-                    "entries, broken or old entries out of the cache, into <cache>.neurondoctor-<UTC> beside it: "
-                    "never deletes, refuses while a live process holds a lock.")
-    prune.add_argument("cache", nargs="?", metavar="DIR", help=DEFAULT_CACHE_HELP)
-    prune.add_argument("--failed", action="store_true", help="failed entries, which later runs skip")
-    prune.add_argument("--stale-locks", action="store_true", help="unfinished entries with a lock no process holds, "
-                       "older than 10 minutes (3 hours in a container): later runs wait on them")
-    prune.add_argument("--other-compilers", action="store_true", help="whole directories of neuronx-cc versions no "
-                       "environment here has installed")
-    prune.add_argument("--older-than", type=float, metavar="DAYS", help="entries unchanged for DAYS days")
-    prune.add_argument("--broken", action="store_true", help="finished entries whose NEFF is not whole (verify)")
-    prune.add_argument("--venv", action="append", default=[], metavar="DIR",
-                       help="the environment whose neuronx-cc counts (--other-compilers; default: every one check "
-                            "finds; repeatable)")
-    prune.add_argument("--python", action="append", default=[], metavar="EXE", help="the same, by interpreter")
-    prune.add_argument("--dry-run", action="store_true", help="print what would move; move nothing")
-    prune.add_argument("--yes", action="store_true", help="do not ask (needed without a terminal)")
-    _output_arguments(prune)
-    return parser
-
-
-def run(argv: Sequence[str]) -> int:
-    args = build_parser().parse_args(list(argv))
-    as_json = chosen_format(args.as_json, args.output_format) == "json"
-    if args.command == "status":
-        return _status(args, as_json)
-    if args.command == "verify":
-        return _verify(args, as_json)
-    return _prune(args, as_json)
+CacheRoot = Annotated[str, typer.Option("--root", metavar="DIR", help="Work on the tree under DIR (the paths are in "
+                                                                      "it).")]
+CacheFormat = Annotated[str, typer.Option("--format", metavar="FORMAT", help=FORMAT_HELP)]
+DefaultCache = Annotated[Optional[str], typer.Argument(
+    metavar="[DIR]", help="The cache (default: the one neuronx-cc uses here: --cache_dir, NEURON_COMPILE_CACHE_URL, "
+                          "or /var/tmp/neuron-compile-cache).", show_default=False)]
 
 
 def _emit(document: dict[str, object], text: str, as_json: bool) -> None:
@@ -78,33 +32,50 @@ def _emit(document: dict[str, object], text: str, as_json: bool) -> None:
         write_text(text)
 
 
-def _status(args: argparse.Namespace, as_json: bool) -> int:
+@cache_app.command("status")
+def status(
+    paths: Annotated[Optional[list[str]], typer.Argument(
+        metavar="[DIR]...", help="Count these caches instead of the configured ones.", show_default=False)] = None,
+    root: CacheRoot = "/",
+    as_json: JsonOption = False,
+    output_format: CacheFormat = "text",
+) -> None:
+    """Every compile cache neuronx-cc and vLLM would use here: per compiler directory, its entries (done, failed,
+    incomplete), locks and their holders, size and age. Remote caches are named, never contacted. Writes nothing."""
     from neurondoctor.actions.cache.status import cache_status, render_status_text, status_document
     from neurondoctor.host.rootfs import RootFS
 
-    fs = RootFS(args.root)
-    for path in args.paths:
+    json_out = chosen_format(as_json, output_format) == "json"
+    fs = RootFS(root)
+    for path in paths or []:
         if "://" not in path and not fs.is_dir(os.path.abspath(path)):
-            raise exit_codes.UserError(f"{path}: no such directory" + (f" under {args.root}" if args.root != "/"
-                                                                      else ""))
-    locations = cache_status(args.root, os.environ, args.paths)
-    _emit(status_document(args.root, locations), render_status_text(locations), as_json)
-    return exit_codes.OK
+            raise exit_codes.UserError(f"{path}: no such directory" + (f" under {root}" if root != "/" else ""))
+    locations = cache_status(root, os.environ, paths or [])
+    _emit(status_document(root, locations), render_status_text(locations), json_out)
 
 
-def _verify(args: argparse.Namespace, as_json: bool) -> int:
+@cache_app.command("verify")
+def verify(
+    cache: DefaultCache = None,
+    root: CacheRoot = "/",
+    as_json: JsonOption = False,
+    output_format: CacheFormat = "text",
+) -> None:
+    """Check that each finished entry is whole: its NEFF's header and size, its done marker. Reads 1 KiB of each
+    NEFF; writes nothing. Exit 1 when an entry is not whole."""
     from neurondoctor.actions.cache.status import local_cache
     from neurondoctor.actions.cache.verify import render_verify_text, verify_document, verify_entries
     from neurondoctor.host.cache_index import index_cache
     from neurondoctor.host.rootfs import RootFS
 
-    path = local_cache(args.cache, os.environ, "verify")
-    index = index_cache(RootFS(args.root), os.path.abspath(path), keep_entries=True)
-    if index.problem or (args.cache and not index.exists):
+    json_out = chosen_format(as_json, output_format) == "json"
+    path = local_cache(cache, os.environ, "verify")
+    index = index_cache(RootFS(root), os.path.abspath(path), keep_entries=True)
+    if index.problem or (cache and not index.exists):
         raise exit_codes.UserError(f"{path}: {index.problem or 'no such directory'}")
     checked, problems = verify_entries(index)
-    _emit(verify_document(args.root, path, checked, problems), render_verify_text(path, checked, problems), as_json)
-    return exit_codes.FINDINGS if problems else exit_codes.OK
+    _emit(verify_document(root, path, checked, problems), render_verify_text(path, checked, problems), json_out)
+    raise typer.Exit(exit_codes.FINDINGS if problems else exit_codes.OK)
 
 
 def _confirm(question: str) -> bool:
@@ -115,18 +86,45 @@ def _confirm(question: str) -> bool:
     return ask(sys.stderr, f"{question} [y/N] ", input)
 
 
-def _prune(args: argparse.Namespace, as_json: bool) -> int:
+@cache_app.command("prune")
+def prune(
+    cache: DefaultCache = None,
+    failed: Annotated[bool, typer.Option("--failed", help="Failed entries, which later runs skip.")] = False,
+    stale_locks: Annotated[bool, typer.Option(
+        "--stale-locks", help="Unfinished entries with a lock no process holds, older than 10 minutes (3 hours in a "
+                              "container): later runs wait on them.")] = False,
+    other_compilers: Annotated[bool, typer.Option(
+        "--other-compilers", help="Whole directories of neuronx-cc versions no environment here has installed.")
+    ] = False,
+    older_than: Annotated[Optional[float], typer.Option(
+        "--older-than", metavar="DAYS", help="Entries unchanged for DAYS days.")] = None,
+    broken: Annotated[bool, typer.Option("--broken", help="Finished entries whose NEFF is not whole (verify).")
+                      ] = False,
+    venv: Annotated[Optional[list[str]], typer.Option(
+        "--venv", metavar="DIR", help="The environment whose neuronx-cc counts (--other-compilers; default: every "
+                                      "one check finds; repeatable).")] = None,
+    python: Annotated[Optional[list[str]], typer.Option(
+        "--python", metavar="EXE", help="The same, by interpreter.")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print what would move; move nothing.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", help="Do not ask (needed without a terminal).")] = False,
+    root: CacheRoot = "/",
+    as_json: JsonOption = False,
+    output_format: CacheFormat = "text",
+) -> None:
+    """Move failed entries, stale locks, other compilers' entries, broken or old entries out of the cache, into
+    <cache>.neurondoctor-<UTC> beside it: never deletes, refuses while a live process holds a lock."""
     from neurondoctor.actions.cache.prune import PruneCriteria
     from neurondoctor.actions.cache.prune_run import PruneOptions, prune_document, render_prune_text, run_prune
     from neurondoctor.typed_paths import check_directories, check_interpreters
 
-    if args.older_than is not None and args.older_than < 0:
-        raise exit_codes.UserError(f"--older-than {args.older_than:g}: expected 0 days or more")
-    check_directories("--venv", args.venv)
-    check_interpreters("--python", args.python, os.environ)
-    criteria = PruneCriteria(args.failed, args.stale_locks, args.other_compilers, args.older_than, args.broken)
-    options = PruneOptions(criteria, root=args.root, cache=args.cache, venvs=args.venv, pythons=args.python,
-                           dry_run=args.dry_run, yes=args.yes)
+    json_out = chosen_format(as_json, output_format) == "json"
+    if older_than is not None and older_than < 0:
+        raise exit_codes.UserError(f"--older-than {older_than:g}: expected 0 days or more")
+    check_directories("--venv", venv or [])
+    check_interpreters("--python", python or [], os.environ)
+    criteria = PruneCriteria(failed, stale_locks, other_compilers, older_than, broken)
+    options = PruneOptions(criteria, root=root, cache=cache, venvs=venv or [], pythons=python or [],
+                           dry_run=dry_run, yes=yes)
     outcome = run_prune(options, os.environ, _confirm)
-    _emit(prune_document(options, outcome), render_prune_text(outcome), as_json)
-    return outcome.exit_code
+    _emit(prune_document(options, outcome), render_prune_text(outcome), json_out)
+    raise typer.Exit(outcome.exit_code)

@@ -1,4 +1,4 @@
-"""`check --fix [--yes]`: show the plans, ask, apply, check again (issue 13 §4).
+"""`check --fix [--yes]`: show the plans, ask, apply, check again.
 
 What may be applied and how is `actions/check/fix_apply.py`; this is the conversation: the plan goes to stderr (stdout
 keeps exactly the one report of the check after the fixes, `--json` included), a terminal is asked, a pipe or a

@@ -1,4 +1,4 @@
-"""Help text in the usual shape (issue 27 §6): `Usage: neurondoctor venv create [OPTIONS] DIR`, an argument
+"""Help text in the usual shape: `Usage: neurondoctor venv create [OPTIONS] DIR`, an argument
 listed as `DIR`, never `{DIR}` with `<str>` after it.
 
 Typer 0.2x prints a required argument as `{NAME}` and every parameter's Python type (`<str>`, `<list[str]>`) beside

@@ -1,4 +1,4 @@
-"""`--json` and `--format json` are one choice on every command (issue 27 §3): the format a command prints.
+"""`--json` and `--format json` are one choice on every command: the format a command prints.
 
 A script that runs `check --format json` expects the same word to work on `health`, `fleet summarize`, `explain`,
 `manifests status`, `bootstrap` and the probes; a word a command does not know is a usage error (exit 2).

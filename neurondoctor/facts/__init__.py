@@ -6,11 +6,11 @@ fields; rules are tested by building these in memory.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Optional
 
 from neurondoctor.facts.host import HostSnapshot
 from neurondoctor.facts.python_env import PythonEnvironment
-from neurondoctor.records import dataclass, field
 
 
 @dataclass(frozen=True)

@@ -10,10 +10,10 @@ the flock file a compiling process holds; `0_REGISTRY/` is optimum-neuron's mode
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Optional
 
 from neurondoctor.facts.cache_states import ENTRY_DONE, ENTRY_FAILED, ENTRY_INCOMPLETE, ENTRY_STATES
-from neurondoctor.records import dataclass, field
 
 __all__ = ["ENTRY_DONE", "ENTRY_FAILED", "ENTRY_INCOMPLETE", "ENTRY_STATES", "CacheEntry", "CacheIndex", "CacheLock",
            "CompilerCache"]

@@ -3,9 +3,8 @@ runtime files, device nodes, processes holding devices, compile cache, and `neur
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Optional
-
-from neurondoctor.records import dataclass, field
 
 if TYPE_CHECKING:  # the index is made (and its module imported) only where a cache exists
     from neurondoctor.facts.cache_index import CacheIndex

@@ -3,10 +3,10 @@ statically (`--venv`) or live (`--python`) by `pyenv` (docs/contracts.md §4).""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from neurondoctor.pep508 import metadata_problem
-from neurondoctor.records import dataclass, field
+from neurondoctor.python_packaging import metadata_problem
 
 # Where a site-packages directory sits in an interpreter's import order.
 SITE_ROLE_VENV = "venv"
@@ -85,8 +85,9 @@ class SiteDir:
     def judged_distributions(self) -> list[Distribution]:
         """The records the rules judge and their fixes may name: all of a system site (root's, where Debian's
         packages carry Debian-style versions), and elsewhere only those whose name and version are valid
-        metadata; the others are ND-VENV-004's, whose fix moves them aside (issue 25 §3). Computed once: facts
-        do not change after collection, and every rule asks."""
+        metadata; the others are ND-VENV-004's, whose fix moves them aside, so that no command ever carries a
+        name pip would read as an option or a version holding a newline. Computed once: facts do not change after
+        collection, and every rule asks."""
         if self._judged is None:
             self._judged = self.distributions if self.role == SITE_ROLE_SYSTEM else [
                 dist for dist in self.distributions if not dist.invalid_metadata]

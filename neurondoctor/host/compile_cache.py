@@ -11,7 +11,7 @@ from typing import Optional
 from neurondoctor.facts.host import CompileCache
 from neurondoctor.host.rootfs import RootFS
 
-# Inside `check` the count is bounded (issue 28): a cache of 100,000 entries must not cost the check's budget.
+# Inside `check` the count is bounded: a cache of 100,000 entries must not cost the check's budget.
 CHECK_MAX_ENTRIES = 10_000
 CHECK_DEADLINE_S = 0.006  # about 500 entries here: `check` stays within its budget (docs/measured.md)
 CHECK_FLAG_SAMPLES = 20  # finished entries per compiler whose flags are read (ND-CACHE-005)

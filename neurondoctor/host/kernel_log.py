@@ -13,12 +13,12 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Optional
 
 from neurondoctor.command_runner import run_command
 from neurondoctor.facts.host import KernelHardwareError
 from neurondoctor.host.rootfs import RootFS
-from neurondoctor.records import dataclass, field
 
 if TYPE_CHECKING:
     from datetime import datetime

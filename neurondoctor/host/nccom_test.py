@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass, field
 from typing import Any, Optional
-
-from neurondoctor.records import dataclass, field
 
 _AVERAGE = re.compile(r"^\s*Avg bus bandwidth:\s*([0-9.]+)\s*GB/s", re.MULTILINE)
 _ERRORS = re.compile(r"^\s*(\d+) errors? found", re.MULTILINE)

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from neurondoctor.facts.host import NeuronLsDevice
 from neurondoctor.neuron_version import release_tuple
-from neurondoctor.records import dataclass, field
 
 NEURON_LS_TIMEOUT = 10.0
 NEURON_LS_PATHS = ("/opt/aws/neuron/bin",)

@@ -47,8 +47,8 @@ class RootFS:
         """Follow symlinks component by component inside the root; None on a loop or an escaping chain.
 
         The folder part is resolved once per run and remembered: an environment's thousand install records share
-        their site-packages, whose walk from the root was most of a static scan's time (issue 26: five DLAMI venvs
-        within twice one). Only the last component is looked at on each call."""
+        their site-packages, whose walk from the root was most of a static scan's time (five DLAMI venvs must
+        check within twice one's time). Only the last component is looked at on each call."""
         if self.is_live:
             return Path(os.path.realpath(inner))
         found = self._located(inner)

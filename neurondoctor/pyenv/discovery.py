@@ -1,4 +1,4 @@
-"""Which environments `check` inspects when none is named (issue 26 §1): every layout, in bounded places.
+"""Which environments `check` inspects when none is named: every layout, in bounded places.
 
 On a live host: the active environment ($VIRTUAL_ENV, $CONDA_PREFIX), the invoking user's home ($SUDO_USER's under
 sudo), /root, /opt, and the system interpreters. Under `--root`: every home, /opt and the system interpreters
@@ -18,12 +18,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Optional
 
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.pyenv.layouts import layout_of
-from neurondoctor.records import dataclass, field
 from neurondoctor.run_trust import foreign_control
 
 MAX_ENVIRONMENTS = 1000
@@ -106,7 +106,7 @@ def _neuron_places(fs: RootFS) -> list[str]:
 
 def operator_environments(fs: RootFS) -> list[DiscoveredEnvironment]:
     """What unattended `health` judges when health.conf names no environment: the DLAMI places under /opt that only
-    root controls (issue 25 §2). An environment an unprivileged user can create or edit (a home venv, an /opt venv
+    root controls. An environment an unprivileged user can create or edit (a home venv, an /opt venv
     of theirs) never changes a node's verdict or drains it: with a shared /home, it would drain every node."""
     return [DiscoveredEnvironment(str(fs.host_path(inner)), False, "root-owned Neuron environment location")
             for inner in _neuron_places(fs) if inner.startswith("/opt/") and _operator_controlled(fs, inner)]

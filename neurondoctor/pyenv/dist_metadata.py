@@ -15,7 +15,7 @@ from typing import Optional
 
 from neurondoctor.facts.python_env import Distribution, TorchBuild
 from neurondoctor.host.rootfs import RootFS
-from neurondoctor.neuron_version import normalize_package_name
+from neurondoctor.python_packaging import canonical_name
 
 METADATA_LIMIT = 1 << 20
 PLACEHOLDER_MARKER = b"WRONG PACKAGE"
@@ -115,7 +115,7 @@ def read_distribution(fs: RootFS, site: str, entry_name: str) -> Optional[Distri
     meta_path = f"{site}/{entry_name}"
     if entry_name.endswith(".dist-info"):
         # Always a directory: its files are opened by name, an absent one costs one failed `lstat`, less than
-        # listing the directory (issue 26: five DLAMI venvs of 300 records each within twice one).
+        # listing the directory (a DLAMI's five venvs of 300 records each must check within twice one's time).
         kind, metadata_name, files = "dist-info", "METADATA", None
     elif entry_name.endswith(".egg-info"):
         kind, metadata_name, files = "egg-info", "PKG-INFO", _listing(fs, meta_path)
@@ -149,11 +149,11 @@ def read_distribution(fs: RootFS, site: str, entry_name: str) -> Optional[Distri
     # Placeholders are tiny, and squat Neuron names (compat.json `placeholders`: torch-neuronx, neuronx-cc,
     # libneuronxla, transformers-neuronx): only those have their code read, not every small package's.
     if data is not None and len(data) < _SMALL_FILE and "neuron" in display_name.lower():
-        module_guess = normalize_package_name(display_name).replace("-", "_")
+        module_guess = canonical_name(display_name).replace("-", "_")
         placeholder = PLACEHOLDER_MARKER in data or _placeholder_code(
             fs, site, top_level or ([module_guess] if _MODULE_NAME.match(module_guess) else []))
     return Distribution(
-        name=normalize_package_name(display_name),
+        name=canonical_name(display_name),
         display_name=display_name,
         version=version,
         location=fs.shown_path(site),

@@ -1,4 +1,4 @@
-"""What kind of Python environment a directory is, read from its files (issue 26 §1).
+"""What kind of Python environment a directory is, read from its files.
 
 Each layout has its own marks, and its own meaning of "interpreter missing" and "damaged":
 - `venv` (python -m venv, virtualenv), `uv` (`uv venv`: `uv = …` in pyvenv.cfg, no pip), `project` (a `.venv` of
@@ -22,7 +22,8 @@ from typing import Optional
 
 from neurondoctor.facts.python_env import INSTALLATION_KINDS, KINDS, SITE_ROLE_SYSTEM, SITE_ROLE_VENV
 from neurondoctor.host.rootfs import RootFS
-from neurondoctor.neuron_version import normalize_package_name, release_tuple
+from neurondoctor.neuron_version import release_tuple
+from neurondoctor.python_packaging import canonical_name
 
 __all__ = ["INSTALLATION_KINDS", "KINDS", "PYTHON_DIR", "holds_any", "installation_sites", "layout_of",
            "python_versions", "site_folders", "site_packages_dirs"]
@@ -115,7 +116,7 @@ def _record_name(entry: str) -> Optional[str]:
     """`torch_neuronx-2.9.0.dist-info` → `torch-neuronx`; None for what is not an install record."""
     for suffix in (".dist-info", ".egg-info"):
         if entry.endswith(suffix):
-            return normalize_package_name(entry[: -len(suffix)].split("-", 1)[0])
+            return canonical_name(entry[: -len(suffix)].split("-", 1)[0])
     return None
 
 

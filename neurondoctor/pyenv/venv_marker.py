@@ -8,7 +8,7 @@ from typing import Optional
 from neurondoctor.facts.guard_files import CONSTRAINTS_FILE, MARKER_FILE, read_marker
 from neurondoctor.facts.python_env import PythonEnvironment
 from neurondoctor.host.rootfs import RootFS
-from neurondoctor.neuron_version import normalize_package_name
+from neurondoctor.python_packaging import canonical_name
 
 _PIN = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*([^\s;#]+)")
 
@@ -19,7 +19,7 @@ def parse_pins(text: str) -> dict[str, str]:
     for line in text.splitlines():
         match = _PIN.match(line)
         if match:
-            pins[normalize_package_name(match.group(1))] = match.group(2)
+            pins[canonical_name(match.group(1))] = match.group(2)
     return pins
 
 

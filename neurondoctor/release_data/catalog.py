@@ -10,6 +10,7 @@ import functools
 import json
 import os
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, NamedTuple, Optional
 
@@ -17,11 +18,9 @@ from neurondoctor.neuron_version import (
     framework_prefix,
     major_minor,
     normalize_neuron_version,
-    normalize_package_name,
     release_tuple,
 )
-from neurondoctor.pep440 import matches
-from neurondoctor.records import dataclass, field
+from neurondoctor.python_packaging import canonical_name, matches
 from neurondoctor.regular_files import read_regular_file
 from neurondoctor.release_data.os_support import OsSupport
 from neurondoctor.release_data.schema import (
@@ -59,7 +58,7 @@ class PackageEntry(NamedTuple):
 
 def in_family(normalized: str, listed: str) -> bool:
     """`2.14.3.0.41200` is in the family `2.14.3.0.*`, and so is `2.14.3.0` itself (PEP 440's prefix match, as
-    `pip install 'X==2.14.3.0.*'` decides it: issue 26 §3)."""
+    `pip install 'X==2.14.3.0.*'` decides it)."""
     return listed.endswith(".*") and matches(normalized, "==" + listed) is True
 
 
@@ -170,16 +169,16 @@ class ReleaseCatalog:
         return str(self.sdk.get("repositories", {}).get("pip", "https://pip.repos.neuron.amazonaws.com"))
 
     def knows_package(self, name: str) -> bool:
-        return normalize_package_name(name) in self._index
+        return canonical_name(name) in self._index
 
     def neuron_pip_packages(self) -> frozenset[str]:
         """Normalised names of the Neuron pip packages the manifests list (third-party ones excluded).
 
         Computed once: every environment rule asks, and the answer walks all 51 releases."""
         if self._neuron_pip is None:
-            third_party = {normalize_package_name(name) for name in self.compat.get("third_party_packages", [])}
+            third_party = {canonical_name(name) for name in self.compat.get("third_party_packages", [])}
             pip_names = {
-                normalize_package_name(name)
+                canonical_name(name)
                 for name, props in self.sdk.get("packages", {}).items()
                 if props.get("type") == "pip"
             }
@@ -189,7 +188,7 @@ class ReleaseCatalog:
 
     def releases_with(self, name: str, version: str) -> list[str]:
         """Releases (newest first) that list this exact normalised version of the package, or its family."""
-        versions = self._index.get(normalize_package_name(name), {})
+        versions = self._index.get(canonical_name(name), {})
         wanted = normalize_neuron_version(version)
         found = set(versions.get(wanted, []))
         for listed, releases in versions.items():
@@ -198,7 +197,7 @@ class ReleaseCatalog:
         return sorted(found, key=release_tuple, reverse=True)
 
     def entries(self, release: str, name: str) -> list[PackageEntry]:
-        wanted = normalize_package_name(name)
+        wanted = canonical_name(name)
         return [entry for entry in self.releases.get(release, ()) if entry.name == wanted]
 
     def newer_than_known(self, name: str, version: str) -> bool:
@@ -216,7 +215,7 @@ class ReleaseCatalog:
 
     def neighbours(self, name: str, version: str) -> Neighbours:
         """Nearest known versions of the package below and above `version`."""
-        known = self._index.get(normalize_package_name(name), {})
+        known = self._index.get(canonical_name(name), {})
         target = release_tuple(version)
         ordered = sorted(known, key=release_tuple)
         lower = [candidate for candidate in ordered if release_tuple(candidate) < target]
@@ -272,7 +271,7 @@ def _read_json(path: Path, check: Callable[[Any], None], problems: list[LoadProb
 
 def _entries_from(document: dict[str, Any]) -> tuple[PackageEntry, ...]:
     return tuple(
-        PackageEntry(normalize_package_name(package["name"]), package["name"], package["version"],
+        PackageEntry(canonical_name(package["name"]), package["name"], package["version"],
                      normalize_neuron_version(package["version"]), tuple(package["instances"]),
                      tuple(package["python"]))
         for package in document["packages"]
@@ -288,7 +287,7 @@ def _apply_carryover(releases: dict[str, tuple[PackageEntry, ...]], compat: dict
         for item in carried:
             wanted_versions = set(item.get("versions", []))
             for entry in releases.get(item["from_release"], ()):
-                if entry.name != normalize_package_name(item["name"]):
+                if entry.name != canonical_name(item["name"]):
                     continue
                 if wanted_versions and entry.normalized_version not in wanted_versions:
                     continue

@@ -8,7 +8,7 @@ run on real hardware confirms or corrects them.
 
 from __future__ import annotations
 
-from neurondoctor.records import dataclass
+from dataclasses import dataclass
 
 RECORDED = "recorded"
 ASSUMED = "ASSUMED"

@@ -1,4 +1,4 @@
-"""Releases AWS's n2-manifest.json does not list yet, kept by hand until it does (issue 14 §1).
+"""Releases AWS's n2-manifest.json does not list yet, kept by hand until it does.
 
 A release ships weeks before the manifest copy we have names it (2.33.0 on 2026-10-19). A hand-kept release is one
 file `manifests/hand-kept/X.Y.Z.json` in the manifest's own release-entry shape plus where its facts come from

@@ -1,6 +1,6 @@
 """`neurondoctor manifests status`: which release data the doctor uses, how old it is, and where it came from.
 
-A doctor whose data ends before the host's release calls a healthy host "unknown versions" (issue 14); the status
+A doctor whose data ends before the host's release calls a healthy host "unknown versions"; the status
 says which copy is in use (NEURONDOCTOR_MANIFESTS, a `manifests update` copy, or the bundled one), the newest
 release and the manifest date of each, and how to get newer data; and which device formats the doctor reads are
 recorded from real outputs and which are assumed (device_formats.py). Pure reading: nothing is fetched or written.
@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from neurondoctor.records import dataclass
 from neurondoctor.regular_files import read_regular_file
 from neurondoctor.release_data.catalog import (
     MANIFEST_DIR_ENV,

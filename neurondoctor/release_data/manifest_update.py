@@ -16,12 +16,12 @@ import shutil
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 from urllib.parse import urljoin, urlparse
 
 from neurondoctor.neuron_version import release_tuple
-from neurondoctor.records import dataclass
 from neurondoctor.regular_files import read_regular_file
 from neurondoctor.release_data.catalog import bundled_manifest_dir
 from neurondoctor.release_data.hand_kept import HAND_KEPT_DIR, load_hand_kept, merge_hand_kept

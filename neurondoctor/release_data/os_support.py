@@ -7,10 +7,10 @@ questions about those tables; the rules decide what an answer means for a host.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, fields
 from typing import Any, Optional
 
 from neurondoctor.neuron_version import release_tuple
-from neurondoctor.records import dataclass, record_field_names
 
 INSTANCE_FAMILIES = ("inf2", "trn1", "trn2")
 OS_NAMES = {"ubuntu": "Ubuntu", "amzn": "Amazon Linux", "rocky": "Rocky Linux", "rhel": "RHEL",
@@ -92,9 +92,9 @@ class OsSupport:
 
     def __init__(self, document: dict[str, Any]) -> None:
         self._tables = sorted(document.get("tables", []), key=lambda table: release_tuple(table["from_release"]))
-        self.ends = [OsEnd(**{key: end[key] for key in record_field_names(OsEnd)}) for end in
+        self.ends = [OsEnd(**{key: end[key] for key in (item.name for item in fields(OsEnd))}) for end in
                      document.get("os_ends", [])]
-        self.glibc_needs = [GlibcNeed(**{key: need.get(key, "") for key in record_field_names(GlibcNeed)})
+        self.glibc_needs = [GlibcNeed(**{key: need.get(key, "") for key in (item.name for item in fields(GlibcNeed))})
                             for need in document.get("glibc_requirements", [])]
         self._os_glibc = {key: value for key, value in document.get("os_glibc", {}).items() if key != "about"}
         self.framework_os = [FrameworkOs(

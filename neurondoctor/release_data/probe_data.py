@@ -6,10 +6,10 @@ All are release data beside the manifests, so they update with them.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from neurondoctor.records import dataclass
 from neurondoctor.regular_files import read_regular_file
 from neurondoctor.release_data.catalog import bundled_manifest_dir
 

@@ -8,10 +8,10 @@ path.
 from __future__ import annotations
 
 import json
+from dataclasses import is_dataclass
 from pathlib import Path
 from typing import Any, Union
 
-from neurondoctor.records import is_record
 from neurondoctor.report.model import CheckResult, ProbeReport, Report
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_INFO, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Fix
@@ -89,7 +89,7 @@ def _encode(value: object) -> Any:
     """Dataclass facts and findings serialise as their fields (no deep copy, unlike `dataclasses.asdict`)."""
     if isinstance(value, Fix):
         return value.lines()
-    if is_record(value) or hasattr(value, "__dataclass_fields__"):
+    if is_dataclass(value):
         fields = vars(value)
         if any(key.startswith("_") for key in fields):  # a computed cache, not a fact
             return {key: item for key, item in fields.items() if not key.startswith("_")}

@@ -7,11 +7,11 @@ the majority are named, so the summary of 1,000 nodes stays small.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from neurondoctor import exit_codes
 from neurondoctor.output_text import markdown_data, neutralize
-from neurondoctor.records import dataclass, field
 from neurondoctor.report.health import STATE_UNHEALTHY, STATE_UNKNOWN
 from neurondoctor.report.reader import ReportDocument
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING

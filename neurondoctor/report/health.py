@@ -10,9 +10,9 @@ because a node with a proven error is unhealthy whatever else is unknown.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from neurondoctor import exit_codes
-from neurondoctor.records import dataclass, field
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 
 STATE_OK = "ok"

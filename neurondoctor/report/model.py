@@ -7,11 +7,11 @@ documents they become are written and read in `report/document.py`.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from neurondoctor import __version__, exit_codes
 from neurondoctor.facts import Facts
-from neurondoctor.records import dataclass, field
 from neurondoctor.report.health import STATE_UNKNOWN, Health, health_exit_code
 from neurondoctor.rules.finding import Finding
 from neurondoctor.rules.fix import Fix

@@ -9,11 +9,11 @@ unknown, else 0.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from neurondoctor import exit_codes
 from neurondoctor.output_text import neutralize
-from neurondoctor.records import dataclass, field
 from neurondoctor.report.fleet import FleetSummary, node_record
 from neurondoctor.report.health import STATE_DEGRADED, STATE_OK, STATE_UNHEALTHY, STATE_UNKNOWN
 from neurondoctor.report.reader import ReportDocument

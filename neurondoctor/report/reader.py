@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
-from neurondoctor.records import dataclass, field
 from neurondoctor.regular_files import read_regular_text
 from neurondoctor.report.document import SCHEMA
 from neurondoctor.report.health import STATES, Health

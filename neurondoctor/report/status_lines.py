@@ -87,7 +87,7 @@ def host_line(report: Report) -> str | None:
 
 
 def release_line(report: Report) -> str | None:
-    """One line: the host's release, each environment's, and whether they go together (issue 3 §3)."""
+    """One line: the host's release, each environment's, and whether they go together."""
     if report.host_release is None:
         return None
     envs = [env for env in report.environments if env.release]
@@ -134,8 +134,8 @@ def verdict_line(report: Report) -> str:
 
 
 def combined_plans(report: Report) -> list[tuple[str, Fix]]:
-    """(heading, lines) for each environment that several findings concern: their fixes as one plan
-    (issue 13 §3). One finding's own lines already are its plan."""
+    """(heading, lines) for each environment that several findings concern: their fixes as one plan.
+    One finding's own lines already are its plan."""
     plans = []
     for env in report.environments:
         if len(env.fix_plan_findings) < 2:

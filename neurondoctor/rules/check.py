@@ -9,9 +9,9 @@ only collects the checks, so adding a finding is one line beside the rule that e
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Callable, Optional
 
-from neurondoctor.records import dataclass
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import CATEGORIES, SEVERITIES, Finding
 

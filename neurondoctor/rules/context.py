@@ -7,11 +7,11 @@ and shared, so rules stay small and agree with each other.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Optional
 
 from neurondoctor.facts import Facts
 from neurondoctor.facts.python_env import Distribution, PythonEnvironment
-from neurondoctor.records import dataclass, field
 from neurondoctor.release_data.catalog import ReleaseCatalog
 from neurondoctor.rules.fix import Command, command
 from neurondoctor.rules.host_stack.host_release import HostRelease, detect_host_release

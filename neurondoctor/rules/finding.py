@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
-from neurondoctor.records import dataclass, field
 from neurondoctor.rules.fix import Fix
 
 SEVERITY_ERROR = "error"

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Optional, Union
 
 from neurondoctor.output_text import neutralize
-from neurondoctor.records import dataclass
 
 # Left unquoted: what POSIX shells read as one literal word, ASCII only (shlex.quote's set without `=`, which
 # starts an assignment in a command's first word). Options such as `--device=/dev/neuron0` stay readable.

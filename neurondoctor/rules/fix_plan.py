@@ -1,4 +1,4 @@
-"""One fix plan per environment (issue 13 §3): the fix lines of every finding about one environment, merged into
+"""One fix plan per environment: the fix lines of every finding about one environment, merged into
 one ordered sequence that converges.
 
 Four placeholder findings print four `pip install` runs; run one after another, each resolves alone and the last
@@ -14,10 +14,10 @@ interpreter; a step it does not recognise is kept as it is, never dropped.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Optional
 
-from neurondoctor.neuron_version import normalize_package_name
-from neurondoctor.records import dataclass, field
+from neurondoctor.python_packaging import canonical_name
 from neurondoctor.rules.finding import Finding
 from neurondoctor.rules.fix import ALTERNATIVE_PREFIX, Command, Fix, Step, command
 
@@ -86,7 +86,7 @@ def parse_pip_step(step: Step, interpreter: str) -> Optional[PipLine]:
 def requirement_name(requirement: str) -> str:
     for separator in ("==", ">=", "<=", "~=", "!=", "<", ">", "[", ";", " "):
         requirement = requirement.split(separator)[0]
-    return normalize_package_name(requirement)
+    return canonical_name(requirement)
 
 
 def _pip_command(prefix: list[str], verb: str, options: Sequence[str], arguments: Sequence[str],
@@ -121,7 +121,7 @@ def _add(plan: _Plan, step: Step, interpreter: str) -> None:
     elif pip.verb == "uninstall":
         plan.uninstall_prefix = plan.uninstall_prefix or (pip.prefix, [o for o in pip.options if o != "-y"])
         for name in pip.arguments:
-            plan.uninstall.setdefault(normalize_package_name(name), name)
+            plan.uninstall.setdefault(canonical_name(name), name)
     elif pip.verb == "install" and not pip.alone:
         plan.install_prefix = plan.install_prefix or (pip.prefix, pip.options)
         for requirement in pip.arguments:

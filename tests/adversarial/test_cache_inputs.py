@@ -1,4 +1,4 @@
-"""Attack class: a hostile compile cache (issue 28). The default cache is under /var/tmp, where anyone may create
+"""Attack class: a hostile compile cache. The default cache is under /var/tmp, where anyone may create
 names, and the doctor runs as root: a link never leads the walk out of the cache or the root, a FIFO or a device
 where a file belongs never blocks it, a log linked to a secret is never read, and names are data."""
 

@@ -42,7 +42,7 @@ def test_venv_create_never_replaces_a_directory_that_is_not_a_venv(index_url: st
     precious = _user_directory(tmp_path / "work")
     result = _create(tmp_path / "work", index_url, isolated_env(tmp_path), *(["--force"] if force else []))
     assert result.returncode == 2 and "Traceback" not in result.stderr
-    # One answer with or without --force (issue 27 §3): never "pass --force", never "done" or "nothing left behind"
+    # One answer with or without --force: never "pass --force", never "done" or "nothing left behind"
     assert result.stderr.strip().splitlines() == [
         f"error: {tmp_path / 'work'} exists and is not a virtual environment (no pyvenv.cfg and bin/python); "
         "neurondoctor replaces only environments, so it was left as it is; next: choose another path"]

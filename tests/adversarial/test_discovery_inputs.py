@@ -1,4 +1,4 @@
-"""Attack class: what discovery walks (issue 26 §1) is data others control. Homes of other users under `--root`, a
+"""Attack class: what discovery walks is data others control. Homes of other users under `--root`, a
 kernelspec anyone can write, folders by the thousand: FIFOs where a pyvenv.cfg or kernel.json belongs, links that
 loop or point out of the root, argv words that are not paths. Every run ends in bounded time with a report, reads
 nothing outside the root, and judges nothing a link smuggled in from the machine running the doctor."""

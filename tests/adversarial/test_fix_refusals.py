@@ -1,4 +1,4 @@
-"""`check --fix` touches only the environment it inspected (issue 13 §4): a pip.conf that is a link to another
+"""`check --fix` touches only the environment it inspected: a pip.conf that is a link to another
 file, and a plan line that removes something outside the environment's folders, are left alone."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Attack class: data that becomes code when a fix is pasted (issue 24 §1).
+"""Attack class: data that becomes code when a fix is pasted.
 
 A distribution's name or version, a directory's name, a path: whatever they hold (shell syntax, quotes, newlines,
 controls, non-ASCII), a printed fix line carries each as exactly one word. Three readers must agree on the words of

@@ -153,7 +153,7 @@ def test_durations_from_the_environment_are_finite_and_bounded(value: str, secon
 
 
 def test_a_timeout_from_the_environment_never_removes_the_deadline(tmp_path: Path) -> None:
-    """Issue 25 §7: `NEURONDOCTOR_COMMAND_TIMEOUT=inf` falls back to the default, with a warning."""
+    """`NEURONDOCTOR_COMMAND_TIMEOUT=inf` falls back to the default, with a warning."""
     value = "inf"
     result, elapsed = _check_with_neuron_ls(tmp_path, "sleep 117.345", value, 90)
     assert elapsed < 45 and "Traceback" not in result.stderr
@@ -274,7 +274,7 @@ def test_an_unreadable_module_list_is_never_a_driver_that_is_not_loaded(tmp_path
 @pytest.mark.parametrize("crafted", ["%a = " + "{" * (8 << 20), ("%a = f32[2]{" + "1," * 3000 + "\n") * 1400,
                                      "\n" * (8 << 20), "xaten::a" * (1 << 20)])
 def test_explain_of_a_crafted_window_ends(tmp_path: Path, crafted: str) -> None:
-    """Issue 25 §4: every pattern explain runs is linear (`%a = {{{…` took minutes for 2 MiB, hours for 8 MiB);
+    """Every pattern explain runs is linear (`%a = {{{…` took minutes for 2 MiB, hours for 8 MiB);
     scripts/bench_explain.py measures the worst against a real log."""
     log = tmp_path / "crafted.log"
     log.write_text(crafted)

@@ -1,4 +1,4 @@
-"""Attack class: the files `health` reads and writes as root (issue 25 §5, §6).
+"""Attack class: the files `health` reads and writes as root.
 
 health.conf may be a link another user placed, a shadow-style file, a file past any sane size or thousands of
 repeated keys; the status file and the Prometheus textfile may be named where another user already put something.
@@ -109,7 +109,7 @@ def _broken_venv(root: Path, inner: str) -> Path:
 
 
 def test_an_unprivileged_users_environment_never_drains_a_node(tmp_path: Path) -> None:
-    """Issue 25 §2: `check` judges what it discovers; unattended `health` judges only what the operator
+    """`check` judges what it discovers; unattended `health` judges only what the operator
     configured or, with none configured, root-owned environments under /opt."""
     root = build_host(tmp_path / "root", HostSpec())
     _broken_venv(root, "/home/ubuntu/aws_neuron_venv_pytorch")

@@ -1,4 +1,4 @@
-"""Attack class: data that forges output (issue 24 §2, §3).
+"""Attack class: data that forges output.
 
 A host whose untrusted fields all hold the same hostile string: a newline followed by a forged NHC `OK:` line, an
 OSC 52 sequence (writes the clipboard), a CSI (C1) control, a bidi override, DEL and non-ASCII. It sits in a

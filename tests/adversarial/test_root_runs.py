@@ -1,4 +1,4 @@
-"""Attack class: root runs code another user controls (issue 25 §1).
+"""Attack class: root runs code another user controls.
 
 As root, the doctor starts interpreters for `--python`, the probes, `venv create --python` and `check --fix`. An
 environment owned by another user (uid 65534 here), or one whose site-packages another user can write (a `.pth`

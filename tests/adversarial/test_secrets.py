@@ -186,7 +186,7 @@ def test_live_bundle_command_output_is_redacted(tmp_path: Path) -> None:
 
 
 def test_explain_never_echoes_a_secret_from_the_log(tmp_path: Path) -> None:
-    """Issue 25 §4: the `Seen in` line is the user's log line, which may hold a token or a URL's credentials."""
+    """The `Seen in` line is the user's log line, which may hold a token or a URL's credentials."""
     log = tmp_path / "run.log"
     log.write_text("export HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz0123 && torchrun "
                    "https://bob:s3cr3tpw@example.invalid/x -- RuntimeError: neuronx-cc failed with -9\n")
@@ -198,7 +198,7 @@ def test_explain_never_echoes_a_secret_from_the_log(tmp_path: Path) -> None:
 
 
 def test_a_failed_manifest_update_never_prints_the_urls_credentials() -> None:
-    """Issue 25 §4: every error line passes the redactor (a mirror URL with a token in it)."""
+    """Every error line passes the redactor (a mirror URL with a token in it)."""
     result = run_cli(["manifests", "update", "--url", "https://user:t0ps3cr3t@127.0.0.1:9/n2-manifest.json",
                       "--timeout", "3"], env=cli_env({"NEURONDOCTOR_MANIFESTS": "/nonexistent"}))
     assert result.returncode != 0 and "t0ps3cr3t" not in result.stderr + result.stdout, result.stderr
@@ -207,7 +207,7 @@ def test_a_failed_manifest_update_never_prints_the_urls_credentials() -> None:
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="bootstrap --apply runs as root only (CI runs the tests as root)")
 def test_a_failed_bootstrap_command_never_shows_a_secret_it_printed(tmp_path: Path) -> None:
-    """Issue 27 §4: a failed command's output reaches the summary line, the status file's `output_tail` and, with
+    """A failed command's output reaches the summary line, the status file's `output_tail` and, with
     -v, the log: an apt that prints a proxy's password, a token or a private key spread over lines leaks none."""
     from tests.host_simulator import HostSimulator
 

@@ -1,4 +1,4 @@
-"""The package world every fix-execution test installs from (issue 13 §1): PyPI with the Neuron repository's
+"""The package world every fix-execution test installs from: PyPI with the Neuron repository's
 packages, the PyPI placeholders, and the PyTorch CPU index, each a PEP 503 index on 127.0.0.1; and two team
 indexes of the user's own, which every fix must keep."""
 

@@ -1,4 +1,4 @@
-"""Every finding id and how its fix is proven (issue 13 §1-2): executed in user space by a named test, run in the
+"""Every finding id and how its fix is proven: executed in user space by a named test, run in the
 host simulator by a named case (an id whose fix has both kinds of way out is in both), or advice only.
 tests/fixes/test_fix_kinds.py fails when a declared id is missing here or a named test or case does not exist; a
 full test run fails when a check printed a user-space fix line (pip, uv, pip config, a variable, venv create) for

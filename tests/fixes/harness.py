@@ -1,4 +1,4 @@
-"""What every fix-execution test does (issue 13 §1): the user's own pip world, a fix line pasted into a shell, the
+"""What every fix-execution test does: the user's own pip world, a fix line pasted into a shell, the
 check again, and the rule that nothing new may be wrong afterwards."""
 
 from __future__ import annotations

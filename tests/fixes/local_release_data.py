@@ -3,7 +3,7 @@
 Fixes name the Neuron repository (sdk.json `repositories.pip`) and the PyTorch CPU index (compat.json
 `torch_cpu_index`) from the release data, and the rules know PyPI by `repositories.pypi` (an index-url naming it
 is not a mirror). A copy with those URLs replaced, named by NEURONDOCTOR_MANIFESTS, makes `check` print lines a
-test can paste into a shell unchanged (issue 13 §1)."""
+test can paste into a shell unchanged."""
 
 from __future__ import annotations
 

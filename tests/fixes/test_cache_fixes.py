@@ -1,4 +1,4 @@
-"""compile-cache fixes, run verbatim (issue 28 §2): the user's cache holds the plant beside healthy entries, the
+"""compile-cache fixes, run verbatim: the user's cache holds the plant beside healthy entries, the
 printed `neurondoctor cache prune … --yes` line runs in a shell, and the check after it has no compile-cache
 finding left, the healthy entries still in the cache and the moved ones in the backup folder beside it."""
 

@@ -1,4 +1,4 @@
-"""`check --fix [--yes]` (issue 13 §4) on this live host, against the local indexes: a stock CUDA torch over
+"""`check --fix [--yes]` on this live host, against the local indexes: a stock CUDA torch over
 torch-neuronx and the four PyPI placeholders are fixed and the re-check is clean; the user's pip configuration
 is kept and backed up under a new name; off a terminal it needs --yes; under --root it refuses; a symlinked
 pip.conf and a removal outside the environment are not touched."""

@@ -1,4 +1,4 @@
-"""Environment-level fixes run verbatim (issue 13 §1): a shadowing copy in the user site, a package for another
+"""Environment-level fixes run verbatim: a shadowing copy in the user site, a package for another
 instance family, the Neuron repository as the only index, a venv whose base interpreter was removed."""
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def test_a_venv_whose_base_interpreter_was_removed(tmp_path: Path, venvs: VenvFa
 
 def test_the_neuron_repository_as_the_only_index_before_anything_is_installed(tmp_path: Path,
                                                                                venvs: VenvFactory) -> None:
-    """Issue 26 §6: a fresh venv on an image whose pip.conf replaces PyPI with the Neuron repository (a cloud-init
+    """A fresh venv on an image whose pip.conf replaces PyPI with the Neuron repository (a cloud-init
     that wrote `index-url` where the install page says `extra-index-url`). Nothing Neuron is installed yet, which
     is exactly when `pip install torch-neuronx` cannot resolve torch: it is judged all the same."""
     root = build_host(tmp_path / "host", HostSpec(release="2.31.1"))
@@ -78,7 +78,7 @@ def test_the_neuron_repository_as_the_only_index_before_anything_is_installed(tm
 
 
 def test_a_torch_environment_on_inf1_gets_the_inf1_line(tmp_path: Path, venvs: VenvFactory) -> None:
-    """Issue 26 §2: on Inf1, ND-FW-001 offers what AWS's Inf1 page installs (torch-neuron + neuron-cc[tensorflow],
+    """On Inf1, ND-FW-001 offers what AWS's Inf1 page installs (torch-neuron + neuron-cc[tensorflow],
     pinned to the release), never a torch-neuronx venv. Its lines run verbatim against local indexes, and the new
     environment checks clean."""
     from tests.fixes.local_release_data import local_release_data

@@ -1,4 +1,4 @@
-"""Issue 26 acceptance, executed: failures users reported on the issue trackers for the framework lines beside
+"""Failures users reported on the issue trackers for the framework lines beside
 torch-neuronx, each diagnosed with its category and its printed lines run verbatim against local indexes, then the
 check again (nothing left that is a warning or an error). The healthy fixtures and near misses of each line are in
 tests/test_framework_lines.py."""

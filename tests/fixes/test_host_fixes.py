@@ -1,4 +1,4 @@
-"""Host-level fixes run verbatim against fixture roots (issue 13 §2): apt/dnf, modprobe/rmmod, DKMS, udev, tee
+"""Host-level fixes run verbatim against fixture roots: apt/dnf, modprobe/rmmod, DKMS, udev, tee
 into /etc, kill, through the recording simulator (tests/host_simulator.py). After the printed lines, `check
 --root` again: the finding is gone and nothing is wrong that was not wrong before."""
 
@@ -84,7 +84,7 @@ CASES = {
     "runtime-missing": Case("ND-RT-003", {"runtime_library": False,
                                           "package_versions": {"aws-neuronx-runtime-lib": None}}),
     # dpkg lists runtime-lib installed, its files are gone (a cleanup script took /opt/aws/neuron/lib): `apt-get
-    # install` says "already the newest version" and does nothing; the fix reinstalls (issue 27 §3).
+    # install` says "already the newest version" and does nothing; the fix reinstalls.
     "runtime-files-gone-apt": Case("ND-RT-003", {"runtime_library": False},
                                    expect=("sudo apt-get install -y --reinstall",)),
     "runtime-files-gone-dnf": Case("ND-RT-003", {"runtime_library": False, "os": "al2023",
@@ -96,7 +96,7 @@ CASES = {
     "not-a-device": Case("ND-DEV-004", {}, prepare=_regular_file_node),
     "host-packages-mixed": Case("ND-REL-003", {"package_versions": {"aws-neuronx-tools": "2.29.22.0"}}),
     "venv-newer-than-host": Case("ND-REL-004", {"release": "2.29.1"}, venv_release="2.31.1"),
-    # the 2.32.0 -> 2.33.0 upgrade (issue 14 §1): a 2.33 environment on a 2.32 host; the host part of the upgrade
+    # the 2.32.0 -> 2.33.0 upgrade: a 2.33 environment on a 2.32 host; the host part of the upgrade
     # brings driver 2.31.7.0 (whose sysfs tree is the reorganised one), runtime 2.35 and tools 2.33
     "upgrade-2.32-host-to-2.33": Case("ND-RT-002", {"release": "2.32.0"}, venv_release="2.33.0",
                                       expect=("sudo apt-get install", "sudo rmmod neuron", "sudo modprobe neuron")),

@@ -1,4 +1,4 @@
-"""Issue 26 §1, executed: the pip fixes of environments that are not venvs run verbatim with their own interpreter
+"""The pip fixes of environments that are not venvs run verbatim with their own interpreter
 (a conda install, a Python built into /usr/local), which must run here: tests/layouts.py builds those prefixes
 with this machine's interpreter and a standard library linked in, so `PREFIX/bin/python -m pip` installs into the
 prefix as it would on the host."""

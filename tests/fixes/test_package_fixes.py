@@ -1,4 +1,4 @@
-"""More user-space fixes run verbatim (issue 13 §1), each in a 2.31.1 venv on a 2.31.1 host: a known conflict
+"""More user-space fixes run verbatim, each in a 2.31.1 venv on a 2.31.1 host: a known conflict
 (JAX beside torch-xla), a web framework's unmet requirement, an add-on from another release, damaged metadata,
 two records of one package, and a uv-made venv without pip, whose fixes are `uv pip … --python PATH`."""
 
@@ -60,7 +60,7 @@ def test_damaged_metadata_is_reinstalled(tmp_path: Path, venvs: VenvFactory, ind
 
 def test_a_record_that_is_not_valid_metadata_is_moved_aside(tmp_path: Path, venvs: VenvFactory,
                                                            indexes: FixIndexes) -> None:
-    """Issue 25 §3: a record whose name pip would read as an option and whose version holds a newline is never
+    """A record whose name pip would read as an option and whose version holds a newline is never
     named by a fix; ND-VENV-004 moves it aside, and the check after it is clean."""
     root, env = fix_setting(tmp_path, indexes)
     venv = broken_venv(venvs, "fix-venv-004", indexes, {})

@@ -1,4 +1,4 @@
-"""Fix execution (issue 13 §1, first cases): the printed fix lines run verbatim through a shell, then `check` again:
+"""Fix execution for pip configuration: the printed fix lines run verbatim through a shell, then `check` again:
 the finding is gone, nothing new is wrong, and the user's other pip settings are still there."""
 
 from __future__ import annotations

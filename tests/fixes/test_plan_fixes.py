@@ -1,4 +1,4 @@
-"""One plan per environment (issue 13 §3): the placeholder case the issue names. `pip install torch-neuronx
+"""One plan per environment, on four PyPI placeholders. `pip install torch-neuronx
 neuronx-cc libneuronxla transformers-neuronx` without the Neuron repository leaves four PyPI placeholders and no
 torch; their four fixes, each its own pip run, ended in ND-PIN-001 (transformers-neuronx from another release) and
 said nothing about torch. The plan is one uninstall and one resolver run that lands on the host's release with

@@ -1,4 +1,4 @@
-"""ND-REL-002's and ND-REL-005's fix, `neurondoctor manifests update`, run verbatim (issue 13 §1): a compiler
+"""ND-REL-002's and ND-REL-005's fix, `neurondoctor manifests update`, run verbatim: a compiler
 hotfix the bundled data does not list, and a host newer than the data, are judged once the manifest that lists
 them is fetched, here from an organisation's mirror on 127.0.0.1 (NEURONDOCTOR_MANIFEST_URL) holding AWS's
 manifest plus a synthetic next release."""

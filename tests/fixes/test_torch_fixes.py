@@ -1,6 +1,6 @@
 """ND-TORCH-001's fix, run verbatim: PyPI's CUDA torch 2.10 over torch-neuronx 2.9 (with its four nvidia-* packages)
 becomes the pinned torch's CPU build. The old fix reinstalled PyPI's `torch==2.9.0`, a CUDA build that *requires* the
-nvidia-* packages it then removed (issue 13)."""
+nvidia-* packages it then removed."""
 
 from __future__ import annotations
 

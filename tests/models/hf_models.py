@@ -1,4 +1,4 @@
-"""Real models as users port them (issue 15 §3): Hugging Face classes built from tiny configs (2 layers, hidden
+"""Real models as users port them: Hugging Face classes built from tiny configs (2 layers, hidden
 size ≤ 128, random weights, no downloads) called the Hugging Face way, `model(**batch)` with labels so the output
 carries the loss, and torchvision's ResNet and MobileNetV2 (the XLA tier only, where torch 2.9 and torchvision 0.24
 are a consistent pair). The op-support corpus of scripts/measure_op_support.py and the acceptance tests of

@@ -1,4 +1,4 @@
-"""What breaks when porting (issue 15 §2): a data-dependent branch and an `.item()` in forward, and a sparse
+"""What breaks when porting: a data-dependent branch and an `.item()` in forward, and a sparse
 product, each on a line the report must name."""
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, TextIO
 
@@ -31,7 +32,6 @@ from neurondoctor.command_runner import run_command
 from neurondoctor.facts.guard_files import MARKER_FILE, read_marker
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.output_text import write_text
-from neurondoctor.records import dataclass, field
 from neurondoctor.release_data.catalog import ReleaseCatalog
 from neurondoctor.report.health import STATE_UNHEALTHY, Health
 from neurondoctor.report.model import Report

@@ -12,13 +12,13 @@ whose result is already on the host is not needed, so a second run on a healthy 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Optional
 
 from neurondoctor import exit_codes
 from neurondoctor.facts import Facts, HostFacts
 from neurondoctor.facts.host import HostSnapshot
 from neurondoctor.neuron_version import normalize_neuron_version
-from neurondoctor.records import dataclass, field
 from neurondoctor.release_data.catalog import ReleaseCatalog
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.fix import Command, command, quote_word

@@ -10,10 +10,10 @@ output, secrets cut, go to the status file, and with `-v` to the log: the detail
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Optional
 
 from neurondoctor.command_runner import CommandResult
-from neurondoctor.records import dataclass
 from neurondoctor.redaction import redact_secrets
 
 OUTPUT_TAIL_LINES = 20

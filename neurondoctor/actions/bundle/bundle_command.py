@@ -17,6 +17,7 @@ import stat
 import tarfile
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -34,7 +35,6 @@ from neurondoctor.actions.bundle.log_explanations import explained_logs
 from neurondoctor.host.instance_identity import read_hostname
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.output_text import neutralize
-from neurondoctor.records import dataclass, field
 from neurondoctor.redaction import Redactor
 
 DEFAULT_MAX_SIZE_MB = 100

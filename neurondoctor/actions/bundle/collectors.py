@@ -13,6 +13,7 @@ import shutil
 import stat
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from neurondoctor.command_runner import run_command
@@ -21,7 +22,6 @@ from neurondoctor.facts.python_env import PythonEnvironment
 from neurondoctor.host.os_packages import rpm_command, rpm_database_present
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.pyenv.static_venv import filesystem_for
-from neurondoctor.records import dataclass, field
 from neurondoctor.redaction import Redactor, redact_variable
 
 FILE_LIMIT = 8 << 20

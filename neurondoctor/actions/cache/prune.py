@@ -27,13 +27,13 @@ import os
 import stat
 import time
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Optional
 
 from neurondoctor import exit_codes
 from neurondoctor.actions.cache.verify import neff_problem
 from neurondoctor.facts.cache_index import ENTRY_DONE, ENTRY_FAILED, CacheEntry, CacheIndex
 from neurondoctor.neuron_version import normalize_neuron_version
-from neurondoctor.records import dataclass
 from neurondoctor.rules.host_stack.compile_cache import STALE_LOCK_S, locks_may_be_live, stale
 
 _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from neurondoctor import exit_codes
@@ -14,8 +15,8 @@ from neurondoctor.actions.cache.status import SCHEMA, local_cache, size_text
 from neurondoctor.host.cache_index import index_cache
 from neurondoctor.host.os_release import is_container
 from neurondoctor.host.rootfs import RootFS
-from neurondoctor.records import dataclass
-from neurondoctor.rules.host_stack.compile_cache import compiler_environments, stale_after_s
+from neurondoctor.rules.host_stack.compile_cache import stale_after_s
+from neurondoctor.rules.host_stack.compiler_installs import compiler_environments
 
 
 @dataclass

@@ -11,6 +11,7 @@ import dataclasses
 import datetime
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Optional
 
 from neurondoctor import exit_codes
@@ -18,7 +19,6 @@ from neurondoctor.facts.cache_index import ENTRY_STATES, CacheIndex
 from neurondoctor.host.cache_index import index_cache
 from neurondoctor.host.compile_cache import cache_location, cache_locations
 from neurondoctor.host.rootfs import RootFS
-from neurondoctor.records import dataclass
 
 SCHEMA = "neurondoctor.cache/1"
 

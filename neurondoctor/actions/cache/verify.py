@@ -13,11 +13,11 @@ import os
 import stat
 import struct
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Optional
 
 from neurondoctor.facts.cache_index import ENTRY_DONE, CacheIndex
 from neurondoctor.host.cache_index import NEFF_HEADER_BYTES
-from neurondoctor.records import dataclass
 from neurondoctor.regular_files import read_regular_file
 from neurondoctor.rules.fix import quote_word
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Optional
 
 from neurondoctor import __version__, exit_codes
@@ -26,7 +27,6 @@ from neurondoctor.pyenv.discovery import (
 )
 from neurondoctor.pyenv.layouts import holds_any
 from neurondoctor.pyenv.static_venv import filesystem_for, inspect_venv
-from neurondoctor.records import dataclass, field
 from neurondoctor.release_data.catalog import ReleaseCatalog, load_catalog
 from neurondoctor.report.health import judge_health
 from neurondoctor.report.model import (
@@ -261,7 +261,7 @@ def summarize_environment(ctx: RuleContext, env: PythonEnvironment) -> Environme
 
 
 def plan_environment(summary: EnvironmentSummary, env: PythonEnvironment, findings: Sequence[Finding]) -> None:
-    """The environment's one combined fix (issue 13 §3), from the findings whose evidence names it."""
+    """The environment's one combined fix, from the findings whose evidence names it."""
     own = [finding for finding in findings if finding.evidence.get("venv") == env.path and finding.fix]
     if own and env.interpreter:
         summary.fix_plan = environment_plan(own, env.interpreter)

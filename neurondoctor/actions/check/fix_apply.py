@@ -1,4 +1,4 @@
-"""`check --fix`: apply the environments' fix plans on the live host (issue 13 §4, docs/contracts.md §7).
+"""`check --fix`: apply the environments' fix plans on the live host (docs/contracts.md §7).
 
 Only what runs in user space and was verified by the fix-execution tests is applied: pip in the environment the
 check inspected (through its own interpreter, never a shell), that environment's or the user's pip configuration,
@@ -14,12 +14,12 @@ import os
 import re
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
 from neurondoctor.command_runner import CommandResult, run_command
 from neurondoctor.facts.python_env import PythonEnvironment
-from neurondoctor.records import dataclass, field
 from neurondoctor.report.model import Report
 from neurondoctor.rules.fix import Note, Step
 from neurondoctor.rules.fix_plan import parse_pip_words
@@ -122,7 +122,7 @@ def active_environments(environ: Mapping[str, str]) -> list[str]:
 def plan_fixes(report: Report, environ: Mapping[str, str], named: bool = True) -> list[EnvironmentFix]:
     """The steps for every inspected environment that has a plan. Unless the user named the environments
     (`--venv`, `--python`), only the activated one is acted on, never the ones discovered in other homes; and as
-    root, nothing in an environment another user controls (issue 25 §1)."""
+    root, nothing in an environment another user controls (its interpreter would run their code as root)."""
     by_path = {env.path: env for env in report.facts.environments}
     active = active_environments(environ)
     fixes = []

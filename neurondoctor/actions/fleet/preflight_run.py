@@ -12,6 +12,7 @@ import socket
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
@@ -19,7 +20,6 @@ from neurondoctor import exit_codes
 from neurondoctor.actions.fleet import slurm_steps
 from neurondoctor.actions.health.slurm_decision import capped_reason, parse_scontrol_node
 from neurondoctor.command_runner import run_command
-from neurondoctor.records import dataclass
 from neurondoctor.report.preflight import NodeAnswer, Preflight
 from neurondoctor.rules.fleet.consistency import compare_nodes
 

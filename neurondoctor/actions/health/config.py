@@ -8,17 +8,16 @@ caller turns into an unknown verdict that changes nothing — a typo must never 
 options and problems out.
 
 A problem names a known key by name and anything else by its line number only, never the line's text: the file
-may be a link to another one (a shadow-style file), and problems reach stdout, syslog and the status file
-(issue 25 §5). At most MAX_PROBLEMS are listed, then `+N more`, however many lines repeat a key.
+may be a link to another one (a shadow-style file), and problems reach stdout, syslog and the status file.
+At most MAX_PROBLEMS are listed, then `+N more`, however many lines repeat a key.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
-
-from neurondoctor.records import dataclass, field
 
 DEFAULT_CONFIG = Path("/etc/neurondoctor/health.conf")
 CONFIG_ENV = "NEURONDOCTOR_CONFIG"

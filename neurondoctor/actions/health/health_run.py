@@ -12,6 +12,7 @@ import os
 import threading
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
@@ -27,7 +28,6 @@ from neurondoctor.actions.health.slurm_decision import (
 )
 from neurondoctor.command_runner import run_command, stop_running_commands
 from neurondoctor.facts import Facts, HostFacts
-from neurondoctor.records import dataclass, field
 from neurondoctor.release_data.catalog import ReleaseCatalog
 from neurondoctor.report.health import STATE_UNKNOWN, Health
 from neurondoctor.report.model import Report

@@ -1,6 +1,6 @@
 """Files `health` and `bootstrap` rewrite on every run (the Prometheus textfile, the status files): written
 atomically (a temporary sibling, fsync, rename: node_exporter or a waiting unit never reads half a file), and only
-over a file that carries the doctor's own marker (issue 25 §6): a path that holds anything else — someone's file,
+over a file that carries the doctor's own marker: a path that holds anything else — someone's file,
 an empty file (another user's placeholder is not ours), a link, a device, a directory — is refused, and so is a
 directory that is a link, or lies below a link another user owns (the write would land where they point it).
 The status document itself (`neurondoctor.status/1`) is built here

@@ -11,10 +11,10 @@ none out), with LBNL NHC's drain semantics (docs/contracts.md §8; docs/health.m
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Optional
 
 from neurondoctor.output_text import neutralize
-from neurondoctor.records import dataclass
 from neurondoctor.report.health import STATE_DEGRADED, STATE_OK, STATE_UNHEALTHY, Health
 from neurondoctor.rules.fix import command
 

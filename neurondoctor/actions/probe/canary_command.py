@@ -11,6 +11,7 @@ import os
 import tempfile
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Optional
 
 from neurondoctor import exit_codes
@@ -18,7 +19,6 @@ from neurondoctor.actions.check.check_run import CheckOptions, run_check
 from neurondoctor.actions.probe.probe_runner import default_python, probe_document, probe_health, run_probe
 from neurondoctor.host.neuron_devices import read_device_nodes
 from neurondoctor.host.rootfs import RootFS
-from neurondoctor.records import dataclass, field
 from neurondoctor.release_data.probe_data import load_error_signatures
 from neurondoctor.report.model import ProbeReport, new_probe_report
 from neurondoctor.rules.finding import SEVERITY_ERROR
@@ -44,7 +44,7 @@ QUICK_SIZES = ["--size", "512", "--iters", "3", "--copy-mib", "8"]
 
 
 def run_perf(options: CanaryOptions) -> ProbeReport:
-    """`probe canary --perf`: every NeuronCore of the node, each in a process pinned to it (issue 30 §3)."""
+    """`probe canary --perf`: every NeuronCore of the node, each in a process pinned to it."""
     from neurondoctor.host.kernel_modules import read_loaded_driver_version
     from neurondoctor.host.neuron_devices import read_sysfs_devices
     from neurondoctor.rules.probes.perf import logical_cores, perf_findings

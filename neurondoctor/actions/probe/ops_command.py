@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from neurondoctor import exit_codes
@@ -20,7 +21,6 @@ from neurondoctor.actions.probe.probe_runner import (
     probe_health,
     run_probe,
 )
-from neurondoctor.records import dataclass, field
 from neurondoctor.release_data.probe_data import load_op_support
 from neurondoctor.report.model import ProbeReport, new_probe_report
 from neurondoctor.rules.probes.ops import Inventory, classify

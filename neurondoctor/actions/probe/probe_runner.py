@@ -7,12 +7,12 @@ import functools
 import json
 import os
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
 from neurondoctor import exit_codes
 from neurondoctor.command_runner import run_command
-from neurondoctor.records import dataclass
 from neurondoctor.report.health import Health, judge_health
 from neurondoctor.rules.finding import Finding
 from neurondoctor.run_trust import refusal_to_run

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Optional
 
 from neurondoctor.actions.probe.ops_command import DEFAULT_TIMEOUT, pjrt_device, raise_for_outcome
 from neurondoctor.actions.probe.probe_runner import default_python, probe_health, run_probe
-from neurondoctor.records import dataclass, field
 from neurondoctor.report.model import ProbeReport, new_probe_report
 from neurondoctor.rules.probes.shapes import judge_shapes
 

@@ -25,7 +25,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Optional, Protocol
 
-from neurondoctor.records import dataclass
+from dataclasses import dataclass
 from neurondoctor import exit_codes
 from neurondoctor.actions.venv.guard import write_guard
 from neurondoctor.actions.venv.plan import VenvPlan

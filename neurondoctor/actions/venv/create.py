@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Optional
 
-from neurondoctor.records import dataclass
+from dataclasses import dataclass
 from neurondoctor import exit_codes
 from neurondoctor.actions.check.check_run import CheckOptions, run_check
 from neurondoctor.actions.venv.builder import (

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from neurondoctor.records import dataclass, field
+from dataclasses import dataclass, field
 from neurondoctor.neuron_version import major_minor, release_tuple
 from neurondoctor.release_data.catalog import PackageEntry, ReleaseCatalog
 

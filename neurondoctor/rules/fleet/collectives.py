@@ -1,4 +1,4 @@
-"""Judging nccom-test all-reduce results within each node and between node pairs (issue 29 §5), pure.
+"""Judging nccom-test all-reduce results within each node and between node pairs, pure.
 
 A node's own run (all its NeuronCores) and each pair's run (the two nodes over EFA) give a bus bandwidth at the
 largest size, or a failure. AWS publishes no nccom-test floor per instance (the user guide's figures are examples,

@@ -1,4 +1,4 @@
-"""Cross-node consistency for one allocation (issue 29 §3), pure: the nodes' reports in, findings on the odd nodes
+"""Cross-node consistency for one allocation, pure: the nodes' reports in, findings on the odd nodes
 out, each naming the majority. A tie names no node (one finding says so, nothing drains). A node that already
 reports the same fact about itself (ND-RES-004: fewer EFA interfaces than its instance type has) is not named again.
 
@@ -13,9 +13,9 @@ import ipaddress
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Optional
 
-from neurondoctor.records import dataclass
 from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_INFO, Finding
 from neurondoctor.rules.fix import Fix, command, note

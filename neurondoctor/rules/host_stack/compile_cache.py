@@ -10,17 +10,17 @@ deletes (actions/cache/prune.py).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Optional
 
 from neurondoctor.facts.cache_states import ENTRY_DONE, ENTRY_FAILED, NETWORK_FILESYSTEMS
 from neurondoctor.facts.python_env import PythonEnvironment
 from neurondoctor.host.compile_cache import CACHE_DIR_FLAG
-from neurondoctor.neuron_version import normalize_neuron_version
 from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_INFO, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Fix, Shell, alternative, command, note
+from neurondoctor.rules.host_stack.compiler_installs import compiler_environments, installed_compiler_versions
 from neurondoctor.rules.host_stack.resources import GIB
 
 if TYPE_CHECKING:
@@ -45,21 +45,6 @@ def _index(ctx: RuleContext) -> Optional[CacheIndex]:
     return cache.index if cache is not None and cache.index is not None and cache.index.exists else None
 
 
-def compiler_environments(environments: Iterable[PythonEnvironment]) -> list[tuple[PythonEnvironment, str]]:
-    """(environment, its neuronx-cc version) for every environment that has one (check's, or `cache prune`'s)."""
-    found = []
-    for env in environments:
-        dist = env.effective_distributions().get("neuronx-cc")
-        if dist is not None:
-            found.append((env, dist.version))
-    return found
-
-
-def _installed(envs: Iterable[tuple[PythonEnvironment, str]]) -> set[str]:
-    """The installed compilers' versions as a cache folder names them (`2.15.141.0`, no build suffix)."""
-    return {normalize_neuron_version(version) for _, version in envs}
-
-
 def _prune(ctx: RuleContext, option: str, envs: Sequence[tuple[PythonEnvironment, str]] = ()) -> Fix:
     """`neurondoctor cache prune CACHE OPTION [--root R] [--venv V | --python EXE]... --yes`: the cache the check
     counted, under the same root, judged against the same environments' compilers."""
@@ -81,7 +66,7 @@ def failed_entries(ctx: RuleContext) -> list[Finding]:
     index = _index(ctx)
     if index is None:
         return []
-    installed = _installed(compiler_environments(ctx.facts.environments))
+    installed = installed_compiler_versions(compiler_environments(ctx.facts.environments))
     compilers = [compiler for compiler in index.compilers if compiler.states[ENTRY_FAILED]
                  and (not installed or compiler.compiler_version in installed)]
     count = sum(compiler.states[ENTRY_FAILED] for compiler in compilers)
@@ -160,7 +145,7 @@ def other_compilers(ctx: RuleContext) -> list[Finding]:
     envs = compiler_environments(ctx.facts.environments)
     if index is None or not envs:
         return []
-    installed = _installed(envs)
+    installed = installed_compiler_versions(envs)
     mine = [compiler for compiler in index.compilers if compiler.compiler_version in installed]
     others = [compiler for compiler in index.compilers if compiler.compiler_version not in installed
               and compiler.states[ENTRY_DONE]]
@@ -253,7 +238,7 @@ def other_flags(ctx: RuleContext) -> list[Finding]:
     """ND-CACHE-005: no finished entry of the installed compiler was built with the flags the user sets now."""
     index = _index(ctx)
     mine = _user_flags(ctx)
-    installed = _installed(compiler_environments(ctx.facts.environments))
+    installed = installed_compiler_versions(compiler_environments(ctx.facts.environments))
     if index is None or not mine or not installed:
         return []
     samples = [compiler_flags(flags) for compiler in index.compilers if compiler.compiler_version in installed

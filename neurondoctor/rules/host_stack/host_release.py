@@ -6,11 +6,11 @@ out (docs/neuron-facts.md §3.1 doctor rule: all four must be one manifest relea
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Optional
 
 from neurondoctor.facts.host import HostSnapshot
 from neurondoctor.neuron_version import normalize_neuron_version
-from neurondoctor.records import dataclass, field
 from neurondoctor.release_data.catalog import ReleaseCatalog
 from neurondoctor.rules.python_stack.release_detection import narrow_releases
 

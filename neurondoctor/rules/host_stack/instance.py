@@ -7,7 +7,7 @@ only (n2-manifest.json). Judged only when the instance type is known.
 from __future__ import annotations
 
 from neurondoctor.neuron_version import normalize_neuron_version, release_tuple
-from neurondoctor.pep508 import parse_requirement
+from neurondoctor.python_packaging import parse_requirement
 from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, inf1_host, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, Finding

@@ -97,7 +97,7 @@ def old_kernel(ctx: RuleContext) -> list[Finding]:
     release = host_target_release(ctx)
     if isinstance(since, dict) and since.get("release") and release and \
             release_tuple(release) < release_tuple(str(since["release"])):
-        return []  # the minimum of today's drivers is not one of a 2022 release's (issue 26 §2)
+        return []  # the minimum of today's drivers is not one of a 2022 release's
     return [Finding(id="ND-OS-002", category="os-unsupported", severity=SEVERITY_ERROR,
                     title=f"kernel {snapshot.kernel} is older than {minimum}, the driver's minimum",
                     detail="The Neuron driver needs kernel 5.10 or newer (announce-no-support-al2.rst).",

@@ -14,6 +14,7 @@ from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Command, Fix, Shell, command, export, pipeline
+from neurondoctor.rules.host_stack.compiler_installs import compiler_environments, installed_compiler_versions
 
 GIB = 1 << 30
 
@@ -46,11 +47,9 @@ def _other_compilers_removal(ctx: RuleContext) -> list[Command]:
     """`rm -rf CACHE/neuronxcc-VERSION` for each compiler folder of the cache that no environment here compiles
     with, named one by one: a glob over `neuronxcc-*` would take the installed compiler's graphs too (the next
     start compiles everything again). None when the cache was not counted or no installed compiler is known."""
-    from neurondoctor.rules.host_stack.compile_cache import _installed, compiler_environments  # it imports GIB
-
     cache = ctx.facts.host.snapshot.compile_cache
     index = cache.index if cache is not None else None
-    installed = _installed(compiler_environments(ctx.facts.environments))
+    installed = installed_compiler_versions(compiler_environments(ctx.facts.environments))
     if cache is None or index is None or not installed:
         return []
     return [command("rm", "-rf", f"{cache.path.rstrip('/')}/{compiler.name}",

@@ -1,4 +1,4 @@
-"""What a compiler, runtime or framework error text means and the ways out (issue 15 §4; pure, no I/O).
+"""What a compiler, runtime or framework error text means and the ways out (pure, no I/O).
 
 The text is a log-neuron-cc.txt, a traceback pasted on stdin or a runtime log. It is matched against the error
 signatures of the release data (`manifests/error-signatures.json`, shared with the canary) in file order, the
@@ -11,20 +11,21 @@ or a newer neuronx-cc that supports it (only when the release data records one; 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from packaging.version import InvalidVersion, Version
 
-from neurondoctor.records import dataclass, field
 from neurondoctor.redaction import redact_secrets
 from neurondoctor.release_data.probe_data import ErrorSignatures
 from neurondoctor.rules.probes.compiler_codes import compiler_code, compiler_codes_in, compiler_detail
 from neurondoctor.rules.probes.runtime_status import runtime_status
 from neurondoctor.rules.probes.signature_match import match_signature
 
-# Every pattern runs in linear time on any text (issue 25 §4): no two parts of one pattern can match the same
-# characters, so a failed match never retries a run it has scanned (the HLO type stops at `{`, its layout at a
-# space: `[^\s(]+(?:\{[^}]*\})?` made `%a = {{{…` quadratic, minutes for 2 MiB). Lines are cut at MAX_LINE too.
+# Every pattern runs in linear time on any text, so a crafted log cannot stall `explain`: no two parts of one
+# pattern can match the same characters, so a failed match never retries a run it has scanned (the HLO type stops
+# at `{`, its layout at a space: `[^\s(]+(?:\{[^}]*\})?` made `%a = {{{…` quadratic, minutes for 2 MiB). Lines are
+# cut at MAX_LINE too.
 MAX_LINE = 8192
 # A leading `\b` keeps `re` from skipping ahead to the literal (60 ns a character on 8 MiB): the boundary is checked on
 # each hit instead (`_at_word_start`).

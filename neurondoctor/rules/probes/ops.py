@@ -8,9 +8,9 @@ what happens in its own words (`consequence`): a fused optimizer fails in torch 
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
-from neurondoctor.records import dataclass, field
 from neurondoctor.rules.check import Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding

@@ -1,4 +1,4 @@
-"""Judges a performance canary run (issue 30 §3), pure: each NeuronCore's BF16 matmul and device-memory copy,
+"""Judges a performance canary run, pure: each NeuronCore's BF16 matmul and device-memory copy,
 against the per-core share of what AWS publishes per chip (info), and against the other cores of the node: a core
 under half its peers' median is a `hardware-error` warning (a throttled or failing core; a single slow core slows
 every collective of a job). A core whose run failed is an error, classified like the canary's failures.

@@ -1,4 +1,4 @@
-"""The number that matters in a Neuron runtime log (issue 30 §4), pure: after `explain` has recognised the error,
+"""The number that matters in a Neuron runtime log, pure: after `explain` has recognised the error,
 what exactly ran out and by how much.
 
 - Device memory: the runtime's out-of-memory report (neuron-runtime/explore/device-memory.rst, 2.26 on):

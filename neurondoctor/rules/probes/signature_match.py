@@ -9,9 +9,9 @@ shows which of its causes it is.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable, Optional
 
-from neurondoctor.records import dataclass
 from neurondoctor.release_data.probe_data import ErrorSignature, ErrorSignatures
 from neurondoctor.rules.probes.import_errors import IMPORT_READERS
 from neurondoctor.rules.probes.runtime_log import RUNTIME_READERS

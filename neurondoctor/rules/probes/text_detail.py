@@ -8,9 +8,8 @@ A signature (manifests/error-signatures.json) names the kind of reader in its `d
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Optional
-
-from neurondoctor.records import dataclass
 
 
 @dataclass(frozen=True)

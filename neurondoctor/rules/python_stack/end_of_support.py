@@ -19,7 +19,7 @@ from typing import Any, Optional
 
 from neurondoctor.facts.python_env import PythonEnvironment
 from neurondoctor.neuron_version import release_tuple
-from neurondoctor.pep440 import matches
+from neurondoctor.python_packaging import matches
 from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_INFO, SEVERITY_WARNING, Finding

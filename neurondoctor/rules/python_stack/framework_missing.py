@@ -2,8 +2,8 @@
 
 People porting PyTorch code to Trainium start from the environment they have: `pip install torch` (a CUDA build
 from PyPI), or `pip install optimum-neuron` without its `[neuronx]` extra, which brings CUDA torch and no
-Neuron package at all (issue 12, measured). On a Neuron host, or judged with `--release`, such an environment is
-not a pass: it says what it has, what the release needs, and the one command that builds it.
+Neuron package at all (measured with real packages from PyPI). On a Neuron host, or judged with `--release`, such
+an environment is not a pass: it says what it has, what the release needs, and the one command that builds it.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Optional
 
 from neurondoctor.facts.python_env import Distribution, PythonEnvironment
 from neurondoctor.neuron_version import major_minor, normalize_neuron_version, release_tuple
-from neurondoctor.pep508 import marker_extras, parse_requirement
+from neurondoctor.python_packaging import marker_extras, parse_requirement
 from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, neuron_host, pin, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
@@ -125,7 +125,7 @@ def torch_without_framework(ctx: RuleContext) -> list[Finding]:
         if (stack.torch is None or stack.framework is not None or _addon_without_extra(ctx, env)
                 or framework_lines_held(env, ctx.catalog)):
             # tensorflow-neuron, mx-neuron or jax-neuronx beside a torch some library pulled in is a Neuron
-            # environment: it is not offered a torch-neuronx one (issue 26 §2)
+            # environment: it is not offered a torch-neuronx one
             continue
         target = f"{env.path.rstrip('/')}-neuron"
         inf1 = _inf1_line(ctx, release, env.python_major_minor, target)

@@ -9,8 +9,7 @@ Known bad neighbours (torch-neuron beside torch-neuronx, TensorFlow/JAX beside t
 from __future__ import annotations
 
 from neurondoctor.facts.python_env import PythonEnvironment
-from neurondoctor.neuron_version import normalize_package_name
-from neurondoctor.pep440 import matches
+from neurondoctor.python_packaging import canonical_name, matches
 from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, pin, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
@@ -90,11 +89,11 @@ def known_conflicts(ctx: RuleContext) -> list[Finding]:
     for env in ctx.facts.environments:
         dists = env.effective_distributions()
         for conflict in ctx.catalog.compat.get("conflicts", []):
-            beside = [dists[name] for name in map(normalize_package_name, conflict["beside"]) if name in dists]
-            present = [dists[name] for name in map(normalize_package_name, conflict["installed"]) if name in dists]
+            beside = [dists[name] for name in map(canonical_name, conflict["beside"]) if name in dists]
+            present = [dists[name] for name in map(canonical_name, conflict["installed"]) if name in dists]
             if not beside or not present:
                 continue
-            removable = {normalize_package_name(name) for name in conflict["remove"]}
+            removable = {canonical_name(name) for name in conflict["remove"]}
             to_remove = [dist.display_name for dist in present if dist.name in removable]
             findings.append(Finding(
                 id="ND-PIN-002",

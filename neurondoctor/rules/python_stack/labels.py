@@ -1,6 +1,6 @@
 """What an environment holds, in a few words: a DLAMI has several side by side, named after their framework and
 library (`aws_neuronx_venv_pytorch_2_9_nxd_inference`), and a report that lists five paths should say which is
-which (issue 26 §1): `PyTorch 2.9 (torch-neuronx) + NxD Inference`, `JAX 0.7 (jax-neuronx)`,
+which: `PyTorch 2.9 (torch-neuronx) + NxD Inference`, `JAX 0.7 (jax-neuronx)`,
 `PyTorch 1.13 (torch-neuron, Inf1)`."""
 
 from __future__ import annotations

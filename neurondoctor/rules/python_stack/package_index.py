@@ -19,7 +19,7 @@ from neurondoctor.facts.python_env import (
     PythonEnvironment,
     SiteDir,
 )
-from neurondoctor.neuron_version import normalize_package_name
+from neurondoctor.python_packaging import canonical_name
 from neurondoctor.release_data.catalog import PackageEntry
 from neurondoctor.rules.check import FindingSpec, RuleSet, environment_check
 from neurondoctor.rules.context import RuleContext, made_by_uv_without_pip, pin, pip_command
@@ -44,7 +44,7 @@ def placeholder_words(placeholders: dict[str, str]) -> str:
 def _placeholder_import(ctx: RuleContext, dist: Distribution) -> str:
     """What importing this placeholder really does (compat.json `placeholders`, read from PyPI's wheels)."""
     for entry in ctx.catalog.compat.get("placeholders", []):
-        if normalize_package_name(str(entry.get("name", ""))) == dist.name and entry.get("imports"):
+        if canonical_name(str(entry.get("name", ""))) == dist.name and entry.get("imports"):
             return str(entry["imports"])
     module = dist.top_level[0] if dist.top_level else dist.name.replace("-", "_")
     return f"`import {module}` raises `ImportError: WRONG PACKAGE. Please install the package from Neuron Repository`"
@@ -150,7 +150,7 @@ def _replace_index_commands(origin: str, repository: str) -> list[Command]:
 
 def repository_not_configured(ctx: RuleContext) -> list[Finding]:
     """ND-PIP-003: pip's only index is the Neuron repository, in any environment: it matters most before anything
-    is installed, when `pip install torch-neuronx` cannot resolve torch (issue 26 §6). ND-PIP-002: a Neuron
+    is installed, when `pip install torch-neuronx` cannot resolve torch. ND-PIP-002: a Neuron
     environment whose pip cannot reach the Neuron repository."""
     repository = ctx.catalog.pip_repository
     findings = []
@@ -203,7 +203,7 @@ def repository_not_configured(ctx: RuleContext) -> list[Finding]:
 def _configured_extra_indexes(env: PythonEnvironment) -> list[str]:
     """The extra indexes pip's files give this environment today. The venv's own pip.conf outranks the user's and
     the global one for the same key, so setting it to the Neuron repository alone would hide them: they are kept,
-    in order, before it (issue 13: a fix never drops user configuration)."""
+    in order, before it (a fix never drops user configuration)."""
     kept: list[str] = []
     for source in env.pip_config:
         if source.origin == "environment":

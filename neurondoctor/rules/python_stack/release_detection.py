@@ -8,11 +8,11 @@ torch-neuronx; the official 2.32 install carries 2.31's over: `compat.json` `car
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Optional
 
 from neurondoctor.facts.python_env import Distribution, PythonEnvironment
 from neurondoctor.neuron_version import release_tuple
-from neurondoctor.records import dataclass, field
 from neurondoctor.release_data.catalog import ReleaseCatalog
 
 

@@ -5,7 +5,7 @@ requirements of an extra that pulls a Neuron package when that package is instal
 `[neuronx]` pins torch-neuronx, neuronx-cc, libneuronxla, torch and torchvision: optimum-neuron 0.4.x METADATA on
 PyPI). Other extras are not known to be installed and are not judged. An unmet requirement of a Neuron package,
 of a Neuron add-on (compat.json `neuron_addons`) or, in a Neuron environment, of what the framework pins, is an
-error: a declared requirement is a documented one (docs/contracts.md §6; before issue 26 §4 it was a warning unless
+error: a declared requirement is a documented one (docs/contracts.md §6; earlier versions made it a warning unless
 the framework imports the package). The rest of the environment's unmet requirements come as one info finding.
 What a package needs and does not declare is data with its source (compat.json `undeclared_requirements`).
 Pairs the pin rules judge against the release data (torch-neuronx → torch)
@@ -15,20 +15,18 @@ are left to them.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Optional
 
 from neurondoctor.facts.python_env import Distribution, PythonEnvironment
-from neurondoctor.pep508 import (
-    MarkerError,
+from neurondoctor.python_packaging import (
     Requirement,
-    UnknownMarkerVariable,
-    evaluate_marker,
+    marker_applies,
     marker_extras,
     marker_variables,
+    matches,
     parse_requirement,
-    satisfies,
 )
-from neurondoctor.records import dataclass
 from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_INFO, SEVERITY_WARNING, Finding
@@ -55,25 +53,15 @@ class Unmet:
                f"{self.requirement.display_name} {found}"
 
 
-def _applies(requirement: Requirement, variables: Mapping[str, str]) -> Optional[bool]:
-    if not requirement.marker:
-        return True
-    try:
-        return evaluate_marker(requirement.marker, variables)
-    except (MarkerError, UnknownMarkerVariable):
-        return None  # not known to apply: not judged
-
-
 def _neuron_extras(requirements: list[Requirement], installed: dict[str, Distribution], neuron: frozenset[str],
                    python: Optional[str], machine: Optional[str]) -> set[str]:
     """Extras of this distribution that pull an installed Neuron package: those are in use."""
     extras = set()
     for requirement in requirements:
-        marker = requirement.marker or ""
-        if "extra" not in marker or requirement.name not in neuron or requirement.name not in installed:
+        if requirement.name not in neuron or requirement.name not in installed:
             continue
-        for candidate in marker_extras(marker):
-            if _applies(requirement, marker_variables(python, machine, candidate)):
+        for candidate in marker_extras(requirement.marker):
+            if marker_applies(requirement.marker, marker_variables(python, machine, candidate)):
                 extras.add(candidate)
     return extras
 
@@ -89,7 +77,8 @@ def unmet_requirements(ctx: RuleContext, env: PythonEnvironment) -> list[Unmet]:
         in_use = [marker_variables(python, machine, extra)
                   for extra in _neuron_extras(requirements, installed, neuron, python, machine)]
         for requirement in requirements:
-            applies = _applies(requirement, base) or any(_applies(requirement, extra) for extra in in_use)
+            applies = marker_applies(requirement.marker, base) or any(
+                marker_applies(requirement.marker, extra) for extra in in_use)
             if not applies or requirement.name == dist.name:
                 continue
             target = installed.get(requirement.name)
@@ -97,7 +86,7 @@ def unmet_requirements(ctx: RuleContext, env: PythonEnvironment) -> list[Unmet]:
                 if requirement.name not in BUILD_TOOLING:
                     unmet.append(Unmet(dist, requirement, None))
                 continue
-            if requirement.url is None and satisfies(target.version, requirement.specifier) is False:
+            if requirement.url is None and matches(target.version, requirement.specifier) is False:
                 unmet.append(Unmet(dist, requirement, target.version))
     return unmet
 
@@ -159,7 +148,7 @@ def requirement_mismatches(ctx: RuleContext) -> list[Finding]:
 def _entry_applies(entry: Mapping[str, object], installed: Mapping[str, Distribution]) -> Optional[Distribution]:
     """The installed package an entry speaks of, when its versions and its `beside` package are there too."""
     dist = installed.get(str(entry.get("package", "")))
-    if dist is None or satisfies(dist.version, str(entry.get("versions", ""))) is not True:
+    if dist is None or matches(dist.version, str(entry.get("versions", ""))) is not True:
         return None
     beside = entry.get("beside")
     return dist if beside is None or str(beside) in installed else None
@@ -183,7 +172,7 @@ def undeclared_requirements(ctx: RuleContext) -> list[Finding]:
             target = installed.get(requirement.name)
             if target is None and entry.get("judged") == "when-installed":
                 continue
-            if target is not None and satisfies(target.version, requirement.specifier) is not False:
+            if target is not None and matches(target.version, requirement.specifier) is not False:
                 continue
             found = f"has {target.version}" if target else "is not installed"
             beside = f" beside {entry['beside']}" if entry.get("beside") else ""

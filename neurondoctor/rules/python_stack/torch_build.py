@@ -34,7 +34,7 @@ def is_cuda_build(torch: Distribution, build: TorchBuild | None) -> bool:
 def cpu_torch_command(ctx: RuleContext, env: PythonEnvironment, version: str, replace: bool = True) -> Command:
     """torch X.Y.Z's CPU build from the PyTorch CPU index (what Neuron pins and its venvs use). PyPI's x86_64
     `torch==X.Y.Z` is the CUDA build, which *requires* the nvidia-* packages: reinstalling it and then removing them
-    leaves `import torch` failing on libcublas (issue 13). Replacing, `--no-deps` keeps the rest of the environment as
+    leaves `import torch` failing on libcublas. Replacing, `--no-deps` keeps the rest of the environment as
     it is; installing afresh, the CPU index also serves torch's own dependencies."""
     base = version.split("+")[0]
     options = ["--force-reinstall", "--no-deps"] if replace else []
