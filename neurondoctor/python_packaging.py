@@ -63,8 +63,10 @@ def metadata_problem(name: str, version: str) -> str:
     return ""
 
 
+@functools.lru_cache(maxsize=8192)
 def canonical_name(name: str) -> str:
-    """The PEP 503 name pip compares (`neuronx_distributed` and `Neuronx.Distributed` are `neuronx-distributed`)."""
+    """The PEP 503 name pip compares (`neuronx_distributed` and `Neuronx.Distributed` are `neuronx-distributed`).
+    Cached: the release data and every install record ask for the same few thousand names."""
     from packaging.utils import canonicalize_name
 
     return str(canonicalize_name(name.strip()))

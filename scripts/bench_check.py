@@ -33,6 +33,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Optional
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -116,31 +117,29 @@ FLOOR_SCRIPT = ("import importlib.metadata as m\n"
                 "rows = [(d.metadata['Name'], d.version) for d in m.distributions()]\n")
 
 
-def interleaved_commands(commands: dict[str, list[str]], runs: int, env: dict[str, str]) -> dict[str, float]:
-    """Median wall time (ms) of each command, the commands taking turns each run."""
+def interleaved_commands(commands: dict[str, list[str]], runs: int, env: dict[str, str],
+                         trees: Optional[dict[str, Path]] = None) -> dict[str, float]:
+    """Median wall time (ms) of each command, the commands taking turns each run. A command named in `trees` runs
+    from that tree (`python -m neurondoctor` in it imports its modules, not the installed ones)."""
+    trees = trees or {}
     times: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(runs):
         for name, command in commands.items():
+            tree = trees.get(name)
             started = time.perf_counter()
-            subprocess.run(command, capture_output=True, timeout=300, env=env)
+            subprocess.run(command, capture_output=True, timeout=300,
+                           env={**env, "PYTHONPATH": str(tree)} if tree else env, cwd=str(tree) if tree else None)
             times[name].append((time.perf_counter() - started) * 1000)
     return {name: statistics.median(values) for name, values in times.items()}
 
 
-def compare_with(revision: str, root: Path, runs: int, env: dict[str, str], scratch: Path) -> None:
-    worktree = scratch / "against"
-    subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(worktree), revision], check=True,
-                   capture_output=True, timeout=120)
-    try:
-        trees = {"this tree": REPO, revision: worktree}
-        for args in (["check", "--root", str(root)], ["check", "--root", str(root), "--json"]):
-            medians = interleaved_ms(trees, args, runs, env)
-            shown = " ".join(args).replace(str(root), "<trn1.32xlarge>")
-            print(f"{shown}: this tree {medians['this tree']:6.1f} ms, {revision} {medians[revision]:6.1f} ms "
-                  f"(ratio {medians['this tree'] / medians[revision]:.3f}, median of {runs} interleaved runs)")
-    finally:
-        subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(worktree)], capture_output=True,
-                       timeout=120)
+def compare_with(revision: str, worktree: Path, root: Path, runs: int, env: dict[str, str]) -> None:
+    trees = {"this tree": REPO, revision: worktree}
+    for args in (["check", "--root", str(root)], ["check", "--root", str(root), "--json"]):
+        medians = interleaved_ms(trees, args, runs, env)
+        shown = " ".join(args).replace(str(root), "<trn1.32xlarge>")
+        print(f"{shown}: this tree {medians['this tree']:6.1f} ms, {revision} {medians[revision]:6.1f} ms "
+              f"(ratio {medians['this tree'] / medians[revision]:.3f}, median of {runs} interleaved runs)")
 
 
 def dlami_hosts(scratch: Path, distributions: int) -> tuple[Path, Path]:
@@ -192,24 +191,40 @@ def main() -> int:
         subprocess.run(collect_cmd, capture_output=True, env=env, timeout=300)
         check_s, check_code = median_seconds(check_cmd, args.runs, env)
         collect_s, _ = median_seconds(collect_cmd, args.runs, env)
-        floor = interleaved_commands({
-            "floor": [str(venv / "bin" / "python"), "-c", FLOOR_SCRIPT],
-            "check": check_cmd,
-            "health": [sys.executable, "-m", "neurondoctor", "health", "--venv", str(venv), "--format", "json"],
-        }, 20, env)
-        host = build_host(Path(scratch) / "trn1-32xlarge", HostSpec(instance_type="trn1.32xlarge", release="2.31.1"))
-        host_wall_ms, host_ms = host_part_ms(host, args.runs, env)
-        one, five = dlami_hosts(Path(scratch), args.distributions)
-        dlami = interleaved_roots({"one": one, "five": five}, max(args.runs, 11), env)
-        if args.against:
-            compare_with(args.against, host, args.compare_runs, env, Path(scratch))
+        health_cmd = [sys.executable, "-m", "neurondoctor", "health", "--venv", str(venv), "--format", "json"]
+        floor_commands = {"floor": [str(venv / "bin" / "python"), "-c", FLOOR_SCRIPT], "check": check_cmd,
+                          "health": health_cmd}
+        worktree = Path(scratch) / "against"
+        if args.against:  # the same commands from the other revision, in the same interleaved run
+            subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(worktree), args.against],
+                           check=True, capture_output=True, timeout=120)
+            floor_commands.update({f"check@{args.against}": check_cmd, f"health@{args.against}": health_cmd})
+        try:
+            floor = interleaved_commands(floor_commands, 20, env, {f"check@{args.against}": worktree,
+                                                                    f"health@{args.against}": worktree})
+            host = build_host(Path(scratch) / "trn1-32xlarge", HostSpec(instance_type="trn1.32xlarge",
+                                                                         release="2.31.1"))
+            host_wall_ms, host_ms = host_part_ms(host, args.runs, env)
+            one, five = dlami_hosts(Path(scratch), args.distributions)
+            dlami = interleaved_roots({"one": one, "five": five}, max(args.runs, 11), env)
+            if args.against:
+                compare_with(args.against, worktree, host, args.compare_runs, env)
+        finally:
+            if args.against:
+                subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(worktree)],
+                               capture_output=True, timeout=120)
     print(f"venv: {count} distributions, torch 2.13.0 CPU; {args.runs} runs each (median wall time)")
     print(f"neurondoctor check --venv V --json : {check_s * 1000:8.1f} ms (exit {check_code})")
     print(f"python -m torch.utils.collect_env  : {collect_s * 1000:8.1f} ms")
     print(f"ratio collect_env / check          : {collect_s / check_s:8.1f}x (target >= 10x)")
     print(f"metadata-scan floor (the venv's python, importlib.metadata names and versions): {floor['floor']:6.1f} ms; "
           f"check {floor['check']:6.1f} ms ({floor['check'] / floor['floor']:.2f}x), health {floor['health']:6.1f} ms "
-          f"({floor['health'] / floor['floor']:.2f}x); median of 20 interleaved runs, target <= 1.2x")
+          f"({floor['health'] / floor['floor']:.2f}x); median of 20 interleaved runs, target: check <= 2x, "
+          "health < 1 s")
+    if args.against:
+        before_check, before_health = floor[f"check@{args.against}"], floor[f"health@{args.against}"]
+        print(f"  the same run at {args.against}: check {before_check:6.1f} ms ({before_check / floor['floor']:.2f}x), "
+              f"health {before_health:6.1f} ms ({before_health / floor['floor']:.2f}x)")
     print(f"check --root <trn1.32xlarge, 16 devices> --json: {host_wall_ms:6.1f} ms wall, host part "
           f"{host_ms:5.1f} ms (target < 300 ms)")
     print(f"DLAMI host, {args.distributions} distributions per venv: 1 venv {dlami['one']:6.1f} ms, 5 venvs "

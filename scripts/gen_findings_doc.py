@@ -12,7 +12,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from neurondoctor.rules.registry import CHECKS, PROBE_CHECKS, fleet_checks  # noqa: E402
+from neurondoctor.rules.registry import CHECKS, fleet_checks, probe_checks  # noqa: E402
 from tests.fixes.fix_kinds import ADVICE_ONLY, EXECUTED, HOST_SIMULATED  # noqa: E402
 
 TARGET = REPO / "docs" / "findings.md"
@@ -49,7 +49,7 @@ def _cell(text: str) -> str:
 
 def render() -> str:
     lines = [HEAD]
-    for check in (*CHECKS, *PROBE_CHECKS, *fleet_checks()):
+    for check in (*CHECKS, *probe_checks(), *fleet_checks()):
         run_by = ("`neurondoctor check`" if check in CHECKS else "`neurondoctor fleet check --slurm`"
                   if check in fleet_checks() else f"`neurondoctor probe {PROBE_COMMANDS.get(check.id, check.id)}`")
         lines += ["", f"## {check.title} (`{check.id}`, run by {run_by})", "",

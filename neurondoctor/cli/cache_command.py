@@ -13,9 +13,10 @@ import typer
 from neurondoctor import exit_codes
 from neurondoctor.cli.output_format import FORMAT_HELP, chosen_format
 from neurondoctor.cli.target_options import JsonOption
+from neurondoctor.cli.typer_apps import command_group
 from neurondoctor.output_text import write_text
 
-cache_app = typer.Typer(no_args_is_help=True, help="The Neuron compile caches of this host: status, verify, prune.")
+app = command_group("The Neuron compile caches of this host: status, verify, prune.")
 
 CacheRoot = Annotated[str, typer.Option("--root", metavar="DIR", help="Work on the tree under DIR (the paths are in "
                                                                       "it).")]
@@ -32,7 +33,7 @@ def _emit(document: dict[str, object], text: str, as_json: bool) -> None:
         write_text(text)
 
 
-@cache_app.command("status")
+@app.command("status")
 def status(
     paths: Annotated[Optional[list[str]], typer.Argument(
         metavar="[DIR]...", help="Count these caches instead of the configured ones.", show_default=False)] = None,
@@ -54,7 +55,7 @@ def status(
     _emit(status_document(root, locations), render_status_text(locations), json_out)
 
 
-@cache_app.command("verify")
+@app.command("verify")
 def verify(
     cache: DefaultCache = None,
     root: CacheRoot = "/",
@@ -86,7 +87,7 @@ def _confirm(question: str) -> bool:
     return ask(sys.stderr, f"{question} [y/N] ", input)
 
 
-@cache_app.command("prune")
+@app.command("prune")
 def prune(
     cache: DefaultCache = None,
     failed: Annotated[bool, typer.Option("--failed", help="Failed entries, which later runs skip.")] = False,

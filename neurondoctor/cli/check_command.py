@@ -26,6 +26,7 @@ from neurondoctor.cli.target_options import (
     Targets,
     VenvOption,
 )
+from neurondoctor.cli.typer_apps import single_command
 from neurondoctor.output_text import write_text
 
 FORMATS = ("text", "json", "markdown", "nhc", "npd")
@@ -60,9 +61,9 @@ def run_by(check: object) -> str:
 def write_id_list(stream: TextIO, as_json: bool) -> None:
     """`check --list`: every check, then its finding ids, tab-separated, with every severity each can be printed at
     (`error|warning`: the usual one first); the probes' ids last."""
-    from neurondoctor.rules.registry import CHECKS, PROBE_CHECKS, fleet_checks
+    from neurondoctor.rules.registry import CHECKS, fleet_checks, probe_checks
 
-    checks = (*CHECKS, *PROBE_CHECKS, *fleet_checks())
+    checks = (*CHECKS, *probe_checks(), *fleet_checks())
     if as_json:
         document = {"schema": "neurondoctor.checks/1", "checks": [
             {"id": check.id, "title": check.title, "run_by": run_by(check),
@@ -157,3 +158,6 @@ def check(
 
         render_terminal(report, sys.stdout, verbose=verbose)
     raise typer.Exit(report.exit_code(strict))
+
+
+app = single_command(check)

@@ -28,6 +28,7 @@ from neurondoctor.cli.target_options import (
     Targets,
     VenvOption,
 )
+from neurondoctor.cli.typer_apps import single_command
 from neurondoctor.output_text import needs_ascii, printable, write_text
 
 if TYPE_CHECKING:
@@ -177,3 +178,5 @@ def health(
     _log(line, to_syslog=not dry_run)
     raise typer.Exit(exit_codes.UNKNOWN if outcome.stale else outcome.report.exit_code())
 
+
+app = single_command(health)

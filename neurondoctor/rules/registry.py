@@ -11,7 +11,6 @@ from collections.abc import Iterator, Sequence
 from neurondoctor.rules.check import Check, FindingSpec
 from neurondoctor.rules.finding import CATEGORIES, Finding
 from neurondoctor.rules.host_stack import devices, driver, env_vars, hardware, runtime
-from neurondoctor.rules.probes import canary, ops, perf, shapes
 from neurondoctor.rules.python_stack import package_index, release, stock_torch, venv_health
 
 CHECKS: tuple[Check, ...] = (
@@ -25,8 +24,14 @@ CHECKS: tuple[Check, ...] = (
     stock_torch.CHECK,
     package_index.CHECK,
 )
-# The probes' areas: their findings are listed and explained like the others, but `check` does not run them.
-PROBE_CHECKS: tuple[Check, ...] = (ops.CHECK, canary.CHECK, perf.CHECK, shapes.CHECK)
+
+
+def probe_checks() -> tuple[Check, ...]:
+    """The probes' areas: their findings are listed and explained like the others, but `check` does not run them,
+    so `check` does not import them."""
+    from neurondoctor.rules.probes import canary, ops, perf, shapes
+
+    return (ops.CHECK, canary.CHECK, perf.CHECK, shapes.CHECK)
 
 
 def fleet_checks() -> tuple[Check, ...]:
@@ -39,7 +44,7 @@ CHECK_IDS = frozenset(check.id for check in CHECKS)
 
 
 def all_finding_specs() -> Iterator[tuple[Check, FindingSpec]]:
-    for check in (*CHECKS, *PROBE_CHECKS, *fleet_checks()):
+    for check in (*CHECKS, *probe_checks(), *fleet_checks()):
         for spec in check.findings:
             yield check, spec
 
