@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from neurondoctor.cli.output_format import FORMAT_HELP, chosen_format
+from neurondoctor.cli.output_format import FormatOption, JsonOption, chosen_format
 from neurondoctor.cli.typer_apps import single_command
 from neurondoctor.output_text import write_text
 
@@ -23,8 +23,8 @@ def bootstrap(
     apply: bool = typer.Option(False, "--apply", help="Run the plan (as root), then check."),
     status_file: Optional[str] = typer.Option(None, "--status-file", metavar="FILE", help="Where the result goes "
                                               "(default with --apply: /var/lib/neurondoctor/bootstrap.json)."),
-    as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout."),
-    output_format: str = typer.Option("text", "--format", metavar="FORMAT", help=FORMAT_HELP),
+    as_json: JsonOption = False,
+    output_format: FormatOption = "text",
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Log every command's output (a failed command's "
                                  "last lines are in the status file either way)."),
 ) -> None:

@@ -11,8 +11,7 @@ from typing import Annotated, Optional
 import typer
 
 from neurondoctor import exit_codes
-from neurondoctor.cli.output_format import FORMAT_HELP, chosen_format
-from neurondoctor.cli.target_options import JsonOption
+from neurondoctor.cli.output_format import FormatOption, JsonOption, chosen_format
 from neurondoctor.cli.typer_apps import command_group
 from neurondoctor.output_text import write_text
 
@@ -20,7 +19,6 @@ app = command_group("The Neuron compile caches of this host: status, verify, pru
 
 CacheRoot = Annotated[str, typer.Option("--root", metavar="DIR", help="Work on the tree under DIR (the paths are in "
                                                                       "it).")]
-CacheFormat = Annotated[str, typer.Option("--format", metavar="FORMAT", help=FORMAT_HELP)]
 DefaultCache = Annotated[Optional[str], typer.Argument(
     metavar="[DIR]", help="The cache (default: the one neuronx-cc uses here: --cache_dir, NEURON_COMPILE_CACHE_URL, "
                           "or /var/tmp/neuron-compile-cache).", show_default=False)]
@@ -39,7 +37,7 @@ def status(
         metavar="[DIR]...", help="Count these caches instead of the configured ones.", show_default=False)] = None,
     root: CacheRoot = "/",
     as_json: JsonOption = False,
-    output_format: CacheFormat = "text",
+    output_format: FormatOption = "text",
 ) -> None:
     """Every compile cache neuronx-cc and vLLM would use here: per compiler directory, its entries (done, failed,
     incomplete), locks and their holders, size and age. Remote caches are named, never contacted. Writes nothing."""
@@ -60,7 +58,7 @@ def verify(
     cache: DefaultCache = None,
     root: CacheRoot = "/",
     as_json: JsonOption = False,
-    output_format: CacheFormat = "text",
+    output_format: FormatOption = "text",
 ) -> None:
     """Check that each finished entry is whole: its NEFF's header and size, its done marker. Reads 1 KiB of each
     NEFF; writes nothing. Exit 1 when an entry is not whole."""
@@ -110,7 +108,7 @@ def prune(
     yes: Annotated[bool, typer.Option("--yes", help="Do not ask (needed without a terminal).")] = False,
     root: CacheRoot = "/",
     as_json: JsonOption = False,
-    output_format: CacheFormat = "text",
+    output_format: FormatOption = "text",
 ) -> None:
     """Move failed entries, stale locks, other compilers' entries, broken or old entries out of the cache, into
     <cache>.neurondoctor-<UTC> beside it: never deletes, refuses while a live process holds a lock."""

@@ -15,7 +15,7 @@ from typing import Any, Optional
 import typer
 
 from neurondoctor import exit_codes
-from neurondoctor.cli.output_format import FORMAT_HELP, chosen_format
+from neurondoctor.cli.output_format import FormatOption, chosen_format
 from neurondoctor.cli.typer_apps import single_command
 from neurondoctor.output_text import write_text
 from neurondoctor.regular_files import read_regular_file
@@ -118,7 +118,7 @@ def explain(
     source: str = typer.Argument("-", metavar="LOGFILE|-|FINDING-ID",
                                  help="A compiler/runtime log, - for stdin (default), or a finding id."),
     as_json: bool = typer.Option(False, "--json", help="One JSON document: {category, op, variant, ways_out}."),
-    output_format: str = typer.Option("text", "--format", metavar="FORMAT", help=FORMAT_HELP),
+    output_format: FormatOption = "text",
 ) -> None:
     """What an error text (or a finding id) means and the ways out; exit 0 recognised, 3 not, 2 unreadable."""
     raise typer.Exit(run_explain(source, chosen_format(as_json, output_format) == "json"))

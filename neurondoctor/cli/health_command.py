@@ -17,9 +17,8 @@ import typer
 
 from neurondoctor import exit_codes
 from neurondoctor.cli.invocation import invocation_environ, warn_about_environment
-from neurondoctor.cli.output_format import chosen_format
+from neurondoctor.cli.output_format import JsonOption, chosen_format
 from neurondoctor.cli.target_options import (
-    JsonOption,
     PythonOption,
     ReleaseOption,
     RootOption,

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Optional
 import typer
 
 from neurondoctor import exit_codes
-from neurondoctor.cli.output_format import FORMAT_HELP, chosen_format
+from neurondoctor.cli.output_format import FormatOption, JsonOption, chosen_format
 from neurondoctor.cli.typer_apps import command_group
 from neurondoctor.output_text import write_text
 
@@ -43,8 +43,8 @@ def manifests_show(release: str = typer.Argument(..., metavar="X.Y.Z", help="A r
 
 
 @app.command("status")
-def manifests_status(as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout."),
-                     output_format: str = typer.Option("text", "--format", metavar="FORMAT", help=FORMAT_HELP),
+def manifests_status(as_json: JsonOption = False,
+                     output_format: FormatOption = "text",
                      ) -> None:
     """Which release data is in use (bundled, `manifests update`'s copy, NEURONDOCTOR_MANIFESTS), its newest
     release, the manifest's date and age, and where it came from."""

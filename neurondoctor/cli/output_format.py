@@ -6,9 +6,16 @@ A script that runs `check --format json` expects the same word to work on `healt
 
 from __future__ import annotations
 
+from typing import Annotated
+
+import typer
+
 from neurondoctor import exit_codes
 
 FORMAT_HELP = "text or json (the same as --json)"
+JsonOption = Annotated[bool, typer.Option("--json", help="The same as --format json: exactly one JSON document on "
+                                                          "stdout.")]
+FormatOption = Annotated[str, typer.Option("--format", metavar="FORMAT", help=FORMAT_HELP)]
 
 
 def chosen_format(as_json: bool, output_format: str, known: tuple[str, ...] = ("text", "json")) -> str:

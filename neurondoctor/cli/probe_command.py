@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Callable, Optional
 import typer
 
 from neurondoctor import exit_codes
-from neurondoctor.cli.output_format import FORMAT_HELP, chosen_format
+from neurondoctor.cli.output_format import FormatOption, JsonOption, chosen_format
 from neurondoctor.cli.typer_apps import command_group
 from neurondoctor.output_text import write_text
 
@@ -60,22 +60,20 @@ def probe_ops(
     mode: str = typer.Option("inventory", "--mode", metavar="inventory|xla",
                              help="inventory (every aten op of one step, classified against the release data) or "
                                   "xla (the ops that really fall back to CPU on an XLA device)."),
-    as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout."),
-    output_format: str = typer.Option("text", "--format", metavar="FORMAT", help=FORMAT_HELP),
+    as_json: JsonOption = False,
+    output_format: FormatOption = "text",
     timeout: float = typer.Option(600.0, "--timeout", metavar="SECONDS",
                                   help="Seconds before the model step is stopped."),
 ) -> None:
     """List the ops of a model's training step and which of them run on CPU instead of the device."""
-    import os
-
     from neurondoctor.actions.probe.ops_command import ProbeOpsOptions, run_probe_ops
     from neurondoctor.report.probe_text import render_inventory_text
 
-    as_json = chosen_format(as_json, output_format) == "json"
-    _emit_probe("ops", python, as_json, lambda progress: run_probe_ops(ProbeOpsOptions(
-        model_spec=model_spec, python=python, mode=mode, timeout=timeout, environ=dict(os.environ),
-        progress=progress)),
-                render_inventory_text)
+    def run(progress: Callable[[str], None]) -> ProbeReport:
+        return run_probe_ops(ProbeOpsOptions(model_spec=model_spec, python=python, mode=mode, timeout=timeout,
+                                             environ=dict(os.environ), progress=progress))
+
+    _emit_probe("ops", python, chosen_format(as_json, output_format) == "json", run, render_inventory_text)
 
 
 @app.command("shapes")
@@ -84,21 +82,20 @@ def probe_shapes(
                                      help="file.py:factory or module:factory; a 4th item of what the factory "
                                               "returns lists the inputs to try"),
     python: Optional[str] = typer.Option(None, "--python", metavar="PYTHON", help="Target interpreter with torch-xla."),
-    as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout."),
-    output_format: str = typer.Option("text", "--format", metavar="FORMAT", help=FORMAT_HELP),
+    as_json: JsonOption = False,
+    output_format: FormatOption = "text",
     timeout: float = typer.Option(600.0, "--timeout", metavar="SECONDS",
                                   help="Seconds before the model steps are stopped."),
 ) -> None:
     """Count the graphs a training step compiles as batch and sequence length vary; suggest buckets."""
-    import os
-
     from neurondoctor.actions.probe.shapes_command import ProbeShapesOptions, run_probe_shapes
     from neurondoctor.report.probe_text import render_shapes_text
 
-    as_json = chosen_format(as_json, output_format) == "json"
-    _emit_probe("shapes", python, as_json, lambda progress: run_probe_shapes(ProbeShapesOptions(
-        model_spec=model_spec, python=python, timeout=timeout, environ=dict(os.environ), progress=progress)),
-                render_shapes_text)
+    def run(progress: Callable[[str], None]) -> ProbeReport:
+        return run_probe_shapes(ProbeShapesOptions(model_spec=model_spec, python=python, timeout=timeout,
+                                                   environ=dict(os.environ), progress=progress))
+
+    _emit_probe("shapes", python, chosen_format(as_json, output_format) == "json", run, render_shapes_text)
 
 
 @app.command("canary")
@@ -108,8 +105,8 @@ def probe_canary(
     root: str = typer.Option("/", "--root", metavar="DIR", help="Where to look for /dev/neuron* (default /)."),
     cpu_backend: bool = typer.Option(False, "--cpu-backend", help="Compile only; no device needed."),
     runs: int = typer.Option(100, "--runs", metavar="N", help="Runs for the latency percentiles."),
-    as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout."),
-    output_format: str = typer.Option("text", "--format", metavar="FORMAT", help=FORMAT_HELP),
+    as_json: JsonOption = False,
+    output_format: FormatOption = "text",
     timeout: float = typer.Option(1800.0, "--timeout", metavar="SECONDS", help="Seconds before the canary is stopped."),
     perf: bool = typer.Option(False, "--perf", help="Time a BF16 matmul and a memory copy on every NeuronCore."),
     quick: bool = typer.Option(False, "--quick", help="With --perf: small sizes, seconds per core."),
@@ -117,8 +114,6 @@ def probe_canary(
     """Trace a small model with torch_neuronx, run it on a NeuronCore, compare with CPU, save/load, time it.
     With --perf: time a fixed BF16 matmul and a device-memory copy on every NeuronCore, against the published
     per-chip figures and against each other."""
-    import os
-
     from neurondoctor.actions.probe.canary_command import CanaryOptions, run_canary
     from neurondoctor.report.probe_text import render_canary_text, render_perf_text
 

@@ -22,8 +22,6 @@ SelectOption = Annotated[Optional[list[str]], typer.Option(
                                    "(repeatable).")]
 SkipOption = Annotated[Optional[list[str]], typer.Option(
     "--skip", metavar="ID", help="Leave out these checks: finding ids or categories (repeatable).")]
-JsonOption = Annotated[bool, typer.Option("--json", help="The same as --format json: exactly one JSON document on "
-                                                          "stdout.")]
 
 
 @dataclass
