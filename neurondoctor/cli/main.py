@@ -9,6 +9,7 @@ exit 3 with a line on stderr instead of a traceback.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -58,7 +59,7 @@ def run(argv: Sequence[str], environ: Optional[Mapping[str, str]] = None) -> int
         return error.exit_code
     except StdoutLost as lost:
         _stdout_lost(lost.error)
-    except (Interrupted, typer.Abort):
+    except (Interrupted, KeyboardInterrupt, typer.Abort):
         print_user_error("stopped (Ctrl-C)", "interrupted")
         return exit_codes.INTERRUPTED
     except click_exception as error:
@@ -97,11 +98,9 @@ def main() -> None:
 
 def _collect_less_often() -> None:
     """A run makes tens of thousands of objects that live to its end (modules, the release data, every install
-    record) and almost no cycles. The cycle collector's default, a pass every 700 new objects, walked them about 60
-    times in a `check` of a 300-package environment: 7 ms of 130, 5%, on every node every few minutes. One pass per
+    record) and almost no cycles. With the cycle collector's default, a pass every 700 new objects, it ran 66 times
+    in a `check` of a 300-package environment: 7 ms of 130, 5%, on every node every few minutes. One pass per
     200,000 objects, as mypy sets it for the same reason; reference counting still frees everything at once."""
-    import gc
-
     gc.set_threshold(200_000, 30, 30)
 
 
@@ -111,8 +110,6 @@ def _spare_the_exit_collections() -> None:
     generation, and reference counting frees them as usual. Those passes over every module's and the report's
     objects cost `check` and `health` 15-18 ms a run on a 2-core machine (docs/measured.md), on every node every
     few minutes, to find no garbage worth collecting in a process about to end."""
-    import gc
-
     gc.freeze()
 
 
