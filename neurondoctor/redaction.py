@@ -92,8 +92,11 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
                   r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----.*?"
                   r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)", _whole, re.S,
                   needs=("PRIVATE KEY",)),
+    # `user:password@`: a password may hold `@` or `/` (unencoded, as people type them: `s3://KEY:a/b@bucket`), so
+    # after a colon the credentials run to the token's last `@`, at most 256 characters (linear on any text).
     SecretPattern("credentials in a URL",
-                  r"(?P<scheme>(?<![a-zA-Z0-9+.-])[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<value>[^/@\s'\"]+)@",
+                  r"(?P<scheme>(?<![a-zA-Z0-9+.-])[a-zA-Z][a-zA-Z0-9+.-]*://)"
+                  r"(?P<value>[^/@:\s'\"]*(?::[^\s'\"]{0,256})?)@",
                   lambda match: f"{match.group('scheme')}{MARK}@", needs=("://",), needs_also=("@",)),
     SecretPattern("presigned URL signature and credential",
                   r"(?i)(?P<key>[?&](?:X-Amz-(?:Signature|Credential|Security-Token)|sig|Signature|Key-Pair-Id|"

@@ -34,6 +34,8 @@ SECRET_FORMS = [
     ("Bearer token", "curl -H 'Authorization: Bearer abcDEF123456ghiJKL789' x", "abcDEF123456ghiJKL789"),
     ("Authorization Basic", "Authorization: Basic YWxpY2U6d29uZGVybGFuZA==", "YWxpY2U6d29uZGVybGFuZA"),
     ("credentials in a URL", "extra-index-url = https://aws:cOdEaRtIfAcT@repo.example/simple", "cOdEaRtIfAcT"),
+    ("URL credentials holding / and @", "NEURON_COMPILE_CACHE_URL=s3://cachebot:p4/ss@w0rd@bucket/neuron",
+     "p4/ss@w0rd"),
     ("bare GitHub token", "token ghp_1234567890abcdefghijABCDEFGHIJ123456", "ghp_1234567890abcdef"),
     ("GitHub fine-grained token",
      "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01", "github_pat_11ABCDEFG"),
