@@ -7,6 +7,9 @@ from `lstat` of the NEFF and the graph, the files that hold the room. `max_entri
 (`check` counts at most 10,000 entries or 6 ms, shared among the compilers' folders; `cache status` counts all),
 and `cut` says where it stopped.
 Lock holders come from /proc/locks (an flock file holds no pid): inode to pid, then `/proc/<pid>/comm`.
+What the index shows is redacted as it is built (its path, a log's error line, an entry's flags: a cache named by
+a URL with credentials, a token in a log); `host_path` stays the path found, which `cache prune` and `cache verify`
+act on, and is redacted where the index becomes a report.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from neurondoctor.facts.cache_index import (
     CompilerCache,
 )
 from neurondoctor.host.rootfs import RootFS
+from neurondoctor.redaction import redact_secrets
 from neurondoctor.regular_files import read_regular_file
 
 NEFF_HEADER_BYTES = 1024  # a NEFF starts with a 1024-byte header (neuron-packager user guide)
@@ -66,7 +70,8 @@ def first_error_line(path: str) -> str:
     except OSError as error:
         return f"(log unreadable: {error.strerror or error})"
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return next((line for line in lines if _ERROR_LINE.search(line)), lines[-1] if lines else "")[:300]
+    line = next((line for line in lines if _ERROR_LINE.search(line)), lines[-1] if lines else "")
+    return redact_secrets(line[:300])
 
 
 def read_compile_flags(folder: str, names: frozenset[str]) -> Optional[list[str]]:
@@ -81,12 +86,19 @@ def read_compile_flags(folder: str, names: frozenset[str]) -> Optional[list[str]
     except OSError:
         return None
     if name == "compile_flags.txt":
-        return text.split()
+        return _shown_flags(text.split())
     try:
         flags = json.loads(text)
     except (ValueError, RecursionError):
         return None
-    return flags if isinstance(flags, list) and all(isinstance(flag, str) for flag in flags) else None
+    return _shown_flags(flags) if isinstance(flags, list) and all(isinstance(flag, str) for flag in flags) else None
+
+
+def _shown_flags(flags: list[str]) -> list[str]:
+    """Flags as a report shows them, a secret among them redacted (`--token X`, a URL's credentials) as it is in
+    the NEURON_CC_FLAGS they are compared with; redacted one per line, so an option and its value are seen
+    together."""
+    return redact_secrets("\n".join(flags)).split("\n") if flags else []
 
 
 def lock_holders(fs: RootFS) -> dict[tuple[int, int, int], int]:
@@ -299,7 +311,7 @@ def index_cache(fs: RootFS, inner: str, max_entries: Optional[int] = None,
     """Count the cache at `inner` (a path inside the root); every problem is recorded, never raised. With
     `keep_entries`, every entry is kept in `index.entries` too (`cache prune` chooses from them); with
     `flag_samples`, the flags of that many finished entries per compiler are read (`check` compares them)."""
-    index = CacheIndex(path=fs.shown_path(inner))
+    index = CacheIndex(path=redact_secrets(fs.shown_path(inner)))
     resolved = fs.resolve(inner)
     if resolved is None:
         index.problem = "a link loop or a link out of the root"

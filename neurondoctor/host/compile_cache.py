@@ -1,5 +1,9 @@
 """Where the Neuron compile cache is and how much disk it has left (neuron-caching.rst: default
-`/var/tmp/neuron-compile-cache`; `NEURON_COMPILE_CACHE_URL`; `--cache_dir=` in `NEURON_CC_FLAGS` wins)."""
+`/var/tmp/neuron-compile-cache`; `NEURON_COMPILE_CACHE_URL`; `--cache_dir=` in `NEURON_CC_FLAGS` wins).
+
+The location is read as configured and the fact carries it redacted (`s3://KEY:SECRET@bucket` ->
+`s3://[REDACTED]@bucket`): every output — report, health line, drain reason, bundle — inherits that.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from typing import Optional
 
 from neurondoctor.facts.host import CompileCache
 from neurondoctor.host.rootfs import RootFS
+from neurondoctor.redaction import redact_secrets
 
 # Inside `check` the count is bounded: a cache of 100,000 entries must not cost the check's budget.
 CHECK_MAX_ENTRIES = 10_000
@@ -17,6 +22,7 @@ CHECK_DEADLINE_S = 0.006  # about 500 entries here: `check` stays within its bud
 CHECK_FLAG_SAMPLES = 20  # finished entries per compiler whose flags are read (ND-CACHE-005)
 DEFAULT_CACHE = "/var/tmp/neuron-compile-cache"  # noqa: S108 - the inspected host's path, never written
 CACHE_DIR_FLAG = re.compile(r"--cache_dir[= ](\S+)")
+URL_VARIABLE = "NEURON_COMPILE_CACHE_URL"
 
 
 def cache_location(environ: Mapping[str, str]) -> tuple[str, str]:
@@ -24,8 +30,8 @@ def cache_location(environ: Mapping[str, str]) -> tuple[str, str]:
     flag = CACHE_DIR_FLAG.search(environ.get("NEURON_CC_FLAGS", ""))
     if flag:
         return flag.group(1), "NEURON_CC_FLAGS --cache_dir"
-    if environ.get("NEURON_COMPILE_CACHE_URL"):
-        return environ["NEURON_COMPILE_CACHE_URL"], "NEURON_COMPILE_CACHE_URL"
+    if environ.get(URL_VARIABLE):
+        return environ[URL_VARIABLE], URL_VARIABLE
     return DEFAULT_CACHE, "default"
 
 
@@ -61,7 +67,8 @@ def _nearest_existing(fs: RootFS, inner: str) -> Optional[str]:
 def read_compile_cache(fs: RootFS, environ: Mapping[str, str]) -> CompileCache:
     """Disk figures come from `statvfs` on the cache directory or its nearest existing parent."""
     location, source = cache_location(environ)
-    cache = CompileCache(path=location, source=source, remote="://" in location)
+    shown = redact_secrets(location)
+    cache = CompileCache(path=shown, source=source, remote="://" in location, path_redacted=shown != location)
     if cache.remote:
         return cache
     existing = _nearest_existing(fs, location)
@@ -83,4 +90,5 @@ def read_compile_cache(fs: RootFS, environ: Mapping[str, str]) -> CompileCache:
 
         cache.index = index_cache(fs, location, max_entries=CHECK_MAX_ENTRIES, deadline_s=CHECK_DEADLINE_S,
                                   flag_samples=CHECK_FLAG_SAMPLES)
+        cache.index.host_path = cache.index.host_path and redact_secrets(cache.index.host_path)
     return cache

@@ -2,7 +2,8 @@
 
 Each location is the host's (`--root`): neuronx-cc's (`--cache_dir` in NEURON_CC_FLAGS, NEURON_COMPILE_CACHE_URL,
 the default), and vLLM's; or the directories named on the command line. A remote URL (`s3://…`) is named and never
-contacted. Nothing is parsed beyond names and sizes, so a cache of 100,000 entries is counted in seconds.
+contacted. Nothing is parsed beyond names and sizes, so a cache of 100,000 entries is counted in seconds. A location
+is shown with its secrets redacted (a URL's credentials), in the text and in the document.
 """
 
 from __future__ import annotations
@@ -19,13 +20,15 @@ from neurondoctor.facts.cache_index import ENTRY_STATES, CacheIndex
 from neurondoctor.host.cache_index import index_cache
 from neurondoctor.host.compile_cache import cache_location, cache_locations
 from neurondoctor.host.rootfs import RootFS
+from neurondoctor.redaction import redact_secrets
 
 SCHEMA = "neurondoctor.cache/1"
 
 
 @dataclass
 class CacheLocation:
-    """A cache and where it was configured; `index` is None for a remote one."""
+    """A cache and where it was configured; `index` is None for a remote one. `path` is as shown (redacted); the
+    index's `host_path` is where the count was made (the bundle reads failed entries' logs there)."""
 
     path: str
     source: str
@@ -42,7 +45,7 @@ def cache_status(root: str, environ: Mapping[str, str], paths: Sequence[str] = (
     for path, source in named:
         remote = "://" in path
         inner = os.path.abspath(path) if not remote else path  # a named path is inside the root, as the others
-        found.append(CacheLocation(path, source, remote,
+        found.append(CacheLocation(redact_secrets(path), source, remote,
                                    None if remote else index_cache(fs, inner, deadline_s=deadline_s)))
     return found
 
@@ -67,6 +70,7 @@ def status_document(root: str, locations: Sequence[CacheLocation]) -> dict[str, 
 def _index_fields(index: CacheIndex) -> dict[str, Any]:
     fields = dataclasses.asdict(index)
     fields.pop("entries")  # kept for `cache prune` only
+    fields["host_path"] = index.host_path and redact_secrets(index.host_path)
     return fields
 
 

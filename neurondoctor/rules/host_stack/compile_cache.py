@@ -19,7 +19,8 @@ from neurondoctor.host.compile_cache import CACHE_DIR_FLAG
 from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_INFO, SEVERITY_WARNING, Finding
-from neurondoctor.rules.fix import Fix, Shell, alternative, command, note
+from neurondoctor.rules.fix import Fix, Shell, Word, alternative, command, note
+from neurondoctor.rules.host_stack.cache_words import cache_word
 from neurondoctor.rules.host_stack.compiler_installs import compiler_environments, installed_compiler_versions
 from neurondoctor.rules.host_stack.resources import GIB
 
@@ -49,7 +50,7 @@ def _prune(ctx: RuleContext, option: str, envs: Sequence[tuple[PythonEnvironment
     """`neurondoctor cache prune CACHE OPTION [--root R] [--venv V | --python EXE]... --yes`: the cache the check
     counted, under the same root, judged against the same environments' compilers."""
     cache = ctx.facts.host.snapshot.compile_cache
-    words: list[str] = ["neurondoctor", "cache", "prune", cache.path if cache is not None else "", option]
+    words: list[Word] = ["neurondoctor", "cache", "prune", cache_word(cache) if cache is not None else "", option]
     if ctx.facts.host.root not in ("/", ""):
         words += ["--root", ctx.facts.host.root]
     for env, _ in envs:

@@ -14,6 +14,7 @@ from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Command, Fix, Shell, command, export, pipeline
+from neurondoctor.rules.host_stack.cache_words import cache_word
 from neurondoctor.rules.host_stack.compiler_installs import compiler_environments, installed_compiler_versions
 
 GIB = 1 << 30
@@ -37,7 +38,7 @@ def compile_cache_space(ctx: RuleContext) -> list[Finding]:
                 "(`Got a cached failed neff … --retry_failed_compilation`)."),
         evidence={"path": cache.path, "source": cache.source, "free_bytes": cache.free_bytes,
                   "total_bytes": cache.total_bytes},
-        fix=Fix([pipeline(["du", "-sh", (cache.path, Shell("/*"))], ["sort", "-h"], ["tail"]),
+        fix=Fix([pipeline(["du", "-sh", (*cache_word(cache), Shell("/*"))], ["sort", "-h"], ["tail"]),
                  *_other_compilers_removal(ctx),
                  export("NEURON_COMPILE_CACHE_URL", "/path/on/a/larger/disk")]),
     )]
@@ -52,7 +53,7 @@ def _other_compilers_removal(ctx: RuleContext) -> list[Command]:
     installed = installed_compiler_versions(compiler_environments(ctx.facts.environments))
     if cache is None or index is None or not installed:
         return []
-    return [command("rm", "-rf", f"{cache.path.rstrip('/')}/{compiler.name}",
+    return [command("rm", "-rf", cache_word(cache, compiler.name),
                     note=f"{compiler.entries:,} entries of neuronx-cc {compiler.compiler_version}, installed nowhere "
                          "here")
             for compiler in index.compilers if compiler.compiler_version not in installed]
