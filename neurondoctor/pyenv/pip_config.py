@@ -44,7 +44,7 @@ def parse_pip_config(origin: str, text: str) -> PipConfigSource:
             elif key == "find-links":
                 source.find_links.extend(_split_urls(value))
             elif key == "constraint":
-                source.constraint = value.strip()
+                source.constraint = redact_url_credentials(value.strip())
     return source
 
 
@@ -70,7 +70,7 @@ def _environment_source(environ: Mapping[str, str]) -> Optional[PipConfigSource]
     if environ.get("PIP_FIND_LINKS"):
         variables.find_links = _split_urls(environ["PIP_FIND_LINKS"])
     if environ.get("PIP_CONSTRAINT"):
-        variables.constraint = environ["PIP_CONSTRAINT"].strip()
+        variables.constraint = redact_url_credentials(environ["PIP_CONSTRAINT"].strip())
     if variables.index_url or variables.extra_index_urls or variables.find_links or variables.constraint:
         return variables
     return None
