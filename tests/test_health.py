@@ -70,12 +70,15 @@ def test_health_conf_grammar() -> None:
         deadline = 20
         status_file = /run/neurondoctor/health.json
         slurm_conf = /etc/slurm/slurm.conf
+        compile_cache = /fsx/neuron-compile-cache
         skip = ND-DEV-003
         """), "health.conf")
     assert config.problems == []
     assert config.venvs == ["/opt/aws_neuronx_venv_pytorch_2_9", "/home/ubuntu/train"]
-    assert (config.deadline_s, config.status_file, config.slurm_conf, config.skip) == (
-        20.0, "/run/neurondoctor/health.json", "/etc/slurm/slurm.conf", ["ND-DEV-003"])
+    assert (config.deadline_s, config.status_file, config.slurm_conf, config.compile_cache, config.skip) == (
+        20.0, "/run/neurondoctor/health.json", "/etc/slurm/slurm.conf", "/fsx/neuron-compile-cache", ["ND-DEV-003"])
+    relative = parse_health_config("compile_cache = neuron-cache\n", "h.conf")
+    assert relative.problems == ["h.conf:1: compile_cache: not an absolute path or a URL"]  # never its text
     broken = parse_health_config("venvs = /opt/x\ndeadline = 75\nrelease = 2.31.1\nrelease = 2.32.0\njunk\n", "h.conf")
     assert [problem.split(":")[1] for problem in broken.problems] == ["1", "2", "4", "5"]
     assert "h.conf:1: an unknown key" in broken.problems[0] and "below Slurm's 60 s" in broken.problems[1]

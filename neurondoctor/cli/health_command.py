@@ -135,7 +135,7 @@ def health(
     options = CheckOptions(root=targets.root or config.root, venvs=targets.venvs or config.venvs,
                            pythons=targets.pythons or config.pythons, release=targets.release or config.release,
                            select=targets.select or config.select, skip=targets.skip or config.skip, environ=env,
-                           kernel_log_since=since, operator_environments=True)
+                           kernel_log_since=since, operator_environments=True, compile_cache=config.compile_cache)
     warn_about_environment(env)
     if since and options.root != "/":
         from neurondoctor.host.kernel_log import parse_since

@@ -141,6 +141,8 @@ class CompileCache:
     writable: Optional[bool] = None  # by this user, or creatable where it is missing (live host only)
     read_only: Optional[bool] = None  # its filesystem (or its nearest existing parent's) is mounted read-only
     path_redacted: bool = False  # `path` had a secret cut (a URL's credentials): a fix names its variable instead
+    # Why an unattended verdict leaves it unmeasured: another user controls the way to the default location
+    not_judged: Optional[str] = None
 
 
 @dataclass

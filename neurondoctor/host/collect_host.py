@@ -122,7 +122,8 @@ def _names(uid: int, groups: list[int]) -> tuple[Optional[str], list[str]]:
 
 
 def collect_host_snapshot(fs: RootFS, environ: Mapping[str, str], failures: list[CollectorFailure],
-                          timings: dict[str, float], kernel_log_since: Optional[str] = None) -> HostSnapshot:
+                          timings: dict[str, float], kernel_log_since: Optional[str] = None,
+                          cache_choice: compile_cache.CacheChoice = compile_cache.CacheChoice()) -> HostSnapshot:
     snapshot = HostSnapshot()
 
     def system() -> None:
@@ -186,7 +187,7 @@ def collect_host_snapshot(fs: RootFS, environ: Mapping[str, str], failures: list
             snapshot.holders = device_holders.read_device_holders(fs)
 
     def resources() -> None:
-        snapshot.compile_cache = compile_cache.read_compile_cache(fs, environ)
+        snapshot.compile_cache = compile_cache.read_compile_cache(fs, environ, cache_choice)
         if not snapshot.container:  # a container's limit is the runtime's `--ulimit`, not the image's files
             snapshot.memlock_limit, snapshot.memlock_source = memlock_limits.read_memlock_limit(fs)
         if fs.is_live:

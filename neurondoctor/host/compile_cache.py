@@ -3,6 +3,10 @@
 
 The location is read as configured and the fact carries it redacted (`s3://KEY:SECRET@bucket` ->
 `s3://[REDACTED]@bucket`): every output — report, health line, drain reason, bundle — inherits that.
+
+An unattended verdict (`health`) measures the default location, which lies in world-writable /var/tmp, only where
+root controls every step of the way to it (host/path_control.py); a cache the operator configured (health.conf,
+or the variables in the environment `health` was given) is measured wherever it is.
 """
 
 from __future__ import annotations
@@ -10,9 +14,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Optional
 
 from neurondoctor.facts.host import CompileCache
+from neurondoctor.host.path_control import controlled_by_another_user
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.redaction import redact_secrets
 
@@ -23,16 +29,29 @@ CHECK_FLAG_SAMPLES = 20  # finished entries per compiler whose flags are read (N
 DEFAULT_CACHE = "/var/tmp/neuron-compile-cache"  # noqa: S108 - the inspected host's path, never written
 CACHE_DIR_FLAG = re.compile(r"--cache_dir[= ](\S+)")
 URL_VARIABLE = "NEURON_COMPILE_CACHE_URL"
+DEFAULT_SOURCE = "default"
+CONFIG_SOURCE = "health.conf"
 
 
-def cache_location(environ: Mapping[str, str]) -> tuple[str, str]:
-    """(location, where it was configured)."""
+@dataclass(frozen=True)
+class CacheChoice:
+    """Which cache a run judges, and on what trust: the one health.conf names (`configured`), else the
+    environment's; `unattended` measures the default location only where root alone controls the way to it."""
+
+    configured: Optional[str] = None
+    unattended: bool = False
+
+
+def cache_location(environ: Mapping[str, str], configured: Optional[str] = None) -> tuple[str, str]:
+    """(location, where it was configured): the operator's health.conf first, then neuronx-cc's own order."""
+    if configured:
+        return configured, CONFIG_SOURCE
     flag = CACHE_DIR_FLAG.search(environ.get("NEURON_CC_FLAGS", ""))
     if flag:
         return flag.group(1), "NEURON_CC_FLAGS --cache_dir"
     if environ.get(URL_VARIABLE):
         return environ[URL_VARIABLE], URL_VARIABLE
-    return DEFAULT_CACHE, "default"
+    return DEFAULT_CACHE, DEFAULT_SOURCE
 
 
 # vLLM's Neuron backend keeps its own cache (vllm-neuron docs, design/compilation/compilation_cache.md):
@@ -46,7 +65,7 @@ def cache_locations(environ: Mapping[str, str], home: Optional[str]) -> list[tup
     the neuron-caching page says (optimum-neuron's notes say the opposite; the doctor follows the Neuron docs)."""
     found = [cache_location(environ)]
     if found[0][0] != DEFAULT_CACHE:
-        found.append((DEFAULT_CACHE, "default"))
+        found.append((DEFAULT_CACHE, DEFAULT_SOURCE))
     vllm_root = environ.get("VLLM_CACHE_ROOT") or (f"{home.rstrip('/')}/.cache/vllm" if home else None)
     if vllm_root:
         found.append((f"{vllm_root.rstrip('/')}/{VLLM_CACHE}",
@@ -64,14 +83,20 @@ def _nearest_existing(fs: RootFS, inner: str) -> Optional[str]:
         path = path.rsplit("/", 1)[0] or "/"
 
 
-def read_compile_cache(fs: RootFS, environ: Mapping[str, str]) -> CompileCache:
-    """Disk figures come from `statvfs` on the cache directory or its nearest existing parent."""
-    location, source = cache_location(environ)
+def read_compile_cache(fs: RootFS, environ: Mapping[str, str], choice: CacheChoice = CacheChoice()) -> CompileCache:
+    """Disk figures come from `statvfs` on the cache directory or its nearest existing parent; an unattended run
+    leaves them out (and says why in `not_judged`) for a default cache another user controls."""
+    location, source = cache_location(environ, choice.configured)
     shown = redact_secrets(location)
     cache = CompileCache(path=shown, source=source, remote="://" in location, path_redacted=shown != location)
     if cache.remote:
         return cache
     existing = _nearest_existing(fs, location)
+    if choice.unattended and source == DEFAULT_SOURCE and existing:
+        foreign = controlled_by_another_user(fs, existing)
+        if foreign:
+            cache.not_judged = redact_secrets(foreign)  # it names the paths on the way, which anyone may name
+            return cache
     resolved = fs.resolve(existing) if existing else None
     if resolved is None:
         return cache

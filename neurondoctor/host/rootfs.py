@@ -79,8 +79,10 @@ class RootFS:
         walked = self._walk(f"{self.inner_path(base or '/') or '/'}/{name}".replace("//", "/"))
         return None if walked is None else str(walked)
 
-    def _walk(self, inner: str) -> Optional[Path]:
-        """Follow symlinks component by component inside the root; None on a loop or a runaway chain."""
+    def _walk(self, inner: str, passed: Optional[list[Path]] = None) -> Optional[Path]:
+        """Follow symlinks component by component inside the root; None on a loop or a runaway chain. Each machine
+        path looked at on the way (every folder entered, every link followed, the last component) is appended to
+        `passed`."""
         pending = list(PurePosixPath("/", inner).parts[1:])
         resolved: list[str] = []
         hops = 0
@@ -93,6 +95,8 @@ class RootFS:
                     resolved.pop()
                 continue
             candidate = self.root.joinpath(*resolved, part)
+            if passed is not None:
+                passed.append(candidate)
             if candidate.is_symlink():
                 hops += 1
                 if hops > _MAX_LINK_HOPS:
@@ -109,6 +113,13 @@ class RootFS:
                 continue
             resolved.append(part)
         return self.root.joinpath(*resolved)
+
+    def path_through(self, inner: str) -> Optional[list[Path]]:
+        """Every machine path the way to `inner` passes, links followed inside the root as `resolve` follows them:
+        each folder entered, each link (and then its target's folders), the last component; None on a loop or a
+        runaway chain. Who owns each of them decides who could change what `inner` leads to."""
+        passed: list[Path] = []
+        return passed if self._walk(inner, passed) is not None else None
 
     def lexists(self, inner: str) -> bool:
         """Whether anything (a file, a dangling link, a FIFO) stands at the path, following links inside the root.

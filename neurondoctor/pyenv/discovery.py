@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Optional
 
+from neurondoctor.host.path_control import controlled_by_another_user
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.pyenv.layouts import layout_of
-from neurondoctor.run_trust import foreign_control
 
 MAX_ENVIRONMENTS = 1000
 MAX_LISTED = 2000  # entries looked at per folder level
@@ -86,17 +86,12 @@ def _expand(fs: RootFS, directory: str, pattern: str) -> list[str]:
 
 
 def _operator_controlled(fs: RootFS, inner: str) -> bool:
-    """The environment's folder, every folder above it inside the root, its pyvenv.cfg and site-packages: none
-    owned by another user than root or writable by one (run_trust's rule, read under the root)."""
-    parts = PurePosixPath(inner).parts[1:]
-    inner_paths = ["/" + "/".join(parts[:count]) for count in range(1, len(parts) + 1)]
+    """The environment's folder, its pyvenv.cfg and site-packages, and every folder and link on the way to each:
+    none owned by another user than root or writable by one (path_control's rule, the one the compile cache is
+    judged by)."""
     libraries = fs.glob(f"{inner}/lib", "python*")
-    inner_paths += [f"{inner}/pyvenv.cfg", *libraries, *(f"{path}/site-packages" for path in libraries)]
-    for path in inner_paths:
-        machine = fs.host_path(path)
-        if (machine.exists() or machine.is_symlink()) and foreign_control(str(machine)):
-            return False
-    return True
+    paths = [inner, f"{inner}/pyvenv.cfg", *libraries, *(f"{path}/site-packages" for path in libraries)]
+    return not any(controlled_by_another_user(fs, path) for path in paths)
 
 
 def _neuron_places(fs: RootFS) -> list[str]:

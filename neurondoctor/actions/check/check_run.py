@@ -18,6 +18,7 @@ from neurondoctor.facts import CollectorFailure, Facts, HostFacts, ListedEnviron
 from neurondoctor.facts.names import NEURON_ENV_PREFIXES
 from neurondoctor.facts.python_env import PythonEnvironment
 from neurondoctor.host.collect_host import collect_host_snapshot
+from neurondoctor.host.compile_cache import CacheChoice
 from neurondoctor.host.instance_identity import read_hostname, read_instance_id, read_instance_type
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.pyenv.discovery import (
@@ -69,7 +70,10 @@ class CheckOptions:
     skip: Sequence[str] = ()
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     kernel_log_since: Optional[str] = None  # the kernel log window (default: this boot)
-    operator_environments: bool = False  # unattended health: with none named, only root-owned ones under /opt
+    # Unattended health judges what root or the operator controls: with no environment named, only root-owned ones
+    # under /opt; the default compile cache only where root controls the way to it.
+    operator_environments: bool = False
+    compile_cache: Optional[str] = None  # the cache health.conf names: judged instead of the environment's
 
 
 def validate_options(options: CheckOptions, catalog: ReleaseCatalog) -> None:
@@ -112,12 +116,13 @@ def _timed(timings: dict[str, float], key: str, started: float) -> None:
 
 
 def collect_host(fs: RootFS, environ: Mapping[str, str], timings: dict[str, float],
-                 kernel_log_since: Optional[str] = None) -> HostFacts:
+                 kernel_log_since: Optional[str] = None, cache_choice: CacheChoice = CacheChoice()) -> HostFacts:
     host = HostFacts(root=str(fs.root))
     host.instance_type, host.instance_type_source = read_instance_type(fs)
     host.instance_id = read_instance_id(fs)
     host.hostname = read_hostname(fs)
-    host.snapshot = collect_host_snapshot(fs, environ, host.collector_failures, timings, kernel_log_since)
+    host.snapshot = collect_host_snapshot(fs, environ, host.collector_failures, timings, kernel_log_since,
+                                          cache_choice)
     return host
 
 
@@ -300,7 +305,8 @@ def run_check(options: CheckOptions, catalog: Optional[ReleaseCatalog] = None) -
     _timed(timings, "manifests", step)
     fs = RootFS(options.root)
     step = time.perf_counter()
-    host = collect_host(fs, options.environ, timings, options.kernel_log_since)
+    host = collect_host(fs, options.environ, timings, options.kernel_log_since,
+                        CacheChoice(options.compile_cache, unattended=options.operator_environments))
     _timed(timings, "host", step)
     listed: list[ListedEnvironment] = []
     step = time.perf_counter()

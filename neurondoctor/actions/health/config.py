@@ -23,7 +23,7 @@ DEFAULT_CONFIG = Path("/etc/neurondoctor/health.conf")
 CONFIG_ENV = "NEURONDOCTOR_CONFIG"
 DEFAULT_DEADLINE_S = 30.0
 SLURM_HEALTH_LIMIT_S = 60.0  # slurmd kills a HealthCheckProgram after 60 s
-SINGLE = ("root", "release", "deadline", "status_file", "slurm_conf")
+SINGLE = ("root", "release", "deadline", "status_file", "slurm_conf", "compile_cache")
 MAX_CONFIG_BYTES = 256 << 10
 MAX_PROBLEMS = 50
 
@@ -39,6 +39,7 @@ class HealthConfig:
     deadline_s: float = DEFAULT_DEADLINE_S
     status_file: Optional[str] = None
     slurm_conf: Optional[str] = None
+    compile_cache: Optional[str] = None  # the cache this node's jobs use: judged whoever owns it
     source: Optional[str] = None  # the file it came from, None when there was none
     problems: list[str] = field(default_factory=list)
 
@@ -55,6 +56,13 @@ def _deadline(value: str) -> float:
     if not 1.0 <= seconds < SLURM_HEALTH_LIMIT_S:
         raise ValueError(f"must be at least 1 and below Slurm's {SLURM_HEALTH_LIMIT_S:.0f} s")
     return seconds
+
+
+def _location(value: str) -> str:
+    """A compile cache as neuronx-cc takes it: an absolute path (inside `root`) or a URL."""
+    if not value.startswith("/") and "://" not in value:
+        raise ValueError("not an absolute path or a URL")
+    return value
 
 
 def parse_health_config(text: str, source: str) -> HealthConfig:
@@ -80,13 +88,13 @@ def parse_health_config(text: str, source: str) -> HealthConfig:
             config.problems.append(f"{where}: {key} given twice")
             continue
         seen.add(key)
-        if key != "deadline":
-            setattr(config, key, value)  # the other single keys are HealthConfig's field names
-            continue
         try:
-            config.deadline_s = _deadline(value)
+            if key == "deadline":
+                config.deadline_s = _deadline(value)
+            else:
+                setattr(config, key, _location(value) if key == "compile_cache" else value)  # the field's name
         except ValueError as error:
-            config.problems.append(f"{where}: deadline: {error}")
+            config.problems.append(f"{where}: {key}: {error}")
     config.problems = capped_problems(config.problems)
     return config
 

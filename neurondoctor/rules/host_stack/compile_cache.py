@@ -262,8 +262,28 @@ def other_flags(ctx: RuleContext) -> list[Finding]:
     )]
 
 
+def not_judged(ctx: RuleContext) -> list[Finding]:
+    """ND-CACHE-006: unattended health left the default cache unmeasured, another user controlling the way to it
+    (a link any user can make in /var/tmp must not drain a node); an info that says why, never a verdict."""
+    cache = ctx.facts.host.snapshot.compile_cache
+    if cache is None or cache.not_judged is None:
+        return []
+    return [_finding(
+        "ND-CACHE-006", SEVERITY_INFO,
+        title=f"the compile cache {cache.path} was not judged: {cache.not_judged}",
+        detail=("Any user can create names in /var/tmp, so what stands at the default cache location may be theirs: "
+                "a link to a small or full filesystem would decide this node's verdict. Unattended `health` judges "
+                "the default cache only where root owns it and every link and folder on the way to it; a cache the "
+                "operator configured (health.conf's `compile_cache`, or NEURON_COMPILE_CACHE_URL or --cache_dir in "
+                "the environment health runs with) is judged wherever it is. `check` judges it as usual."),
+        evidence={"path": cache.path, "source": cache.source, "why": cache.not_judged},
+        fix=Fix([note("to judge it unattended, name it in /etc/neurondoctor/health.conf (compile_cache = {}), or "
+                      "give the way to it to root", cache.path)]),
+    )]
+
+
 RULE_SET = RuleSet(
-    rules=(failed_entries, stale_locks, other_compilers, unwritable, other_flags),
+    rules=(failed_entries, stale_locks, other_compilers, unwritable, other_flags, not_judged),
     findings=(
         FindingSpec("ND-CACHE-001", CATEGORY, SEVERITY_WARNING, "failed compilations in the compile cache that "
                     "later runs skip"),
@@ -274,5 +294,7 @@ RULE_SET = RuleSet(
                     "read-only filesystem"),
         FindingSpec("ND-CACHE-005", CATEGORY, SEVERITY_INFO, "no cached graph of the installed compiler was built "
                     "with the NEURON_CC_FLAGS set now"),
+        FindingSpec("ND-CACHE-006", CATEGORY, SEVERITY_INFO, "unattended health did not judge the default compile "
+                    "cache: another user controls the way to it"),
     ),
 )
