@@ -70,8 +70,7 @@ def first_error_line(path: str) -> str:
     except OSError as error:
         return f"(log unreadable: {error.strerror or error})"
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    line = next((line for line in lines if _ERROR_LINE.search(line)), lines[-1] if lines else "")
-    return redact_secrets(line[:300])
+    return next((line for line in lines if _ERROR_LINE.search(line)), lines[-1] if lines else "")[:300]
 
 
 def read_compile_flags(folder: str, names: frozenset[str]) -> Optional[list[str]]:
@@ -86,19 +85,23 @@ def read_compile_flags(folder: str, names: frozenset[str]) -> Optional[list[str]
     except OSError:
         return None
     if name == "compile_flags.txt":
-        return _shown_flags(text.split())
+        return text.split()
     try:
         flags = json.loads(text)
     except (ValueError, RecursionError):
         return None
-    return _shown_flags(flags) if isinstance(flags, list) and all(isinstance(flag, str) for flag in flags) else None
+    return flags if isinstance(flags, list) and all(isinstance(flag, str) for flag in flags) else None
 
 
-def _shown_flags(flags: list[str]) -> list[str]:
-    """Flags as a report shows them, a secret among them redacted (`--token X`, a URL's credentials) as it is in
-    the NEURON_CC_FLAGS they are compared with; redacted one per line, so an option and its value are seen
-    together."""
-    return redact_secrets("\n".join(flags)).split("\n") if flags else []
+def _redact_what_it_shows(index: CacheIndex) -> None:
+    """The log lines and flags the count read, as a report shows them: a secret among them redacted (`--token X`, a
+    URL's credentials), as it is in the NEURON_CC_FLAGS they are compared with. Done once the count is over: the
+    first redaction compiles its patterns, which inside the bounded walk would cost it entries. Flags are redacted
+    one per line, so an option and its value are seen together."""
+    for compiler in index.compilers:
+        compiler.failed_errors = {name: redact_secrets(line) for name, line in compiler.failed_errors.items()}
+        compiler.flag_samples = [redact_secrets("\n".join(flags)).split("\n") if flags else []
+                                 for flags in compiler.flag_samples]
 
 
 def lock_holders(fs: RootFS) -> dict[tuple[int, int, int], int]:
@@ -369,4 +372,5 @@ def index_cache(fs: RootFS, inner: str, max_entries: Optional[int] = None,
                 _count_entry(entry, item.name, compiler, index, now, holders, fs, flag_samples, keep_entries)
     if cut:
         index.cut = f"counted up to {index.counted:,} entries"
+    _redact_what_it_shows(index)
     return index

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from neurondoctor.pyenv.pip_config import parse_pip_config
+from tests.cache_fixture import entry
 from tests.conftest import check_json, cli_env, findings_by_id, run_cli
 from tests.doubles.slurm import FakeSlurm
 from tests.host_fixture import HostSpec, build_host
@@ -105,6 +106,22 @@ def test_a_key_in_a_local_cache_path_never_reaches_the_drain_reason(tmp_path: Pa
         assert key not in written + json.dumps(document)
         fix = findings_by_id(document)["ND-RES-001"][0]["fix"]
         assert fix[0] == 'du -sh "$NEURON_COMPILE_CACHE_URL"/* | sort -h | tail'
+
+
+def test_a_log_line_and_flags_read_from_the_cache_are_redacted(tmp_path: Path) -> None:
+    """The index shows a failed entry's first error line and finished entries' flags: values it builds from files
+    anyone compiling writes, redacted as the location is (a URL's credentials, `--token X`)."""
+    cache = tmp_path / "root/var/tmp/neuron-compile-cache/neuronxcc-2.15.141.0+d3cfc8ca"
+    root = build_host(tmp_path / "root", HostSpec())
+    entry(cache, "MODULE_e358924ac4ea2b2bb562+39f12043", "failed",
+          log_text="ERROR: could not fetch https://ci:l0gpassw0rd@artifacts.example/x.neff\n")
+    entry(cache, "MODULE_b41d4f868a9e38641a9e+39f12043", "done",
+          flags=json.dumps(["--model-type=transformer", "--token", "fl4gt0ken99", "-O1"]))
+    _, document, _ = check_json(["--root", str(root)], env=cli_env())
+    status = run_cli(["cache", "status", "--json", "--root", str(root)], env=cli_env())
+    shown = json.dumps(document) + status.stdout
+    assert "l0gpassw0rd" not in shown and "fl4gt0ken99" not in shown
+    assert "ERROR: could not fetch https://[REDACTED]@artifacts.example/x.neff" in shown
 
 
 def test_a_pip_constraint_url_is_kept_without_its_credentials() -> None:
