@@ -17,10 +17,10 @@ from neurondoctor.run_trust import foreign_control
 
 def controlled_by_another_user(fs: RootFS, inner: str) -> Optional[str]:
     """Why a user other than root could change what `inner` leads to, or None when root alone controls every step
-    of the way. A path that loops or runs out of the root is someone's doing too."""
+    of the way. A link loop (or a chain of more links than the reader follows) is someone's doing too."""
     passed = fs.path_through(inner)
     if passed is None:
-        return f"{fs.shown_path(inner)} is a link loop or leads out of the root"
+        return f"{fs.shown_path(inner)} is a link loop"
     for machine_path in passed:
         reason = foreign_control(str(machine_path))
         if reason:

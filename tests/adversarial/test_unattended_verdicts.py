@@ -76,6 +76,16 @@ def test_a_cache_another_user_controls_never_drains_a_node(how: str, tmp_path: P
         assert check.returncode == 1 and '"ND-RES-001"' in check.stdout  # a user's check judges it as before
 
 
+def test_a_cache_folder_another_user_owns_never_drains_a_node(tmp_path: Path) -> None:
+    """No link at all: the cache folder itself, on a full filesystem, is another user's (they compiled first)."""
+    root = _host(tmp_path)
+    with small_filesystem(root / CACHE):
+        os.chown(root / CACHE, NOBODY, NOBODY)
+        code, log, report = _health(root, tmp_path)
+        assert code == 0 and "would run" not in log, log
+        assert [finding["id"] for finding in report["findings"]] == ["ND-CACHE-006"]  # type: ignore[union-attr]
+
+
 def test_a_cache_root_made_on_a_full_filesystem_still_drains(tmp_path: Path) -> None:
     """Near miss: root's own link to root's full filesystem is the node's real state: unhealthy, drained."""
     root = _host(tmp_path)
