@@ -18,8 +18,8 @@ from neurondoctor.facts import CollectorFailure, Facts, HostFacts, ListedEnviron
 from neurondoctor.facts.names import NEURON_ENV_PREFIXES
 from neurondoctor.facts.python_env import PythonEnvironment
 from neurondoctor.host.collect_host import collect_host_snapshot
-from neurondoctor.host.instance_identity import read_hostname, read_instance_id, read_instance_type
 from neurondoctor.host.host_tree import missing_host_parts
+from neurondoctor.host.instance_identity import read_hostname, read_instance_id, read_instance_type
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.pyenv.discovery import (
     discover_environments,
