@@ -224,9 +224,9 @@ def run_one_check(ctx: RuleContext, check: Check, select: Sequence[str], skip: S
             findings.extend(rule(ctx))
         except Exception as crash:  # one crashed rule must not hide the others
             errors.append(f"{rule.__name__} crashed: {type(crash).__name__}: {crash}")
-    undeclared = sorted({finding.id for finding in findings} - check.finding_ids)
-    if undeclared:  # a rule emitting an id its check does not declare is a bug that --list and explain would miss
-        errors.append(f"{check.id} emitted undeclared finding id(s): {', '.join(undeclared)}")
+    undeclared = check.undeclared(findings)
+    if undeclared:  # a rule emitting what its check does not declare is a bug that --list and explain would miss
+        errors.append(f"{check.id} emitted undeclared finding(s): {', '.join(undeclared)}")
     findings = [finding for finding in findings if finding_selected(finding, select, skip)]
     if errors:
         return result(STATUS_CRASHED, findings, "; ".join(errors))
