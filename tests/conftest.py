@@ -173,7 +173,13 @@ def venvs(tmp_path_factory: pytest.TempPathFactory) -> VenvFactory:
 
 def make_host_root(root: Path, instance_type: Optional[str] = "trn1.2xlarge",
                    pip_conf: Optional[str] = None) -> Path:
-    """A host tree at the real paths: DMI identity and, optionally, `/etc/pip.conf`."""
+    """A host tree at the real paths: os-release (Ubuntu 24.04, as tests/host_fixture.py's default), a `/usr`, DMI
+    identity and, optionally, `/etc/pip.conf`; no Neuron stack."""
+    from tests.host_fixture import OS_RELEASES
+
+    (root / "etc").mkdir(parents=True, exist_ok=True)
+    (root / "etc/os-release").write_text(OS_RELEASES["ubuntu24"])
+    (root / "usr/bin").mkdir(parents=True, exist_ok=True)
     dmi = root / "sys/devices/virtual/dmi/id"
     dmi.mkdir(parents=True, exist_ok=True)
     if instance_type:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, make_host_root
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +40,8 @@ def test_installed_wheel_finds_its_manifests(built_wheel: Path, tmp_path: Path) 
                              text=True, cwd=str(tmp_path), env=env, timeout=120)
     assert listing.returncode == 0, listing.stderr
     assert "_manifests" in listing.stdout and "52 releases" in listing.stdout
-    check = subprocess.run([str(python), "-m", "neurondoctor", "check", "--json", "--root", str(tmp_path)],
+    host = make_host_root(tmp_path / "host", instance_type=None)
+    check = subprocess.run([str(python), "-m", "neurondoctor", "check", "--json", "--root", str(host)],
                            capture_output=True, text=True, cwd=str(tmp_path), env=env, timeout=120)
     assert check.returncode == 0, check.stderr
     assert '"latest_known": "2.33.0"' in check.stdout

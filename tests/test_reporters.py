@@ -14,7 +14,7 @@ from neurondoctor.report.markdown import render_markdown
 from neurondoctor.report.terminal import render_terminal
 from neurondoctor.rules import registry
 from neurondoctor.rules.check import Check, RuleSet
-from tests.conftest import run_cli, validated_report
+from tests.conftest import make_host_root, run_cli, validated_report
 from tests.neuron_envs import HEALTHY_STACKS, cuda_torch_wheels, stack_wheels
 from tests.wheelhouse import VenvFactory, venv_python, write_pip_conf
 
@@ -103,7 +103,7 @@ def test_a_crashing_rule_shows_as_crashed_and_the_others_report(broken_venv: Pat
 
 
 def test_non_neuron_machine_gets_a_short_report(tmp_path: Path) -> None:
-    result = run_cli(["check", "--root", str(tmp_path)])
+    result = run_cli(["check", "--root", str(make_host_root(tmp_path / "plain", instance_type=None))])
     assert result.returncode == 0
     assert "no Python environment found" in result.stdout
     assert len(result.stdout.splitlines()) < 12

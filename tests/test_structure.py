@@ -184,8 +184,32 @@ def test_a_rule_that_emits_an_undeclared_id_crashes_its_check(trn1_host: Path, h
                                                   for check in registry.CHECKS))
     report = run_check(CheckOptions(root=str(trn1_host), venvs=[str(healthy_venv)], environ={}), catalog=catalog)
     result = next(check for check in report.checks if check.id == "pip-index")
-    assert result.status == "crashed" and "undeclared finding id(s): ND-PIP-999" in (result.error or "")
+    assert result.status == "crashed" and "undeclared finding(s): ND-PIP-999" in (result.error or "")
     assert report.health.state == STATE_UNKNOWN and report.exit_code() == 3
+
+
+def test_a_severity_its_spec_does_not_list_crashes_the_check(trn1_host: Path, healthy_venv: Path,
+                                                             catalog: ReleaseCatalog,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """`check --list --json` is the one source of every id and severity: a rule that prints a declared id at a
+    severity its spec does not list is a bug, and its
+    check is crashed, never a verdict reached on it."""
+    pip_check = next(check for check in registry.CHECKS if check.id == "pip-index")
+    spec = pip_check.findings[0]
+    wrong = next(severity for severity in ("info", "warning", "error") if severity not in spec.severities)
+
+    def stray(ctx: object) -> list[Finding]:
+        return [Finding(id=spec.id, category=spec.category, severity=wrong, title="stray")]
+
+    patched = Check(pip_check.id, pip_check.title, (*pip_check.rule_sets, RuleSet((stray,), ())), pip_check.summary)
+    monkeypatch.setattr(registry, "CHECKS", tuple(patched if check.id == "pip-index" else check
+                                                  for check in registry.CHECKS))
+    report = run_check(CheckOptions(root=str(trn1_host), venvs=[str(healthy_venv)], environ={}), catalog=catalog)
+    result = next(check for check in report.checks if check.id == "pip-index")
+    assert result.status == "crashed" and f"undeclared finding(s): {spec.id} as {wrong}" in (result.error or "")
+    listed = json.loads(run_cli(["check", "--list", "--json"]).stdout)
+    declared = {finding["id"]: finding["severities"] for check in listed["checks"] for finding in check["findings"]}
+    assert wrong not in declared[spec.id] and declared[spec.id] == list(spec.severities)
 
 
 def test_finding_specs_refuse_unknown_categories() -> None:

@@ -121,6 +121,10 @@ class PythonEnvironment:
     exists: bool = True
     interpreter_exists: bool = True
     interpreter_target: Optional[str] = None
+    # X.Y of the interpreter the launcher really runs (its link chain followed to the file it ends at); None when
+    # that file does not say. pyvenv.cfg's version is what the environment was made with, which an OS upgrade
+    # that moves `python3` to another minor version leaves behind.
+    interpreter_version: Optional[str] = None
     python_version: Optional[str] = None
     include_system_site_packages: bool = False
     pyvenv_cfg: dict[str, str] = field(default_factory=dict)

@@ -21,6 +21,7 @@ from neurondoctor.host import (
     device_holders,
     dkms_state,
     glibc_version,
+    host_tree,
     kernel_modules,
     memlock_limits,
     neuron_devices,
@@ -195,9 +196,14 @@ def collect_host_snapshot(fs: RootFS, environ: Mapping[str, str], failures: list
             snapshot.groups = sorted({os.getegid(), *os.getgroups()})
             snapshot.user_name, snapshot.group_names = _names(snapshot.uid, snapshot.groups)
 
-    for name, action in (("system", system), ("hardware", hardware), ("kernel-log", kernel_log), ("driver", driver),
-                         ("packages", packages), ("runtime", runtime), ("processes", processes),
-                         ("resources", resources)):
+    collectors = (("system", system), ("hardware", hardware), ("kernel-log", kernel_log), ("driver", driver),
+                  ("packages", packages), ("runtime", runtime), ("processes", processes), ("resources", resources))
+    missing = host_tree.missing_host_parts(fs)
+    if missing:  # nothing to collect: every area that needs a host is unknown, never judged on an empty snapshot
+        reason = f"{fs.root} is not a Linux host tree ({'; '.join(missing)})"
+        failures.extend(CollectorFailure(name, reason) for name, _ in (*collectors, (ECC_COLLECTOR, None)))
+        return snapshot
+    for name, action in collectors:
         _guarded(name, action, failures, timings)
     if fs.is_live:
         _guarded("neuron-ls", lambda: run_neuron_ls(snapshot, environ), failures, timings)

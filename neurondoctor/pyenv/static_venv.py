@@ -101,6 +101,14 @@ def _interpreter(fs: RootFS, inner_dir: str) -> tuple[str, bool, Optional[str]]:
     return str(fs.host_path(f"{inner_dir}/bin/python")), False, None
 
 
+def launched_version(target: Optional[str]) -> Optional[str]:
+    """X.Y of the interpreter a launcher's link chain ends at, from that file's own name: CPython installs itself as
+    `pythonX.Y` and links `python3` and `python` to it (`/usr/bin/python3 -> python3.12`). None for a file named
+    otherwise, which does not say."""
+    match = PYTHON_DIR.match((target or "").rsplit("/", 1)[-1])
+    return match.group(1) if match else None
+
+
 def _base_interpreter_in_root(root: RootFS, env: PythonEnvironment) -> None:
     """A venv copied out of the host beside its root: its absolute `bin/python -> /usr/bin/python3.10` names the
     host's interpreter, which lies in the root, not on the machine reading the copy (docs/contracts.md §4: the base
@@ -135,9 +143,9 @@ def _system_site(fs: RootFS, cfg: dict[str, str], major_minor: str) -> Optional[
 
 def _installation_version(env: PythonEnvironment, fs: RootFS, inner: str) -> Optional[str]:
     """X.Y of the interpreter `bin/python3` leads to (`python3.12`), else of the newest `lib*/pythonX.Y`."""
-    match = PYTHON_DIR.match((env.interpreter_target or "").rsplit("/", 1)[-1])
-    if match:
-        return match.group(1)
+    launched = launched_version(env.interpreter_target)
+    if launched:
+        return launched
     versions = python_versions(fs, inner)
     return versions[-1] if versions else None
 
@@ -195,6 +203,8 @@ def inspect_venv(root: RootFS, venv_dir: str, environ: Mapping[str, str],
     env.interpreter, env.interpreter_exists, env.interpreter_target = _interpreter(fs, inner)
     if not env.interpreter_exists and fs is not root and not root.is_live:
         _base_interpreter_in_root(root, env)
+    if env.interpreter_exists:
+        env.interpreter_version = launched_version(env.interpreter_target)
     python_dirs = site_packages_dirs(fs, inner)
     env.python_version = _version(env.pyvenv_cfg, python_dirs)
     major_minor = env.python_major_minor

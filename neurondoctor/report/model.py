@@ -73,10 +73,14 @@ class EnvironmentSummary:
 
 @dataclass
 class InputProblem:
-    """Bad input the doctor could not use (a corrupt manifest): a one-line error, the report goes on."""
+    """Bad input the doctor could not use (a corrupt manifest): a one-line error, the report goes on.
+
+    `judged_nothing`: the input holds nothing to judge (a `--root` that is no host tree). The verdict is then
+    unknown (exit 3, as `health` reports a node it could not judge), not a usage error."""
 
     source: str
     message: str
+    judged_nothing: bool = False
 
 
 @dataclass
@@ -125,7 +129,7 @@ class Report:
 
     def exit_code(self, strict: bool = False) -> int:
         """Bad input the user named outranks the verdict (exit 2); otherwise the verdict decides."""
-        if self.input_problems:
+        if any(not problem.judged_nothing for problem in self.input_problems):
             return exit_codes.BAD_INPUT
         return health_exit_code(self.health, strict)
 

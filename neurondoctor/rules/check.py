@@ -96,6 +96,14 @@ class Check:
     def finding_ids(self) -> frozenset[str]:
         return frozenset(spec.id for spec in self.findings)
 
+    def undeclared(self, findings: list[Finding]) -> list[str]:
+        """Findings this check does not declare, as `check --list` and `explain` would miss them: an id none of
+        its rule sets names, or a severity its spec does not list. `--list --json` is then the one source of every
+        id and severity a report can print."""
+        severities = {spec.id: spec.severities for spec in self.findings}
+        return sorted({finding.id if finding.id not in severities else f"{finding.id} as {finding.severity}"
+                       for finding in findings if finding.severity not in severities.get(finding.id, ())})
+
 
 def environment_check(check_id: str, title: str, rule_sets: tuple[RuleSet, ...],
                       summary: Callable[[RuleContext], str]) -> Check:

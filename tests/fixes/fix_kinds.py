@@ -34,6 +34,7 @@ EXECUTED = {  # id -> the test that runs its printed fix lines and checks again
     "ND-REL-001": "tests/fixes/test_package_fixes.py::test_nki_from_another_release",
     "ND-VENV-003": "tests/fixes/test_package_fixes.py::test_damaged_metadata_is_reinstalled",
     "ND-VENV-004": "tests/fixes/test_package_fixes.py::test_a_record_that_is_not_valid_metadata_is_moved_aside",
+    "ND-VENV-005": "tests/fixes/test_package_fixes.py::test_a_venv_an_os_upgrade_left_on_another_python",
     "ND-SHADOW-002": "tests/fixes/test_package_fixes.py::test_two_records_of_one_package",
     "ND-PY-001": "tests/test_venv_create.py::test_a_neuron_venv_on_a_python_its_release_dropped",
     "ND-PIN-004": "tests/test_venv_create.py::test_check_reports_a_broken_guard",
@@ -67,6 +68,8 @@ ADVICE_ONLY = {  # id -> why no command can be run for it
     **{f"ND-FLEET-{number:03d}": _ODD_NODE for number in (1, 2, 3, 4, 5, 7, 8, 9, 10, 11)},
     "ND-FLEET-006": "the root communicator's address is chosen in the job script, for the node that runs rank 0",
     "ND-PERF-001": "a measurement, not a problem: nothing to run",
+    "ND-REQ-004": "evidence of the release an add-on's extra targets: the user may keep their versions; the detail "
+                  "names the install that brings the extra's back",
     "ND-PERF-002": "a core that stays slow is reported to AWS (`neurondoctor bundle`); the instance is replaced",
     "ND-PERF-003": "the failure's message names the cause (`neurondoctor explain` reads it); no line fixes a device",
     **{f"ND-FLEET-{number:03d}": "a device or EFA path that fails or is slow is repaired (or the instance replaced) "

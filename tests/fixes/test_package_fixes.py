@@ -112,3 +112,40 @@ def test_a_uv_venv_without_pip_gets_uv_pip_lines(tmp_path: Path, venvs: VenvFact
     after = check_json(args, env=env)[1]
     assert bad_findings(after) == set(), bad_findings(after)
     assert not (site_of(venv) / "pip").exists()
+
+
+def _as_if_made_with(venv: Path, old: str) -> None:
+    """The venv as an OS upgrade leaves it: made with Python `old` (pyvenv.cfg, lib/python<old>), while the
+    `python3` its launcher leads to is now this machine's newer one (`/usr/bin/python3 -> python3.11`)."""
+    current = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    (venv / "lib" / f"python{current}").rename(venv / "lib" / f"python{old}")
+    config = (venv / "pyvenv.cfg").read_text()
+    (venv / "pyvenv.cfg").write_text("\n".join(f"version = {old}.12" if line.startswith("version") else line
+                                               for line in config.splitlines()) + "\n")
+
+
+def test_a_venv_an_os_upgrade_left_on_another_python(tmp_path: Path, venvs: VenvFactory, indexes: FixIndexes) -> None:
+    """Ubuntu 22.04 → 24.04 moves python3 from 3.10 to 3.12 under a venv made with it: every record is still in
+    lib/python3.10, and Python 3.12 sees none of them. The venv is made again on the Python it runs, from its own
+    package list, its pip.conf along; the old folder is kept."""
+    root, env = fix_setting(tmp_path, indexes)
+    venv = broken_venv(venvs, "fix-venv-005", indexes, {})
+    _as_if_made_with(venv, "3.10")
+    finding = fix_and_check(["--root", str(root), "--venv", str(venv)], env, "ND-VENV-005")
+    assert finding["evidence"]["package_versions"] == ["3.10"]  # type: ignore[index]
+    kept = [path for path in venv.parent.iterdir() if path.name.startswith(f"{venv.name}.neurondoctor-")]
+    assert len(kept) == 1 and (kept[0] / "lib/python3.10/site-packages").is_dir()  # moved aside, never deleted
+    current = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    names = {path.name.split("-")[0] for path in (venv / "lib" / f"python{current}/site-packages").glob("*.dist-info")}
+    assert {"torch_neuronx", "neuronx_cc", "libneuronxla"} <= names
+    assert (venv / "pip.conf").read_text() == (kept[0] / "pip.conf").read_text()
+
+
+def test_near_miss_a_venv_on_the_python_it_was_made_with(tmp_path: Path, venvs: VenvFactory,
+                                                         indexes: FixIndexes) -> None:
+    """The same venv untouched, and one whose lib holds an empty folder of another version beside its own."""
+    root, env = fix_setting(tmp_path, indexes)
+    venv = broken_venv(venvs, "fix-venv-005-near", indexes, {})
+    (venv / "lib/python3.9/site-packages").mkdir(parents=True)
+    found = check_json(["--root", str(root), "--venv", str(venv)], env=env)[1]["findings"]
+    assert [item for item in found if item["id"] == "ND-VENV-005"] == []

@@ -19,6 +19,7 @@ from neurondoctor.facts.names import NEURON_ENV_PREFIXES
 from neurondoctor.facts.python_env import PythonEnvironment
 from neurondoctor.host.collect_host import collect_host_snapshot
 from neurondoctor.host.compile_cache import CacheChoice
+from neurondoctor.host.host_tree import missing_host_parts
 from neurondoctor.host.instance_identity import read_hostname, read_instance_id, read_instance_type
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.pyenv.discovery import (
@@ -195,7 +196,12 @@ def _status(findings: list[Finding]) -> str:
 
 
 def _describe(failures: list[CollectorFailure]) -> str:
-    return "could not collect: " + "; ".join(f"{failure.collector}: {failure.reason}" for failure in failures)
+    """`could not collect: hardware, ecc-counters: REASON; packages: OTHER`: a reason shared by several collectors
+    (a tree that is not a host fails them all) is said once."""
+    by_reason: dict[str, list[str]] = {}
+    for failure in failures:
+        by_reason.setdefault(failure.reason, []).append(failure.collector)
+    return "could not collect: " + "; ".join(f"{', '.join(names)}: {reason}" for reason, names in by_reason.items())
 
 
 def run_one_check(ctx: RuleContext, check: Check, select: Sequence[str], skip: Sequence[str]) -> CheckResult:
@@ -223,9 +229,9 @@ def run_one_check(ctx: RuleContext, check: Check, select: Sequence[str], skip: S
             findings.extend(rule(ctx))
         except Exception as crash:  # one crashed rule must not hide the others
             errors.append(f"{rule.__name__} crashed: {type(crash).__name__}: {crash}")
-    undeclared = sorted({finding.id for finding in findings} - check.finding_ids)
-    if undeclared:  # a rule emitting an id its check does not declare is a bug that --list and explain would miss
-        errors.append(f"{check.id} emitted undeclared finding id(s): {', '.join(undeclared)}")
+    undeclared = check.undeclared(findings)
+    if undeclared:  # a rule emitting what its check does not declare is a bug that --list and explain would miss
+        errors.append(f"{check.id} emitted undeclared finding(s): {', '.join(undeclared)}")
     findings = [finding for finding in findings if finding_selected(finding, select, skip)]
     if errors:
         return result(STATUS_CRASHED, findings, "; ".join(errors))
@@ -289,7 +295,11 @@ def next_steps(ctx: RuleContext) -> list[str]:
 
 def unchecked_reasons(checks: Sequence[CheckResult], input_problems: Sequence[InputProblem],
                       internal_problems: Sequence[str]) -> list[str]:
-    """Everything that kept the run from judging something: crashed and unknown checks, unusable input."""
+    """Everything that kept the run from judging something: crashed and unknown checks, unusable input. Input that
+    held nothing to judge (a `--root` that is no host) is the one reason: every area's own is that one again."""
+    nothing = [f"{problem.source}: {problem.message}" for problem in input_problems if problem.judged_nothing]
+    if nothing:
+        return nothing + list(internal_problems)
     reasons = [f"{check.title}: {check.error}" for check in checks if check.status in UNJUDGED_STATUSES]
     reasons += [f"{problem.source}: {problem.message}" for problem in input_problems]
     return reasons + list(internal_problems)
@@ -324,6 +334,10 @@ def run_check(options: CheckOptions, catalog: Optional[ReleaseCatalog] = None) -
         except Exception as error:  # a summary bug must not cost the report
             internal.append(f"summarising {env.path} crashed: {type(error).__name__}: {error}")
     input_problems = [InputProblem(problem.path, problem.message) for problem in catalog.problems]
+    missing = missing_host_parts(fs)
+    if missing:
+        input_problems.append(InputProblem(str(fs.root), f"not a Linux host tree: {'; '.join(missing)}; nothing "
+                                                         "about a host was judged", judged_nothing=True))
     findings = [finding for check in checks for finding in check.findings]
     by_path = {env.path: env for env in environments}
     for summary in summaries:

@@ -11,13 +11,14 @@ from __future__ import annotations
 from typing import Optional
 
 from neurondoctor.facts.python_env import Distribution, PythonEnvironment
-from neurondoctor.neuron_version import major_minor, normalize_neuron_version, release_tuple
+from neurondoctor.neuron_version import major_minor, release_tuple
 from neurondoctor.python_packaging import marker_extras, parse_requirement
 from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, neuron_host, pin, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Command, Fix, command
 from neurondoctor.rules.python_stack.labels import framework_lines_held
+from neurondoctor.rules.python_stack.requirements import extra_release
 from neurondoctor.rules.python_stack.torch_build import is_cuda_build, nvidia_distributions, torch_version_shown
 
 CATEGORY = "framework-missing"
@@ -165,23 +166,12 @@ def _addon_without_extra(ctx: RuleContext, env: PythonEnvironment) -> list[tuple
     return found
 
 
-def _extra_release(ctx: RuleContext, dist: Distribution, extra: str) -> Optional[str]:
-    """The Neuron release whose torch-neuronx the add-on's extra pins (optimum-neuron 0.4.5 → 2.26.1)."""
-    for text in dist.requires:
-        requirement = parse_requirement(text)
-        if (requirement and requirement.name == "torch-neuronx" and extra in marker_extras(requirement.marker)
-                and requirement.specifier.startswith("==")):
-            releases = ctx.catalog.releases_with("torch-neuronx", normalize_neuron_version(requirement.specifier[2:]))
-            return releases[0] if releases else None
-    return None
-
-
 def addon_without_neuron_extra(ctx: RuleContext) -> list[Finding]:
     """ND-FW-002: optimum-neuron (or another add-on) installed without the extra that brings the Neuron packages."""
     findings = []
     for env in ctx.facts.environments:
         for dist, extra, missing in _addon_without_extra(ctx, env):
-            pinned = _extra_release(ctx, dist, extra)
+            pinned = extra_release(ctx, dist, extra)
             release = _release(ctx)
             apart = f" Its [{extra}] extra pins the Neuron {pinned} packages" + (
                 f", not this host's {release}" if release and pinned and release != pinned else "") + "." \

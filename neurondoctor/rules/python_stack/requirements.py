@@ -1,15 +1,18 @@
 """framework-pin-mismatch from Requires-Dist: what `pip check` sees, judged as a Neuron user needs it.
 
-Every installed distribution's requirements are evaluated with their markers, like `pip check`, plus the
-requirements of an extra that pulls a Neuron package when that package is installed (optimum-neuron's
-`[neuronx]` pins torch-neuronx, neuronx-cc, libneuronxla, torch and torchvision: optimum-neuron 0.4.x METADATA on
-PyPI). Other extras are not known to be installed and are not judged. An unmet requirement of a Neuron package,
-of a Neuron add-on (compat.json `neuron_addons`) or, in a Neuron environment, of what the framework pins, is an
-error: a declared requirement is a documented one (docs/contracts.md §6; earlier versions made it a warning unless
-the framework imports the package). The rest of the environment's unmet requirements come as one info finding.
-What a package needs and does not declare is data with its source (compat.json `undeclared_requirements`).
-Pairs the pin rules judge against the release data (torch-neuronx → torch)
-are left to them.
+Every installed distribution's requirements are evaluated with their markers, as `pip check` evaluates them
+(`packaging`, pip's own library; a test holds the two to the same answers marker by marker). An unmet
+requirement of a Neuron package, of a Neuron add-on (compat.json `neuron_addons`) or, in a Neuron environment, of
+what the framework pins, is an error: a declared requirement is a documented one (docs/contracts.md §6). The rest
+of the environment's unmet requirements come as one info finding.
+
+pip records no extras, so `pip check` never judges an extra's pins and nothing says an extra was asked for. The
+pins of an extra that pulls an installed Neuron package (optimum-neuron's `[neuronx]` pins torch-neuronx,
+neuronx-cc, libneuronxla, torch and torchvision: optimum-neuron 0.4.x METADATA on PyPI) are evidence of the
+Neuron release the add-on targets: an unmet one is an info naming that release, never an error. Other extras are
+not judged. What a package needs and does not declare is data with its source (compat.json
+`undeclared_requirements`). Pairs the pin rules judge against the release data (torch-neuronx → torch) are left to
+them.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from neurondoctor.facts.python_env import Distribution, PythonEnvironment
+from neurondoctor.neuron_version import normalize_neuron_version
 from neurondoctor.python_packaging import (
     Requirement,
     marker_applies,
@@ -46,6 +50,7 @@ class Unmet:
     dist: Distribution
     requirement: Requirement
     installed: Optional[str]  # None: not installed
+    extra: Optional[str] = None  # the extra it belongs to; None: a requirement of the distribution itself
 
     def described(self) -> str:
         found = f"has {self.installed}" if self.installed else "is not installed"
@@ -74,20 +79,24 @@ def unmet_requirements(ctx: RuleContext, env: PythonEnvironment) -> list[Unmet]:
     unmet = []
     for dist in installed.values():
         requirements = [parsed for parsed in (parse_requirement(text) for text in dist.requires) if parsed]
-        in_use = [marker_variables(python, machine, extra)
-                  for extra in _neuron_extras(requirements, installed, neuron, python, machine)]
+        in_use = [(extra, marker_variables(python, machine, extra))
+                  for extra in sorted(_neuron_extras(requirements, installed, neuron, python, machine))]
         for requirement in requirements:
-            applies = marker_applies(requirement.marker, base) or any(
-                marker_applies(requirement.marker, extra) for extra in in_use)
-            if not applies or requirement.name == dist.name:
+            extra = None
+            if not marker_applies(requirement.marker, base):
+                extra = next((name for name, variables in in_use if marker_applies(requirement.marker, variables)),
+                             None)
+                if extra is None:
+                    continue
+            if requirement.name == dist.name:
                 continue
             target = installed.get(requirement.name)
             if target is None:
                 if requirement.name not in BUILD_TOOLING:
-                    unmet.append(Unmet(dist, requirement, None))
+                    unmet.append(Unmet(dist, requirement, None, extra))
                 continue
             if requirement.url is None and matches(target.version, requirement.specifier) is False:
-                unmet.append(Unmet(dist, requirement, target.version))
+                unmet.append(Unmet(dist, requirement, target.version, extra))
     return unmet
 
 
@@ -119,8 +128,12 @@ def requirement_mismatches(ctx: RuleContext) -> list[Finding]:
     findings = []
     for env in ctx.facts.environments:
         rest = []
+        through_extras: dict[tuple[str, str], list[Unmet]] = {}
         for item in unmet_requirements(ctx, env):
             if _pin_rules_judge(ctx, item):
+                continue
+            if item.extra is not None:
+                through_extras.setdefault((item.dist.name, item.extra), []).append(item)
                 continue
             if not _neuron_side(ctx, env, item.dist):
                 rest.append(item)
@@ -142,7 +155,36 @@ def requirement_mismatches(ctx: RuleContext) -> list[Finding]:
                 detail="; ".join(listed) + more + ". They do not touch the Neuron stack; `pip check` lists the same.",
                 evidence={"venv": env.path, "unmet": [item.described() for item in rest]},
                 fix=_install(ctx, env, rest)))
+        findings += [_extra_pins_finding(ctx, env, items) for items in through_extras.values()]
     return findings
+
+
+def extra_release(ctx: RuleContext, dist: Distribution, extra: str) -> Optional[str]:
+    """The Neuron release whose torch-neuronx the add-on's extra pins (optimum-neuron 0.4.5 → 2.26.1)."""
+    for text in dist.requires:
+        requirement = parse_requirement(text)
+        if (requirement and requirement.name == "torch-neuronx" and extra in marker_extras(requirement.marker)
+                and requirement.specifier.startswith("==")):
+            releases = ctx.catalog.releases_with("torch-neuronx", normalize_neuron_version(requirement.specifier[2:]))
+            return releases[0] if releases else None
+    return None
+
+
+def _extra_pins_finding(ctx: RuleContext, env: PythonEnvironment, items: list[Unmet]) -> Finding:
+    """ND-REQ-004: pins of an extra (`optimum-neuron[neuronx]`) that the environment does not meet. pip records no
+    extras, so `pip check` never judges them, and nothing says the extra was asked for: they are evidence of the
+    Neuron release the add-on targets, an info, never an error."""
+    dist, extra = items[0].dist, str(items[0].extra)
+    release = extra_release(ctx, dist, extra)
+    targets = f" targets Neuron {release}" if release else " pins its own versions"
+    return Finding(
+        id="ND-REQ-004", category="framework-pin-mismatch", severity=SEVERITY_INFO,
+        title=f"{dist.display_name} {dist.version}'s [{extra}] extra{targets}; {len(items)} of its pins differ here",
+        detail=("; ".join(item.described() for item in items) + f". pip does not record which extras were asked "
+                f"for, so `pip check` does not judge these; installing {dist.display_name}[{extra}]=={dist.version} "
+                "would bring the extra's versions back."),
+        evidence={"venv": env.path, "package": dist.display_name, "version": dist.version, "extra": extra,
+                  "extra_release": release, "unmet": [item.described() for item in items]})
 
 
 def _entry_applies(entry: Mapping[str, object], installed: Mapping[str, Distribution]) -> Optional[Distribution]:
@@ -200,5 +242,8 @@ RULE_SET = RuleSet(
         FindingSpec("ND-REQ-003", "framework-pin-mismatch", SEVERITY_ERROR,
                     "a documented requirement the package's metadata does not declare (a warning when only "
                     "reported)", also=(SEVERITY_WARNING,)),
+        FindingSpec("ND-REQ-004", "framework-pin-mismatch", SEVERITY_INFO,
+                    "an add-on's extra (optimum-neuron[neuronx]) pins versions this environment does not have: "
+                    "evidence of the Neuron release it targets"),
     ),
 )

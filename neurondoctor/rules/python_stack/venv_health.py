@@ -1,8 +1,12 @@
-"""broken-venv: the environment's interpreter is gone, it would not run, or its metadata is damaged."""
+"""broken-venv: the environment's interpreter is gone, it would not run, it cannot see its own packages, or its
+metadata is damaged."""
 
 from __future__ import annotations
 
-from neurondoctor.facts.python_env import INSTALLATION_KINDS, PythonEnvironment
+import re
+import time
+
+from neurondoctor.facts.python_env import INSTALLATION_KINDS, SITE_ROLE_VENV, Distribution, PythonEnvironment
 from neurondoctor.rules.check import FindingSpec, RuleSet, environment_check
 from neurondoctor.rules.context import RuleContext, pin, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
@@ -59,6 +63,80 @@ def missing_interpreter(ctx: RuleContext) -> list[Finding]:
                       "home": env.pyvenv_cfg.get("home")},
             fix=_recreate_commands(env) if exists else Fix(),
         ))
+    return findings
+
+
+_SITE_VERSION = re.compile(r"/python(\d+\.\d+)t?/site-packages$")
+NOT_REINSTALLED = frozenset({"pip", "setuptools", "wheel"})  # `python -m venv` brings its own
+
+
+def _package_versions(env: PythonEnvironment) -> list[str]:
+    """X.Y of the environment's own `lib/pythonX.Y/site-packages` that hold installed distributions."""
+    found = [_SITE_VERSION.search(site.path) for site in env.site_dirs
+             if site.role == SITE_ROLE_VENV and site.distributions]
+    return sorted({match.group(1) for match in found if match})
+
+
+def _built_from_source(dist: Distribution) -> bool:
+    """Installed editable, from a folder or from version control: no index has that build, so no pin brings it
+    back. A wheel or sdist installed from a file or a URL has its version, which an index can serve again."""
+    url = (dist.direct_url or "").split("#", 1)[0].split("?", 1)[0]
+    return dist.editable or (bool(url) and not url.endswith((".whl", ".tar.gz", ".zip")))
+
+
+def _rebuild_commands(ctx: RuleContext, env: PythonEnvironment, version: str) -> Fix:
+    """The environment made again on the Python it now runs, from its own package list: the old folder moved
+    aside (kept, never deleted), a new venv in its place, then every distribution pip had installed at the version
+    it had (editable and URL installs are the user's to redo, named in a note)."""
+    path = env.path.rstrip("/")
+    interpreter = env.interpreter_target if (env.interpreter_target or "").startswith("/") else f"python{version}"
+    own = [dist for site in env.site_dirs if site.role == SITE_ROLE_VENV for dist in site.judged_distributions()
+           if dist.name not in NOT_REINSTALLED]
+    by_hand = sorted(dist.display_name for dist in own if _built_from_source(dist))
+    pins = sorted(pin(dist.display_name, dist.version) for dist in own if not _built_from_source(dist))
+    neuron = any(dist.name in ctx.catalog.neuron_pip_packages() for dist in own)
+    kept = f"{path}.neurondoctor-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
+    lines = [command("mv", path, kept, note="the old environment, kept"),
+             command(str(interpreter), "-m", "venv", path)]
+    if any(source.origin == f"{path}/pip.conf" for source in env.pip_config):  # its own index settings go along
+        lines.append(command("cp", f"{kept}/pip.conf", f"{path}/pip.conf"))
+    cpu_torch = any(site.torch_build is not None and site.torch_build.flavour == "cpu"
+                    for site in env.site_dirs if site.role == SITE_ROLE_VENV)
+    if pins:  # the indexes the old packages came from: Neuron's repository, PyTorch's CPU index for a CPU torch
+        lines.append(command(f"{path}/bin/python", "-m", "pip", "install", *pins,
+                             *(["--extra-index-url", ctx.catalog.pip_repository] if neuron else []),
+                             *(["--extra-index-url", str(ctx.catalog.compat.get("torch_cpu_index"))]
+                               if cpu_torch else [])))
+    if by_hand:
+        lines.append(note("installed from a folder or a URL, to install again by hand: {}", ", ".join(by_hand)))
+    return Fix(lines)
+
+
+def packages_out_of_reach(ctx: RuleContext) -> list[Finding]:
+    """ND-VENV-005: the interpreter the launcher runs is another Python minor version than the one the packages
+    were installed for (an OS upgrade moved `python3` from 3.10 to 3.12 under a venv made with it): Python 3.12
+    looks in lib/python3.12 only, so nothing installed can be imported although every record is still there."""
+    findings = []
+    for env in ctx.facts.environments:
+        launched = env.interpreter_version
+        holding = _package_versions(env)
+        if (env.kind in INSTALLATION_KINDS or not env.interpreter_exists or not launched or not holding
+                or launched in holding):
+            continue
+        made_with = env.pyvenv_cfg.get("version_info") or env.pyvenv_cfg.get("version")
+        findings.append(Finding(
+            id="ND-VENV-005", category=CATEGORY, severity=SEVERITY_ERROR,
+            title=f"{env.path} now runs Python {launched}, but its packages are installed for Python "
+                  f"{' and '.join(holding)}",
+            detail=(f"{env.interpreter} leads to {env.interpreter_target} (Python {launched})"
+                    + (f"; pyvenv.cfg says it was made with {made_with}" if made_with else "")
+                    + f". Python {launched} looks for packages in lib/python{launched}/site-packages only, so none "
+                    f"of those in lib/python{holding[0]} can be imported: an upgrade that moved python3 to another "
+                    "version does this. The environment is made again on the Python it runs, from its own package "
+                    "list; the old folder is kept beside it."),
+            evidence={"venv": env.path, "interpreter": env.interpreter, "target": env.interpreter_target,
+                      "interpreter_version": launched, "package_versions": holding, "made_with": made_with},
+            fix=_rebuild_commands(ctx, env, launched)))
     return findings
 
 
@@ -143,13 +221,16 @@ def python_env_summary(ctx: RuleContext) -> str:
 
 
 RULE_SET = RuleSet(
-    rules=(missing_interpreter, interpreter_failed, damaged_metadata, invalid_metadata),
+    rules=(missing_interpreter, packages_out_of_reach, interpreter_failed, damaged_metadata, invalid_metadata),
     findings=(
         FindingSpec("ND-VENV-001", "broken-venv", SEVERITY_ERROR, "the environment's interpreter is gone"),
         FindingSpec("ND-VENV-002", "broken-venv", SEVERITY_ERROR, "the interpreter does not run"),
         FindingSpec("ND-VENV-003", "broken-venv", SEVERITY_WARNING, "unreadable or damaged metadata"),
         FindingSpec("ND-VENV-004", "broken-venv", SEVERITY_WARNING,
                     "an install record whose name or version is not valid metadata"),
+        FindingSpec("ND-VENV-005", "broken-venv", SEVERITY_ERROR,
+                    "the interpreter is another Python version than the one its packages were installed for (an "
+                    "OS upgrade moved python3): none of them can be imported"),
     ),
 )
 CHECK = environment_check("python-env", "Python environment",
