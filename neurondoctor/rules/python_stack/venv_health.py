@@ -10,7 +10,7 @@ from neurondoctor.facts.python_env import INSTALLATION_KINDS, SITE_ROLE_VENV, Di
 from neurondoctor.rules.check import FindingSpec, RuleSet, environment_check
 from neurondoctor.rules.context import RuleContext, pin, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
-from neurondoctor.rules.fix import Fix, command, note
+from neurondoctor.rules.fix import Fix, Step, command, note
 from neurondoctor.rules.python_stack import python_support, shadowing
 
 CATEGORY = "broken-venv"
@@ -96,7 +96,7 @@ def _rebuild_commands(ctx: RuleContext, env: PythonEnvironment, version: str) ->
     pins = sorted(pin(dist.display_name, dist.version) for dist in own if not _built_from_source(dist))
     neuron = any(dist.name in ctx.catalog.neuron_pip_packages() for dist in own)
     kept = f"{path}.neurondoctor-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
-    lines = [command("mv", path, kept, note="the old environment, kept"),
+    lines: list[Step] = [command("mv", path, kept, note="the old environment, kept"),
              command(str(interpreter), "-m", "venv", path)]
     if any(source.origin == f"{path}/pip.conf" for source in env.pip_config):  # its own index settings go along
         lines.append(command("cp", f"{kept}/pip.conf", f"{path}/pip.conf"))
