@@ -4,7 +4,8 @@ The cache is usually under /var/tmp, where anyone may create names: the director
 then walked with `scandir` and no link is followed; a file is opened only to read a failed entry's first error line,
 with `O_NOFOLLOW` (a `model.log` linked to /etc/shadow is not read). Entries are judged from their names; sizes come
 from `lstat` of the NEFF and the graph, the files that hold the room. `max_entries` and `deadline_s` bound the walk
-(`check` counts at most 10,000 entries or 6 ms, shared among the compilers' folders; `cache status` counts all),
+(`check` counts at most 1,000 entries, shared among the compilers' folders; `cache status` counts all; the bundle
+has its time budget),
 and `cut` says where it stopped.
 Lock holders come from /proc/locks (an flock file holds no pid): inode to pid, then `/proc/<pid>/comm`.
 What the index shows is redacted as it is built (its path, a log's error line, an entry's flags: a cache named by
