@@ -117,6 +117,7 @@ def test_rpm_and_core_list_parsers(text: str) -> None:
 def test_sysfs_and_whole_check_on_garbage_files(tmp_path_factory: pytest.TempPathFactory, catalog: ReleaseCatalog,
                                                  core_count: bytes, ecc: bytes, other: bytes) -> None:
     root = tmp_path_factory.mktemp("garbage-host")
+    (root / "usr/bin").mkdir(parents=True)  # a host tree: garbage in its files, not a folder that holds no host
     device = root / "sys/class/neuron_device/neuron0"
     (device / "stats/hardware").mkdir(parents=True)
     (device / "info/architecture").mkdir(parents=True)
