@@ -311,7 +311,7 @@ def index_cache(fs: RootFS, inner: str, max_entries: Optional[int] = None,
     if not stat.S_ISDIR(found.st_mode):
         index.problem = "not a directory"
         return index
-    index.exists, index.host_path = True, base
+    index.exists, index.host_path, index._identity = True, base, (found.st_dev, found.st_ino)
     started, now = time.monotonic(), time.time()
     holders = _LockHolders(fs, base if fs.is_live else inner)
     try:

@@ -67,7 +67,7 @@ def status_document(root: str, locations: Sequence[CacheLocation]) -> dict[str, 
 def _index_fields(index: CacheIndex) -> dict[str, Any]:
     fields = dataclasses.asdict(index)
     fields.pop("entries")  # kept for `cache prune` only
-    return fields
+    return {key: value for key, value in fields.items() if not key.startswith("_")}
 
 
 def size_text(count: int) -> str:
