@@ -19,6 +19,9 @@ import stat
 from typing import Optional
 
 _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+# A held directory is only named relative to (openat, mkdirat, renameat, fstat): O_PATH needs no read permission
+# on it, as a path lookup needs none on the folders it passes.
+_HELD = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 BACKUP_ATTEMPTS = 99
 # What a whole filesystem answers, not one entry: a full disk or quota, a read-only mount. The next move would fail
 # the same way, so an action stops at the first.
@@ -46,9 +49,9 @@ class HeldDirectory:
         return os.fstat(self.fd).st_dev != os.fstat(self.parent_fd).st_dev
 
     def child(self, name: str) -> HeldDirectory:
-        """A directory in this one, opened without following a link (ELOOP for a link, ENOTDIR for a file)."""
+        """A directory in this one, opened without following a link (ENOTDIR for a link or a file)."""
         _plain_name(name)
-        fd = os.open(name, _DIRECTORY, dir_fd=self.fd)
+        fd = os.open(name, _HELD, dir_fd=self.fd)
         try:
             parent_fd = os.dup(self.fd)
         except OSError:
@@ -80,7 +83,7 @@ def _plain_name(name: str) -> None:
 
 def hold_directory(path: str, trusted: str = "/") -> HeldDirectory:
     """The directory at `path`, an absolute path whose links were resolved by the scan, opened one component at a
-    time below `trusted` without following a link; raises OSError (ELOOP: a component is a link now, ENOTDIR: a file).
+    time below `trusted` without following a link; raises OSError (ENOTDIR: a component is a link or a file now).
     `trusted` is a folder the operator named (`--root`), opened as named; `path` must lie in it."""
     trusted = trusted.rstrip("/") or "/"
     if trusted != "/" and path != trusted and not path.startswith(trusted + "/"):
@@ -93,13 +96,13 @@ def hold_directory(path: str, trusted: str = "/") -> HeldDirectory:
             raise OSError(errno.EINVAL, "the root directory has no folder to hold it from", path)
     for part in parts:
         _plain_name(part)
-    fd = os.open(trusted, _DIRECTORY & ~os.O_NOFOLLOW)
+    fd = os.open(trusted, _HELD & ~os.O_NOFOLLOW)
     try:
         for part in parts[:-1]:
-            inner = os.open(part, _DIRECTORY, dir_fd=fd)
+            inner = os.open(part, _HELD, dir_fd=fd)
             os.close(fd)
             fd = inner
-        held_fd = os.open(parts[-1], _DIRECTORY, dir_fd=fd)
+        held_fd = os.open(parts[-1], _HELD, dir_fd=fd)
     except OSError:
         os.close(fd)
         raise

@@ -76,7 +76,7 @@ def test_names_with_control_characters_stay_data(tmp_path: Path) -> None:
 
 def test_prune_never_moves_what_a_swapped_link_points_at(tmp_path: Path) -> None:
     """Between the scan and the question, a compiler directory is swapped for a link to a directory elsewhere holding
-    an entry of the same name: it is held through a descriptor opened without following links (ELOOP), so the entry
+    an entry of the same name: it is held through a descriptor opened without following links (refused), so the entry
     elsewhere stays where it is and the move is reported as not done."""
     from neurondoctor.actions.cache.prune import PruneCriteria, apply_moves, hold_cache, plan_moves
 

@@ -170,7 +170,7 @@ def hold_cache(index: CacheIndex, trusted: str, moves: Sequence[Move]) -> HeldCa
                                        "filesystem, and a move would be a copy; nothing was moved")
         for compiler in dict.fromkeys(move.path.split("/", 1)[0] for move in moves if "/" in move.path):
             try:
-                held.compilers[compiler] = cache.child(compiler)  # a compiler directory that is a link now: ELOOP
+                held.compilers[compiler] = cache.child(compiler)  # a compiler directory that is a link now: ENOTDIR
             except OSError as error:
                 held.unheld[compiler] = error.strerror or str(error)
     except BaseException:
@@ -219,6 +219,6 @@ def _move(held: HeldCache, backup: HeldDirectory, relative: str) -> None:
         return
     compiler, name = relative.split("/", 1)
     if compiler in held.unheld:
-        raise OSError(errno.ELOOP, held.unheld[compiler])
+        raise OSError(errno.ENOTDIR, held.unheld[compiler])
     with make_folder_in(backup, compiler) as target:
         move_into(held.compilers[compiler], name, target)
