@@ -158,8 +158,8 @@ def hold_cache(index: CacheIndex, trusted: str, moves: Sequence[Move]) -> HeldCa
     try:
         cache = hold_directory(index.host_path or "", trusted)
     except OSError as error:
-        raise exit_codes.UserError(f"{shown} changed after it was counted ({error.strerror or error}): a folder on "
-                                   "its path is a link now; nothing was moved") from None
+        raise exit_codes.UserError(f"{shown} could not be opened as counted, without following a link "
+                                   f"({error.strerror or error}); nothing was moved") from None
     held = HeldCache(cache)
     try:
         if cache.identity != index._identity:
