@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from neurondoctor import exit_codes
-from neurondoctor.actions.cache.prune import PruneCriteria, _make_backup
+from neurondoctor.actions.cache.prune import PruneCriteria
 from neurondoctor.actions.cache.prune_run import PruneOptions, run_prune
+from neurondoctor.actions.held_directories import hold_directory, make_backup_folder
 from tests.cache_fixture import entry, registry
 from tests.conftest import cli_env, run_cli
 from tests.wheelhouse import VenvFactory, WheelSpec
@@ -143,9 +144,7 @@ def test_nothing_to_prune_and_what_must_be_named(tmp_path: Path) -> None:
 def test_a_backup_never_reuses_an_existing_name(tmp_path: Path) -> None:
     (tmp_path / "cache.neurondoctor-20261202T120000Z").mkdir()  # an earlier run in the same second
     (tmp_path / "cache.neurondoctor-20261202T120000Z-2").symlink_to("/etc")  # a planted link
-    descriptor = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        assert _make_backup(descriptor, "cache.neurondoctor-20261202T120000Z") == \
-            "cache.neurondoctor-20261202T120000Z-3"
-    finally:
-        os.close(descriptor)
+    (tmp_path / "cache").mkdir()
+    with hold_directory(str(tmp_path / "cache")) as cache, make_backup_folder(cache, "20261202T120000Z") as backup:
+        assert backup.path == str(tmp_path / "cache.neurondoctor-20261202T120000Z-3")
+    assert (tmp_path / "cache.neurondoctor-20261202T120000Z-2").is_symlink()

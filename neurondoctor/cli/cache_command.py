@@ -126,4 +126,8 @@ def prune(
                            dry_run=dry_run, yes=yes)
     outcome = run_prune(options, os.environ, _confirm)
     _emit(prune_document(options, outcome), render_prune_text(outcome), json_out)
+    if outcome.result is not None and outcome.result.stopped:  # what moved is said above; why the rest did not
+        from neurondoctor.cli.invocation import print_user_error
+
+        print_user_error(outcome.result.stopped)
     raise typer.Exit(outcome.exit_code)

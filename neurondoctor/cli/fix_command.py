@@ -14,7 +14,18 @@ from typing import Callable, Optional, TextIO
 
 from neurondoctor import exit_codes
 from neurondoctor.actions.check.check_run import CheckOptions, run_check
-from neurondoctor.actions.check.fix_apply import MOVE, RUN, SKIP, EnvironmentFix, apply_step, plan_fixes, utc_stamp
+from neurondoctor.actions.check.fix_apply import (
+    MOVE,
+    RUN,
+    SKIP,
+    EnvironmentFix,
+    FixStep,
+    apply_step,
+    hold_step,
+    plan_fixes,
+    release_step,
+    utc_stamp,
+)
 from neurondoctor.output_text import write_text
 from neurondoctor.release_data.catalog import ReleaseCatalog
 from neurondoctor.report.model import Report
@@ -72,9 +83,25 @@ def fix_then_recheck(options: CheckOptions, catalog: ReleaseCatalog, yes: bool,
     if not applicable:
         err.write("--fix: nothing it can apply in the environments it inspected\n")
         return report
+    try:
+        if not _ask_then_apply(fixes, applicable, yes, reader, environ, err):
+            return report
+    finally:
+        for step in applicable:
+            release_step(step)
+    err.write("--fix: checking again\n")
+    return run_check(options, catalog=catalog)
+
+
+def _ask_then_apply(fixes: list[EnvironmentFix], applicable: list[FixStep], yes: bool, reader: Callable[[], str],
+                    environ: Mapping[str, str], err: TextIO) -> bool:
+    """Hold what the steps move or back up, ask, then apply; False when not confirmed. Nothing is resolved through
+    its path after the question (a step whose folder could not be held fails alone, when its turn comes)."""
+    for step in applicable:
+        hold_step(step)
     if not yes and not ask(err, f"Apply {len(applicable)} step(s)? [y/N] ", reader):
         err.write("--fix: nothing changed\n")
-        return report
+        return False
     stamp = utc_stamp()
     for fix in fixes:
         for number, step in enumerate(fix.steps, 1):
@@ -85,5 +112,4 @@ def fix_then_recheck(options: CheckOptions, catalog: ReleaseCatalog, yes: bool,
             if not result.ok:  # the later steps build on this one
                 write_text(f"--fix: stopped {fix.path} at step {number}; its other steps were not run\n", err)
                 break
-    err.write("--fix: checking again\n")
-    return run_check(options, catalog=catalog)
+    return True

@@ -84,3 +84,6 @@ class CacheIndex:
     filesystem: Optional[str] = None  # the mount's type (`ext4`, `nfs4`), from /proc/self/mounts
     compilers_running: list[str] = field(default_factory=list)  # `PID COMM` of neuronx-cc processes seen here
     entries: list[CacheEntry] = field(default_factory=list)  # every entry, with `keep_entries` only
+    # (device, inode) of the directory counted: `cache prune` moves only in that one. Kept out of the JSON (the
+    # leading `_`): a detail of this machine, not a fact about the cache.
+    _identity: Optional[tuple[int, int]] = field(default=None, repr=False)

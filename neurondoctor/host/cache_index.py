@@ -1,8 +1,9 @@
 """Counts a local Neuron compile cache (facts/cache_index.py has the layout): bounded, and without following links.
 
 The cache is usually under /var/tmp, where anyone may create names: the directory is resolved inside the root once,
-then walked with `scandir` and no link is followed; a file is opened only to read a failed entry's first error line,
-with `O_NOFOLLOW` (a `model.log` linked to /etc/shadow is not read). Entries are judged from their names; sizes come
+then walked with `scandir` and no link is followed; a file is opened only to read a failed entry's first error line
+or an entry's flags, with regular_files' `read_untrusted_file` (a `model.log` that is a link, or a hard link, to
+/etc/shadow is not read). Entries are judged from their names; sizes come
 from `lstat` of the NEFF and the graph, the files that hold the room. `max_entries` and `deadline_s` bound the walk
 (`check` counts at most 1,000 entries, shared among the compilers' folders; `cache status` counts all; the bundle
 has its time budget),
@@ -34,7 +35,7 @@ from neurondoctor.facts.cache_index import (
 )
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.redaction import redact_secrets
-from neurondoctor.regular_files import read_regular_file
+from neurondoctor.regular_files import read_untrusted_file
 
 NEFF_HEADER_BYTES = 1024  # a NEFF starts with a 1024-byte header (neuron-packager user guide)
 REGISTRY = "0_REGISTRY"
@@ -67,7 +68,7 @@ def entry_state(names: frozenset[str], neff_bytes: Optional[int]) -> str:
 def first_error_line(path: str) -> str:
     """The first line of a compile log that says ERROR (else its last line), read without following a link."""
     try:
-        text = read_regular_file(path, LOG_READ_BYTES, follow_links=False).decode("utf-8", errors="replace")
+        text = read_untrusted_file(path, LOG_READ_BYTES).decode("utf-8", errors="replace")
     except OSError as error:
         return f"(log unreadable: {error.strerror or error})"
     lines = [line.strip() for line in text.splitlines() if line.strip()]
@@ -82,7 +83,7 @@ def read_compile_flags(folder: str, names: frozenset[str]) -> Optional[list[str]
     if name not in names:
         return None
     try:
-        text = read_regular_file(f"{folder}/{name}", FLAGS_READ_BYTES, follow_links=False).decode("utf-8", "replace")
+        text = read_untrusted_file(f"{folder}/{name}", FLAGS_READ_BYTES).decode("utf-8", "replace")
     except OSError:
         return None
     if name == "compile_flags.txt":
@@ -327,7 +328,7 @@ def index_cache(fs: RootFS, inner: str, max_entries: Optional[int] = None,
     if not stat.S_ISDIR(found.st_mode):
         index.problem = "not a directory"
         return index
-    index.exists, index.host_path = True, base
+    index.exists, index.host_path, index._identity = True, base, (found.st_dev, found.st_ino)
     started, now = time.monotonic(), time.time()
     holders = _LockHolders(fs, base if fs.is_live else inner)
     try:

@@ -14,7 +14,7 @@ import stat
 from pathlib import Path, PurePosixPath
 from typing import Optional
 
-from neurondoctor.regular_files import NotRegularFile, read_regular_file
+from neurondoctor.regular_files import NotRegularFile, read_regular_file, read_untrusted_file
 
 _MAX_LINK_HOPS = 40
 DEFAULT_READ_LIMIT = 1 << 20
@@ -168,6 +168,36 @@ class RootFS:
         if path is None:
             raise OSError(errno.ELOOP, "too many levels of symbolic links", inner)
         return read_regular_file(path, limit, tail=tail)
+
+    def read_untrusted_bytes(self, inner: str, limit: int = DEFAULT_READ_LIMIT, tail: bool = False,
+                             follow_links: bool = False) -> bytes:
+        """`read_bytes` for a file in a folder other users may write (a home, a compile workdir): read with
+        regular_files' `read_untrusted_file`, so a hard link or a file not its folder owner's is refused. A link in
+        the last component is refused too, unless `follow_links`: then it is followed inside the root, and the file
+        it leads to is judged in its own folder (what pip reads, the doctor reads)."""
+        if follow_links:
+            target = os.path.realpath(inner) if self.is_live else self._located(inner)
+        else:
+            target = inner if self.is_live else self._in_folder(inner) or self._in_located_folder(inner)
+        if target is None:
+            raise OSError(errno.ELOOP, "too many levels of symbolic links", inner)
+        return read_untrusted_file(target, limit, tail=tail)
+
+    def _in_located_folder(self, inner: str) -> Optional[str]:
+        """The machine path of `inner`'s last component in its folder resolved by a walk, not looked at."""
+        folder, _, name = inner.rstrip("/").rpartition("/")
+        base = self._located(folder) if folder else str(self.root)
+        if base is None or name in ("", ".", ".."):
+            return None
+        return f"{base.rstrip('/')}/{name}"
+
+    def try_read_untrusted_text(self, inner: str, limit: int = DEFAULT_READ_LIMIT,
+                                follow_links: bool = False) -> Optional[str]:
+        """`read_untrusted_bytes` as text (UTF-8 with replacement), None when it cannot be read or is refused."""
+        try:
+            return self.read_untrusted_bytes(inner, limit, follow_links=follow_links).decode("utf-8", "replace")
+        except (OSError, ValueError):  # ValueError: a NUL byte in a path made of data
+            return None
 
     def read_text(self, inner: str, limit: int = DEFAULT_READ_LIMIT) -> str:
         """Text decoded as UTF-8 with replacement, so a stray byte never stops a report."""

@@ -134,7 +134,8 @@ def _kernel_interpreters(fs: RootFS, folders: list[str], walk: _Walk) -> Iterato
     for folder in folders:
         for spec in (f"{kernel}/kernel.json" for kernel in _folders_under(fs, folder, "*", walk)):
             try:
-                document = json.loads(fs.read_text(spec, limit=64 * 1024))
+                text = fs.read_untrusted_bytes(spec, 64 * 1024, follow_links=True).decode("utf-8", "replace")
+                document = json.loads(text)
             except (OSError, ValueError, RecursionError):  # a nesting bomb is not a kernelspec
                 continue
             argv = document.get("argv") if isinstance(document, dict) else None

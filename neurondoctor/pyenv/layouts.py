@@ -58,12 +58,19 @@ def _venv_kind(fs: RootFS, inner: str, pyvenv_cfg: str) -> str:
     return "venv"
 
 
+def read_pyvenv_cfg(fs: RootFS, inner: str) -> Optional[str]:
+    """The text of a prefix's `pyvenv.cfg`, which its owner writes: read as a file in a folder others write (a hard
+    link to a file the owner may not read is refused; a link is followed, as Python follows it); None when it
+    cannot be read."""
+    return fs.try_read_untrusted_text(f"{inner}/pyvenv.cfg", 64 * 1024, follow_links=True)
+
+
 def layout_of(fs: RootFS, inner: str) -> Optional[str]:
     """The kind of environment whose prefix is the in-view folder `inner`, or None when it is none."""
     if fs.is_dir(f"{inner}/conda-meta"):
         return "conda"
     if fs.lexists(f"{inner}/pyvenv.cfg"):
-        return _venv_kind(fs, inner, fs.try_read_text(f"{inner}/pyvenv.cfg", limit=64 * 1024) or "")
+        return _venv_kind(fs, inner, read_pyvenv_cfg(fs, inner) or "")
     if not _is_installation(fs, inner):
         return None
     return "pyenv" if "/.pyenv/versions/" in f"{inner}/" else "system"

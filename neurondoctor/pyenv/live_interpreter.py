@@ -24,7 +24,7 @@ from neurondoctor.facts.python_env import (
     PythonEnvironment,
 )
 from neurondoctor.host.rootfs import RootFS
-from neurondoctor.pyenv.layouts import layout_of
+from neurondoctor.pyenv.layouts import layout_of, read_pyvenv_cfg
 from neurondoctor.pyenv.pip_config import read_pip_config
 from neurondoctor.pyenv.site_scan import inspect_site_dir
 from neurondoctor.pyenv.static_venv import home_dirs_for, parse_pyvenv_cfg
@@ -137,7 +137,7 @@ def _fill_from_report(env: PythonEnvironment, root: RootFS, report: dict[str, An
     live_fs = RootFS("/")
     env.kind = (layout_of(live_fs, prefix) if prefix else None) or ("venv" if report.get("in_venv") else "system")
     if report.get("in_venv"):
-        env.pyvenv_cfg = parse_pyvenv_cfg(live_fs.try_read_text(f"{prefix}/pyvenv.cfg", limit=64 * 1024) or "")
+        env.pyvenv_cfg = parse_pyvenv_cfg(read_pyvenv_cfg(live_fs, prefix) or "")
     for entry, role in import_path(report):
         if live_fs.is_dir(entry):
             env.site_dirs.append(inspect_site_dir(live_fs, entry, role))

@@ -57,7 +57,7 @@ def host_pip_config_paths(home_dirs: list[str]) -> list[str]:
 
 
 def _read_source(fs: RootFS, inner: str) -> Optional[PipConfigSource]:
-    text = fs.try_read_text(inner, limit=256 * 1024)
+    text = fs.try_read_untrusted_text(inner, 256 * 1024, follow_links=True)  # in homes and environments
     return None if text is None else parse_pip_config(str(fs.host_path(inner)), text)
 
 

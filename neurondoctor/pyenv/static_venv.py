@@ -20,6 +20,7 @@ from neurondoctor.pyenv.layouts import (
     installation_sites,
     layout_of,
     python_versions,
+    read_pyvenv_cfg,
     site_packages_dirs,
 )
 from neurondoctor.pyenv.pip_config import read_pip_config
@@ -195,7 +196,7 @@ def inspect_venv(root: RootFS, venv_dir: str, environ: Mapping[str, str],
     if env.kind in INSTALLATION_KINDS:
         _inspect_installation(root, fs, inner, env, environ)
         return env
-    cfg_text = fs.try_read_text(f"{inner}/pyvenv.cfg", limit=64 * 1024)
+    cfg_text = read_pyvenv_cfg(fs, inner)
     if cfg_text is None:
         env.problems.append("no readable pyvenv.cfg: not a virtual environment, or it is damaged")
     env.pyvenv_cfg = parse_pyvenv_cfg(cfg_text or "")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from typing import Optional
 
 from neurondoctor.facts.guard_files import CONSTRAINTS_FILE, MARKER_FILE, read_marker
 from neurondoctor.facts.python_env import PythonEnvironment
@@ -25,9 +24,9 @@ def parse_pins(text: str) -> dict[str, str]:
 
 def read_venv_marker(fs: RootFS, inner_dir: str, env: PythonEnvironment) -> None:
     """Fill the marker and the guard's pins when the environment was built by neurondoctor."""
-    marker = read_marker(fs.try_read_text(f"{inner_dir}/{MARKER_FILE}", limit=256 * 1024))
+    marker = read_marker(fs.try_read_untrusted_text(f"{inner_dir}/{MARKER_FILE}", 256 * 1024, follow_links=True))
     if marker is None:
         return
     env.neurondoctor_venv = marker
-    constraints: Optional[str] = fs.try_read_text(f"{inner_dir}/{CONSTRAINTS_FILE}", limit=256 * 1024)
+    constraints = fs.try_read_untrusted_text(f"{inner_dir}/{CONSTRAINTS_FILE}", 256 * 1024, follow_links=True)
     env.guard_pins = parse_pins(constraints) if constraints is not None else None

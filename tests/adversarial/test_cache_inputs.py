@@ -75,10 +75,10 @@ def test_names_with_control_characters_stay_data(tmp_path: Path) -> None:
 
 
 def test_prune_never_moves_what_a_swapped_link_points_at(tmp_path: Path) -> None:
-    """Between the scan and the move, a compiler directory is swapped for a link to a directory elsewhere holding an
-    entry of the same name: the rename goes through a descriptor opened without following links, so the entry
+    """Between the scan and the question, a compiler directory is swapped for a link to a directory elsewhere holding
+    an entry of the same name: it is held through a descriptor opened without following links (refused), so the entry
     elsewhere stays where it is and the move is reported as not done."""
-    from neurondoctor.actions.cache.prune import PruneCriteria, apply_moves, plan_moves
+    from neurondoctor.actions.cache.prune import PruneCriteria, apply_moves, hold_cache, plan_moves
 
     cache = tmp_path / "cache"
     entry(cache / COMPILER, "MODULE_e358924ac4ea2b2bb562+39f12043", "failed")
@@ -89,7 +89,8 @@ def test_prune_never_moves_what_a_swapped_link_points_at(tmp_path: Path) -> None
     victim = entry(elsewhere, "MODULE_e358924ac4ea2b2bb562+39f12043", "done")
     (cache / COMPILER).rename(tmp_path / "moved-away")
     (cache / COMPILER).symlink_to(elsewhere)
-    result = apply_moves(str(cache), moves, time.time())
+    with hold_cache(index, "/", moves) as held:
+        result = apply_moves(held, moves, time.time())
     assert result.moved == [] and len(result.failed) == 1 and result.failed[0].startswith(moves[0].path)
     assert (victim / "model.neff").is_file()  # untouched
     assert not any(Path(result.backup).rglob("model.neff"))

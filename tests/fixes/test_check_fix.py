@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from neurondoctor.actions.check.fix_apply import back_up
+from neurondoctor.actions.held_directories import hold_folder_of
 from tests.conftest import check_json, findings_by_id, run_cli
 from tests.fixes.conftest import FixIndexes, broken_venv, fix_setting, placeholder_venv
 from tests.fixes.harness import bad_findings, pip_config
@@ -70,9 +71,11 @@ def test_fix_off_a_terminal_without_yes_changes_nothing(tmp_path: Path, venvs: V
 def test_a_backup_never_replaces_an_earlier_one(tmp_path: Path) -> None:
     conf = tmp_path / "pip.conf"
     conf.write_text("first\n")
-    first = back_up(conf, "20261201T120000Z")
-    conf.write_text("second\n")
-    second = back_up(conf, "20261201T120000Z")
+    folder, name = hold_folder_of(str(conf))
+    with folder:
+        first = Path(back_up(folder, name, "20261201T120000Z"))
+        conf.write_text("second\n")
+        second = Path(back_up(folder, name, "20261201T120000Z"))
     assert (first.name, second.name) == ("pip.conf.neurondoctor-20261201T120000Z",
                                          "pip.conf.neurondoctor-20261201T120000Z-2")
     assert (first.read_text(), second.read_text()) == ("first\n", "second\n")

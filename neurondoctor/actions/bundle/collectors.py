@@ -139,10 +139,13 @@ def command_collectors() -> list[tuple[str, Callable[[BundleContext], list[Membe
     ]
 
 
-def _file_members(ctx: BundleContext, files: list[tuple[str, str]], missing_ok: bool
+def _file_members(ctx: BundleContext, files: list[tuple[str, str]], missing_ok: bool, untrusted: bool = False
                   ) -> tuple[list[Member], list[str]]:
     """(members, what could not be read) for (in-root path, member name) pairs, read through the root within the
-    time budget; an absent file is skipped when `missing_ok`."""
+    time budget; an absent file is skipped when `missing_ok`. `untrusted`: the files are in folders other users
+    write (homes, environments), read without following a link and refused when a hard link (RootFS
+    `read_untrusted_bytes`)."""
+    read = ctx.fs.read_untrusted_bytes if untrusted else ctx.fs.read_bytes
     members: list[Member] = []
     unreadable: list[str] = []
     for inner, name in files:
@@ -150,7 +153,7 @@ def _file_members(ctx: BundleContext, files: list[tuple[str, str]], missing_ok: 
             unreadable.append(f"{inner} (the total time budget was spent)")
             continue
         try:
-            data = ctx.fs.read_bytes(inner, FILE_LIMIT)
+            data = read(inner, FILE_LIMIT)
         except FileNotFoundError:
             if not missing_ok:
                 unreadable.append(f"{inner} (gone)")
@@ -179,7 +182,7 @@ def pip_configurations(ctx: BundleContext) -> list[Member]:
             inner = ctx.fs.inner_path(source.origin) if source.origin.startswith("/") else None
             if inner and inner not in COPIED_FILES and inner not in own:
                 wanted.setdefault(inner, f"files{inner}")
-    members, unreadable = _file_members(ctx, sorted(wanted.items()), missing_ok=True)
+    members, unreadable = _file_members(ctx, sorted(wanted.items()), missing_ok=True, untrusted=True)
     if unreadable:
         raise PartialCollection(members, unreadable)
     return members
@@ -255,10 +258,11 @@ def _log_roots(ctx: BundleContext) -> list[str]:
 
 
 def compile_logs(ctx: BundleContext, newest: int = 5) -> list[Member]:
-    """The newest `log-neuron-cc.txt` files where neuronx-cc ran (see XLA_WORKDIR), each its last MiB, read without
-    following a link (these folders are world-writable: a log linked to /etc/shadow is refused, not read). The
+    """The newest `log-neuron-cc.txt` files where neuronx-cc ran (see XLA_WORKDIR), each its last MiB, read with
+    `read_untrusted_file` (these folders are the users': a log that is a link, or a hard link, to /etc/shadow is
+    refused, not read). The
     search follows no link, stops at the time budget or after MAX_LOG_SEARCH_ENTRIES entries, and says so."""
-    from neurondoctor.regular_files import read_regular_file
+    from neurondoctor.regular_files import read_untrusted_file
 
     logs: list[tuple[float, str]] = []
     seen, stopped = 0, None
@@ -291,7 +295,7 @@ def compile_logs(ctx: BundleContext, newest: int = 5) -> list[Member]:
         try:
             if host is None:
                 raise FileNotFoundError(inner)
-            data = read_regular_file(host, COMPILE_LOG_BYTES, tail=True, follow_links=False)
+            data = read_untrusted_file(host, COMPILE_LOG_BYTES, tail=True)
         except OSError as error:
             unreadable.append(f"{inner} ({error.strerror or error})")
             continue
@@ -314,7 +318,7 @@ def compile_cache_index(ctx: BundleContext) -> list[Member]:
     import json
 
     from neurondoctor.actions.cache.status import cache_status, status_document
-    from neurondoctor.regular_files import read_regular_file
+    from neurondoctor.regular_files import read_untrusted_file
 
     locations = cache_status(str(ctx.fs.root), ctx.environ, deadline_s=max(0.1, min(ctx.time_left(), 30.0)))
     members = [Member("compile-cache.json", _text(ctx, json.dumps(status_document(str(ctx.fs.root), locations),
@@ -326,8 +330,8 @@ def compile_cache_index(ctx: BundleContext) -> list[Member]:
         failed = [(compiler.name, name) for compiler in index.compilers for name in compiler.failed_entries]
         for compiler, name in failed[:FAILED_LOGS_PER_CACHE]:
             try:
-                data = read_regular_file(os.path.join(index.host_path, compiler, name, "model.log"), FAILED_LOG_BYTES,
-                                         tail=True, follow_links=False)
+                data = read_untrusted_file(os.path.join(index.host_path, compiler, name, "model.log"),
+                                           FAILED_LOG_BYTES, tail=True)
             except OSError:
                 continue
             members.append(Member(f"compile-cache/{number}/{compiler}/{name}/model.log",
@@ -345,7 +349,7 @@ def environment_packages(ctx: BundleContext) -> list[Member]:
         name = os.path.basename(env.path.rstrip("/")) or f"env{index}"
         members.append(Member(f"environments/{index}-{name}.txt", _text(ctx, "\n".join(lines) + "\n")))
         fs, inner = filesystem_for(ctx.fs, env.path)
-        own_config = fs.try_read_text(f"{inner}/pip.conf", FILE_LIMIT)
+        own_config = fs.try_read_untrusted_text(f"{inner}/pip.conf", FILE_LIMIT)
         if own_config is not None:
             members.append(Member(f"environments/{index}-{name}-pip.conf", _text(ctx, own_config)))
         compiler = os.path.join(env.path, "bin", "neuronx-cc")

@@ -16,15 +16,17 @@ What it moves (docs/cache.md):
 
 Everything moves into `<cache>.neurondoctor-<UTC>/` beside the cache, made by this run (mode 0700; a second run in
 the same second gets `-2`), so a move is a rename on the same filesystem: where the cache is a mount point the run
-is refused in one line. Renames go through directory descriptors opened without following links, so a directory
-swapped for a link after the scan moves nothing else. An entry whose lock a live process holds is never moved: the
-run is refused, naming it. `--dry-run` prints the moves and touches nothing.
+is refused in one line. The cache and the compiler directories are held open from before the question to the last
+move, opened without following links and checked to be the directory counted (actions/held_directories.py); the
+renames go through those descriptors, so a folder swapped for a link while the question waits moves nothing else.
+An entry whose lock a live process holds is never moved: the run is refused, naming it. `--dry-run` prints the moves
+and touches nothing.
 """
 
 from __future__ import annotations
 
+import errno
 import os
-import stat
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -32,11 +34,17 @@ from typing import Optional
 
 from neurondoctor import exit_codes
 from neurondoctor.actions.cache.verify import neff_problem
+from neurondoctor.actions.held_directories import (
+    FILESYSTEM_ERRORS,
+    HeldDirectory,
+    hold_directory,
+    make_backup_folder,
+    make_folder_in,
+    move_into,
+)
 from neurondoctor.facts.cache_index import ENTRY_DONE, ENTRY_FAILED, CacheEntry, CacheIndex
 from neurondoctor.neuron_version import normalize_neuron_version
 from neurondoctor.rules.host_stack.compile_cache import STALE_LOCK_S, locks_may_be_live, stale
-
-_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
 @dataclass(frozen=True)
@@ -115,20 +123,60 @@ def plan_moves(index: CacheIndex, criteria: PruneCriteria, installed_compilers: 
 
 
 def backup_name(cache_dir: str, now: float) -> str:
-    return f"{os.path.basename(cache_dir.rstrip('/'))}.neurondoctor-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime(now))}"
+    return f"{os.path.basename(cache_dir.rstrip('/'))}.neurondoctor-{utc_stamp(now)}"
 
 
-def _make_backup(parent_fd: int, name: str) -> str:
-    """A directory this run creates beside the cache; an existing name (an earlier run, or a planted link) is never
-    reused: the next free `-N` is taken."""
-    for attempt in range(1, 100):
-        candidate = name if attempt == 1 else f"{name}-{attempt}"
-        try:
-            os.mkdir(candidate, mode=0o700, dir_fd=parent_fd)
-            return candidate
-        except FileExistsError:
-            continue
-    raise exit_codes.UserError(f"could not create a backup folder beside the cache ({name}-2 … -99 all exist)")
+def utc_stamp(now: float) -> str:
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now))
+
+
+class HeldCache:
+    """The cache directory and the compiler directories the moves come from, held open from before the prompt to
+    the last move (actions/held_directories.py)."""
+
+    def __init__(self, cache: HeldDirectory) -> None:
+        self.cache = cache
+        self.compilers: dict[str, HeldDirectory] = {}
+        self.unheld: dict[str, str] = {}  # compiler directory -> why it could not be held (its moves fail with it)
+
+    def close(self) -> None:
+        for held in (*self.compilers.values(), self.cache):
+            held.close()
+
+    def __enter__(self) -> HeldCache:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+
+def hold_cache(index: CacheIndex, trusted: str, moves: Sequence[Move]) -> HeldCache:
+    """The scanned cache held for `moves`, before any question is asked: opened component by component below
+    `trusted` (the root) without following a link, and the very directory the scan counted (device and inode). A
+    cache that is a mount point is refused: a backup beside it would be on another filesystem."""
+    shown = index.path
+    try:
+        cache = hold_directory(index.host_path or "", trusted)
+    except OSError as error:
+        raise exit_codes.UserError(f"{shown} could not be opened as counted, without following a link "
+                                   f"({error.strerror or error}); nothing was moved") from None
+    held = HeldCache(cache)
+    try:
+        if cache.identity != index._identity:
+            raise exit_codes.UserError(f"{shown} changed after it was counted (another directory stands there now); "
+                                       "nothing was moved")
+        if cache.is_mount_point():
+            raise exit_codes.UserError(f"{shown} is a mount point: a backup beside it would be on another "
+                                       "filesystem, and a move would be a copy; nothing was moved")
+        for compiler in dict.fromkeys(move.path.split("/", 1)[0] for move in moves if "/" in move.path):
+            try:
+                held.compilers[compiler] = cache.child(compiler)  # a compiler directory that is a link now: ENOTDIR
+            except OSError as error:
+                held.unheld[compiler] = error.strerror or str(error)
+    except BaseException:
+        held.close()
+        raise
+    return held
 
 
 @dataclass
@@ -136,54 +184,41 @@ class PruneResult:
     backup: str
     moved: list[Move]
     failed: list[str]  # `path: why`, one line each
+    stopped: Optional[str] = None  # the filesystem refused every further move (full, read-only): why, in one line
 
 
-def apply_moves(cache_dir: str, moves: Sequence[Move], now: float) -> PruneResult:
-    """Rename every move into a new backup folder beside `cache_dir` (a directory on this machine, not a link). A
-    move that fails (the entry went away, a directory was swapped for a link) is recorded and the rest go on."""
-    parent, name = os.path.split(cache_dir.rstrip("/"))
-    parent_fd = os.open(parent or "/", _DIRECTORY & ~os.O_NOFOLLOW)
+def apply_moves(held: HeldCache, moves: Sequence[Move], now: float) -> PruneResult:
+    """Rename every move into a new backup folder beside the held cache, through the held descriptors only. A move
+    that fails (the entry went away, a compiler directory was swapped for a link) is recorded and the rest go on; a
+    filesystem that is full or read-only stops the moves. A backup folder that cannot be made is one UserError."""
     try:
-        cache_fd = os.open(name, _DIRECTORY, dir_fd=parent_fd)
-        try:
-            if os.fstat(cache_fd).st_dev != os.fstat(parent_fd).st_dev:
-                raise exit_codes.UserError(f"{cache_dir} is a mount point: a backup beside it would be on another "
-                                           "filesystem, and a move would be a copy; nothing was moved")
-            backup = _make_backup(parent_fd, backup_name(cache_dir, now))
-            result = PruneResult(os.path.join(parent or "/", backup), [], [])
-            backup_fd = os.open(backup, _DIRECTORY, dir_fd=parent_fd)
+        backup = make_backup_folder(held.cache, utc_stamp(now))
+    except OSError as error:
+        raise exit_codes.UserError(f"could not create a backup folder beside {held.cache.path}: "
+                                   f"{error.strerror or error}; nothing was moved") from None
+    with backup:
+        result = PruneResult(backup.path, [], [])
+        for move in moves:
             try:
-                for move in moves:
-                    try:
-                        _rename(cache_fd, backup_fd, move.path)
-                        result.moved.append(move)
-                    except OSError as error:
-                        result.failed.append(f"{move.path}: {error.strerror or error}")
-            finally:
-                os.close(backup_fd)
-            return result
-        finally:
-            os.close(cache_fd)
-    finally:
-        os.close(parent_fd)
+                _move(held, backup, move.path)
+                result.moved.append(move)
+            except OSError as error:
+                why = error.strerror or str(error)
+                if error.errno in FILESYSTEM_ERRORS:
+                    result.stopped = (f"could not move {move.path} into {backup.path}: {why}; {len(result.moved)} "
+                                      f"of {len(moves)} moved, the other {len(moves) - len(result.moved)} stay in "
+                                      "the cache")
+                    break
+                result.failed.append(f"{move.path}: {why}")
+    return result
 
 
-def _rename(cache_fd: int, backup_fd: int, relative: str) -> None:
+def _move(held: HeldCache, backup: HeldDirectory, relative: str) -> None:
     if "/" not in relative:
-        os.rename(relative, relative, src_dir_fd=cache_fd, dst_dir_fd=backup_fd)
+        move_into(held.cache, relative, backup)
         return
     compiler, name = relative.split("/", 1)
-    source_fd = os.open(compiler, _DIRECTORY, dir_fd=cache_fd)  # a compiler directory swapped for a link: ELOOP
-    try:
-        try:
-            os.mkdir(compiler, mode=0o700, dir_fd=backup_fd)
-        except FileExistsError:
-            if not stat.S_ISDIR(os.stat(compiler, dir_fd=backup_fd, follow_symlinks=False).st_mode):
-                raise
-        target_fd = os.open(compiler, _DIRECTORY, dir_fd=backup_fd)
-        try:
-            os.rename(name, name, src_dir_fd=source_fd, dst_dir_fd=target_fd)
-        finally:
-            os.close(target_fd)
-    finally:
-        os.close(source_fd)
+    if compiler in held.unheld:
+        raise OSError(errno.ENOTDIR, held.unheld[compiler])
+    with make_folder_in(backup, compiler) as target:
+        move_into(held.compilers[compiler], name, target)

@@ -10,8 +10,17 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from neurondoctor import exit_codes
-from neurondoctor.actions.cache.prune import Move, PruneCriteria, PruneResult, apply_moves, backup_name, plan_moves
+from neurondoctor.actions.cache.prune import (
+    Move,
+    PruneCriteria,
+    PruneResult,
+    apply_moves,
+    backup_name,
+    hold_cache,
+    plan_moves,
+)
 from neurondoctor.actions.cache.status import SCHEMA, local_cache, size_text
+from neurondoctor.actions.held_directories import still_there
 from neurondoctor.host.cache_index import index_cache
 from neurondoctor.host.os_release import is_container
 from neurondoctor.host.rootfs import RootFS
@@ -41,7 +50,8 @@ class PruneOutcome:
 
     @property
     def exit_code(self) -> int:
-        return exit_codes.FINDINGS if self.result is not None and self.result.failed else exit_codes.OK
+        failed = self.result is not None and (self.result.failed or self.result.stopped)
+        return exit_codes.FINDINGS if failed else exit_codes.OK
 
 
 def installed_compilers(root: str, venvs: Sequence[str], pythons: Sequence[str],
@@ -81,11 +91,15 @@ def run_prune(options: PruneOptions, environ: Mapping[str, str], confirm: Callab
     if not moves or options.dry_run:
         return outcome
     total = sum(move.bytes for move in moves)
-    question = (f"Move {len(moves)} cache item(s) ({size_text(total)}) into "
-                f"{os.path.dirname(index.host_path)}/{backup_name(index.host_path, now)}?")
-    if not options.yes and not confirm(question):
-        raise exit_codes.UserError("nothing was moved (not confirmed)", exit_codes.FINDINGS)
-    outcome.result = apply_moves(index.host_path, moves, now)
+    trusted = str(fs.root)
+    with hold_cache(index, trusted, moves) as held:  # from here on, nothing is opened through the path
+        question = (f"Move {len(moves)} cache item(s) ({size_text(total)}) into "
+                    f"{os.path.dirname(index.host_path)}/{backup_name(index.host_path, now)}?")
+        if not options.yes and not confirm(question):
+            raise exit_codes.UserError("nothing was moved (not confirmed)", exit_codes.FINDINGS)
+        if not still_there(held.cache, trusted):
+            raise exit_codes.UserError(f"{path} was moved or replaced while the question waited; nothing was moved")
+        outcome.result = apply_moves(held, moves, now)
     outcome.backup = outcome.result.backup
     return outcome
 
@@ -99,7 +113,8 @@ def prune_document(options: PruneOptions, outcome: PruneOutcome) -> dict[str, An
                       "moves": [{"path": move.path, "reason": move.reason, "bytes": move.bytes}
                                 for move in outcome.moves],
                       "moved": [move.path for move in moved], "moved_bytes": sum(move.bytes for move in moved),
-                      "failed": outcome.result.failed if outcome.result else []}}
+                      "failed": outcome.result.failed if outcome.result else [],
+                      "stopped": outcome.result.stopped if outcome.result else None}}
 
 
 def render_prune_text(outcome: PruneOutcome) -> str:

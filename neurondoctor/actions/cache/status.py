@@ -71,7 +71,7 @@ def _index_fields(index: CacheIndex) -> dict[str, Any]:
     fields = dataclasses.asdict(index)
     fields.pop("entries")  # kept for `cache prune` only
     fields["host_path"] = index.host_path and redact_secrets(index.host_path)
-    return fields
+    return {key: value for key, value in fields.items() if not key.startswith("_")}
 
 
 def size_text(count: int) -> str:

@@ -3,8 +3,9 @@
 A NEFF starts with a 1024-byte header of little-endian u64s: the format version (2), the header's size (1024), the
 size of the data after it, … (neuron-packager user guide); the data is a gzip'd tar, so it starts with 1f 8b. An
 entry is whole when its NEFF's header says so, the file holds at least header and data, and, from neuronx-cc 2.15,
-`model.done` is beside it. Only the header is read (1 KiB), through a descriptor opened without following a link,
-and only from a regular file: a NEFF that is a FIFO or a device is reported, never opened.
+`model.done` is beside it. Only the header is read (1 KiB), through regular_files' `read_untrusted_file` (no link,
+no hard link to a file the cache's owner may not read), and only from a regular file: a NEFF that is a FIFO or a
+device is reported, never opened.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any, Optional
 
 from neurondoctor.facts.cache_index import ENTRY_DONE, CacheIndex
 from neurondoctor.host.cache_index import NEFF_HEADER_BYTES
-from neurondoctor.regular_files import read_regular_file
+from neurondoctor.regular_files import read_untrusted_file
 from neurondoctor.rules.fix import quote_word
 
 NEFF_VERSIONS = (1, 2)  # ASSUMED: the guide shows version 2; 1 is taken as the format's earlier number
@@ -42,7 +43,7 @@ def neff_problem(path: str) -> Optional[str]:
     if found.st_size < NEFF_HEADER_BYTES:
         return f"model.neff has {found.st_size} bytes, less than its {NEFF_HEADER_BYTES}-byte header"
     try:
-        head = read_regular_file(path, NEFF_HEADER_BYTES + len(GZIP_MAGIC), follow_links=False)
+        head = read_untrusted_file(path, NEFF_HEADER_BYTES + len(GZIP_MAGIC))
     except OSError as error:
         return f"model.neff unreadable: {error.strerror or error}"
     version, header_size, data_size = struct.unpack_from("<QQQ", head)

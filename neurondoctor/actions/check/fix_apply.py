@@ -5,19 +5,30 @@ check inspected (through its own interpreter, never a shell), that environment's
 files of the environment's own import path, and `venv --upgrade` of the environment itself. Host packages,
 modules and `/etc` are `bootstrap --apply`'s job; environment variables live in the user's shell. Nothing is
 deleted: a file a plan removes is moved into a new backup folder beside it, and a pip configuration file is
-copied to `pip.conf.neurondoctor-<UTC>` (never over an earlier backup) before pip edits it.
+copied to `pip.conf.neurondoctor-<UTC>` (never over an earlier backup) before pip edits it. The folders of both are
+held open from before the question (actions/held_directories.py): a folder swapped for a link while it waits
+changes nothing elsewhere.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
+from neurondoctor.actions.held_directories import (
+    HeldDirectory,
+    free_name,
+    hold_folder_of,
+    make_backup_folder,
+    move_into,
+)
 from neurondoctor.command_runner import CommandResult, run_command
 from neurondoctor.facts.python_env import PythonEnvironment
 from neurondoctor.report.model import Report
@@ -44,6 +55,10 @@ class FixStep:
     argv: list[str] = field(default_factory=list)
     backup_files: list[Path] = field(default_factory=list)  # copied before the command edits them
     moves: list[Path] = field(default_factory=list)
+    # The folders of `moves` and `backup_files` with the name in each, held from before the question (hold_step).
+    held_moves: list[tuple[HeldDirectory, str]] = field(default_factory=list, repr=False)
+    held_backups: list[tuple[HeldDirectory, str]] = field(default_factory=list, repr=False)
+    hold_error: Optional[str] = None
 
 
 @dataclass
@@ -139,38 +154,70 @@ def plan_fixes(report: Report, environ: Mapping[str, str], named: bool = True) -
     return fixes
 
 
-def unused_name(path: Path, stamp: str) -> Path:
-    """`<name>.neurondoctor-<stamp>`, or `…-2`, `…-3`: never an existing name."""
-    candidate = path.with_name(f"{path.name}{BACKUP_SUFFIX}{stamp}")
-    number = 2
-    while candidate.exists() or candidate.is_symlink():
-        candidate = path.with_name(f"{path.name}{BACKUP_SUFFIX}{stamp}-{number}")
-        number += 1
-    return candidate
+BACKUP_READ_LIMIT = 1 << 20  # a pip configuration file; pip_config reads 256 KiB of one
+_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0)
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
-def back_up(path: Path, stamp: str) -> Path:
-    """Copy a file to a new backup name, created exclusively (a backup never replaces an earlier one)."""
-    data = path.read_bytes()
+def hold_step(step: FixStep) -> None:
+    """Hold the folders of what the step moves or backs up, before the question: from then on each file is named
+    relative to its folder's descriptor, never through its path again (actions/held_directories.py). A folder that
+    cannot be held is recorded in `hold_error`, and the step fails when its turn comes."""
+    if step.held_moves or step.held_backups or step.hold_error:
+        return
+    try:
+        step.held_moves = [hold_folder_of(str(path)) for path in step.moves] if step.action == MOVE else []
+        step.held_backups = [hold_folder_of(str(path)) for path in step.backup_files]
+    except OSError as error:
+        release_step(step)
+        step.hold_error = f"{error.filename or (step.moves or step.backup_files)[0]}: {error.strerror or error}"
+
+
+def release_step(step: FixStep) -> None:
+    for folder, _ in (*step.held_moves, *step.held_backups):
+        folder.close()
+    step.held_moves, step.held_backups = [], []
+
+
+def back_up(folder: HeldDirectory, name: str, stamp: str) -> str:
+    """Copy a regular file (never through a link) to `<name>.neurondoctor-<stamp>` in the same folder, created
+    exclusively (a backup never replaces an earlier one: `-2`, `-3` …), with the file's own permissions."""
+    if not stat.S_ISREG(os.stat(name, dir_fd=folder.fd, follow_symlinks=False).st_mode):
+        raise OSError(errno.EINVAL, "not a regular file", name)  # a device is never opened
+    source = os.open(name, _READ, dir_fd=folder.fd)
+    try:
+        found = os.fstat(source)
+        if not stat.S_ISREG(found.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", name)
+        if found.st_size > BACKUP_READ_LIMIT:
+            raise OSError(errno.EFBIG, f"larger than {BACKUP_READ_LIMIT >> 20} MiB: not a pip configuration", name)
+        data = os.read(source, BACKUP_READ_LIMIT)
+    finally:
+        os.close(source)
+    number = 1
     while True:
-        target = unused_name(path, stamp)
+        target = f"{name}{BACKUP_SUFFIX}{stamp}" + (f"-{number}" if number > 1 else "")
         try:
-            with open(target, "xb") as handle:
-                handle.write(data)
-            return target
-        except FileExistsError:  # another run took the name between the check and the open
+            descriptor = os.open(target, _CREATE, stat.S_IMODE(found.st_mode) & 0o666, dir_fd=folder.fd)
+        except FileExistsError:  # an earlier backup, or a planted name
+            number += 1
             continue
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+        return f"{folder.path.rstrip('/')}/{target}"
 
 
-def move_aside(paths: Sequence[Path], stamp: str) -> Path:
-    """Move what a plan removes into a new folder beside the first one (off every import path)."""
-    folder = unused_name(paths[0].parent, stamp)
-    folder.mkdir()
-    for path in paths:
-        if path.exists() or path.is_symlink():
-            path.rename(unused_name(folder / path.name, "moved") if (folder / path.name).exists() else
-                        folder / path.name)
-    return folder
+def move_aside(held: Sequence[tuple[HeldDirectory, str]], stamp: str) -> str:
+    """Move what a plan removes into a new folder beside the first one's folder (off every import path), through the
+    held folders only; a name that is gone already is passed over."""
+    with make_backup_folder(held[0][0], stamp) as backup:
+        for folder, name in held:
+            try:
+                os.stat(name, dir_fd=folder.fd, follow_symlinks=False)
+            except FileNotFoundError:
+                continue
+            move_into(folder, name, backup, free_name(backup, name))
+        return backup.path
 
 
 @dataclass
@@ -182,18 +229,23 @@ class StepResult:
 
 def apply_step(step: FixStep, stamp: str, environ: Mapping[str, str],
                runner: Callable[..., CommandResult] = run_command) -> StepResult:
+    """Apply one step through the folders `hold_step` held before the question (held now when nothing asked)."""
+    hold_step(step)
+    if step.hold_error:
+        return StepResult(step, False, f"could not hold the folder of {step.hold_error}; nothing was changed")
     if step.action == MOVE:
         try:
-            folder = move_aside(step.moves, stamp)
+            folder = move_aside(step.held_moves, stamp)
         except OSError as error:
-            return StepResult(step, False, f"could not move {step.moves[0]}: {error}")
+            return StepResult(step, False, f"could not move {step.moves[0]}: {error.strerror or error}")
         return StepResult(step, True, f"moved to {folder}")
     notes = []
-    for edited in step.backup_files:
+    for edited, (edited_folder, name) in zip(step.backup_files, step.held_backups):
         try:
-            notes.append(f"backed up {edited} to {back_up(edited, stamp)}")
+            notes.append(f"backed up {edited} to {back_up(edited_folder, name, stamp)}")
         except OSError as error:
-            return StepResult(step, False, f"could not back up {edited}, so did not edit it: {error}")
+            return StepResult(step, False, f"could not back up {edited}, so did not edit it: "
+                                           f"{error.strerror or error}")
     result = runner(step.argv, timeout=PIP_TIMEOUT, env=dict(environ))
     if not result.ok:
         return StepResult(step, False, result.describe_failure())
