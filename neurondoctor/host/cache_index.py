@@ -11,7 +11,6 @@ Lock holders come from /proc/locks (an flock file holds no pid): inode to pid, t
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import stat
@@ -19,6 +18,7 @@ import time
 from collections.abc import Iterable
 from typing import Optional
 
+from neurondoctor import json_data
 from neurondoctor.facts.cache_index import (
     ENTRY_DONE,
     ENTRY_FAILED,
@@ -30,6 +30,7 @@ from neurondoctor.facts.cache_index import (
 )
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.regular_files import read_regular_file
+from neurondoctor.strict_numbers import parse_count
 
 NEFF_HEADER_BYTES = 1024  # a NEFF starts with a 1024-byte header (neuron-packager user guide)
 REGISTRY = "0_REGISTRY"
@@ -43,7 +44,9 @@ _COMPILER_DIR = re.compile(r"^neuronxcc-(\d+(?:\.\d+)+)(?:\+[0-9A-Za-z]+)?$")
 # The files whose size an entry counts: the NEFF and the graph (2.15 on, then before), in every path of the count.
 _SIZED = ("model.neff", "model.hlo_module.pb", "model.hlo.pb")
 # `1: FLOCK  ADVISORY  WRITE 12345 103:01:524295 0 EOF`; a waiter's line has `->` after the id.
-_PROC_LOCK = re.compile(r"^\d+:\s+(?:->\s+)?\S+\s+\S+\s+\S+\s+(-?\d+)\s+([0-9a-f]+):([0-9a-f]+):(\d+)\s")
+# Fields as the kernel writes them, bounded: a longer digit run (a crafted --root) is no lock, not an int() error.
+_PROC_LOCK = re.compile(r"^[0-9]+:\s+(?:->\s+)?\S+\s+\S+\s+\S+\s+(-?[0-9]{1,10})\s+([0-9a-f]{1,8}):([0-9a-f]{1,8}):"
+                        r"([0-9]{1,20})\s")
 
 
 def entry_state(names: frozenset[str], neff_bytes: Optional[int]) -> str:
@@ -83,7 +86,7 @@ def read_compile_flags(folder: str, names: frozenset[str]) -> Optional[list[str]
     if name == "compile_flags.txt":
         return text.split()
     try:
-        flags = json.loads(text)
+        flags = json_data.loads(text)
     except (ValueError, RecursionError):
         return None
     return flags if isinstance(flags, list) and all(isinstance(flag, str) for flag in flags) else None
@@ -132,7 +135,7 @@ def mount_type(fs: RootFS, inner: str) -> Optional[str]:
 def compilers_running(fs: RootFS) -> list[str]:
     """`PID COMM` of every neuronx-cc process this host (this PID namespace) shows."""
     try:
-        pids = [name for name in fs.listdir("/proc") if name.isdigit()]
+        pids = [name for name in fs.listdir("/proc") if parse_count(name) is not None]
     except OSError:
         return []
     found = []

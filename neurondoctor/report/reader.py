@@ -6,11 +6,11 @@ reports must not build thousands of objects nobody looks at.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
+from neurondoctor import json_data
 from neurondoctor.regular_files import read_regular_text
 from neurondoctor.report.document import SCHEMA
 from neurondoctor.report.health import STATES, Health
@@ -166,7 +166,7 @@ def load_report(source: Union[str, bytes, os.PathLike[str]]) -> ReportDocument:
         except OSError as error:
             raise ReportFormatError(f"{os.fspath(source)}: cannot read it ({error.strerror or error})") from error
     try:
-        document = json.loads(text)
+        document = json_data.loads(text)
     except (ValueError, RecursionError) as error:
         raise ReportFormatError(f"not JSON: {error}") from error
     return parse_report(document)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from neurondoctor import exit_codes
+from neurondoctor import exit_codes, json_data
 from neurondoctor.actions.bundle.collectors import (
     BundleContext,
     CollectorTimeout,
@@ -227,7 +227,7 @@ def build_bundle(options: BundleOptions, progress: Callable[[str], None]) -> Bun
         "redactions": redactor.redactions,
         "collectors": [vars(record) for record in records],
     }
-    members.append(Member("manifest.json", (json.dumps(manifest, indent=1) + "\n").encode()))
+    members.append(Member("manifest.json", (json_data.dumps(manifest, indent=1) + "\n").encode()))
     prefix = _archive_name(hostname, redactor)
     path = path or Path.cwd() / f"{prefix}.tar.gz"
     _write_archive(path, prefix, members, options.force)
@@ -250,7 +250,7 @@ def _explained(members: list[Member]) -> list[dict[str, Any]]:
 
 def _write_map(archive: Path, redactor: Redactor) -> Path:
     """The obfuscation map beside the archive, under a name that never replaces an earlier map."""
-    document = (json.dumps({"archive": archive.name, "map": redactor.mapping}, indent=1) + "\n").encode()
+    document = (json_data.dumps({"archive": archive.name, "map": redactor.mapping}, indent=1) + "\n").encode()
     for attempt in range(100):
         candidate = archive.with_name(archive.name + (".map.json" if attempt == 0 else f".map-{attempt}.json"))
         try:

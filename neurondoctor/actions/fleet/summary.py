@@ -6,12 +6,12 @@ the file name and line); when a node reported twice, its newest report counts. T
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from neurondoctor import json_data
 from neurondoctor.regular_files import read_regular_file
 from neurondoctor.report.fleet import FleetSummary, NodeRecord, node_record
 from neurondoctor.report.reader import ReportFormatError, parse_report
@@ -39,7 +39,7 @@ def _documents(path: Path) -> Iterator[tuple[str, Any]]:
     stripped = text.strip()
     if path.suffix != ".jsonl":
         try:
-            yield str(path), json.loads(stripped)
+            yield str(path), json_data.loads(stripped)
             return
         except (ValueError, RecursionError) as error:
             if "\n" not in stripped:
@@ -48,7 +48,7 @@ def _documents(path: Path) -> Iterator[tuple[str, Any]]:
     for number, line in enumerate(text.splitlines(), start=1):
         if line.strip():
             try:
-                yield f"{path}:{number}", json.loads(line)
+                yield f"{path}:{number}", json_data.loads(line)
             except (ValueError, RecursionError) as error:
                 yield f"{path}:{number}", ValueError(f"not JSON: {error}")
 

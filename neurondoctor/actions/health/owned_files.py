@@ -9,7 +9,6 @@ once for both.
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 import time
@@ -17,7 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Optional
 
-from neurondoctor import exit_codes
+from neurondoctor import exit_codes, json_data
 from neurondoctor.regular_files import read_regular_file
 
 STATUS_SCHEMA = "neurondoctor.status/1"
@@ -30,7 +29,7 @@ def is_prometheus_textfile(data: bytes) -> bool:
 
 def _has_schema(data: bytes, schema: str) -> bool:
     try:
-        document = json.loads(data.decode("utf-8"))
+        document = json_data.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
         return False
     return isinstance(document, dict) and document.get("schema") == schema
@@ -108,7 +107,7 @@ def write_status_file(path: Path, state: str, reasons: Sequence[str], release: O
                 "steps": steps}
     if make_directory:
         path.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
-    replace_owned_file(path, (json.dumps(document, indent=1) + "\n").encode(), is_status_file)
+    replace_owned_file(path, (json_data.dumps(document, indent=1) + "\n").encode(), is_status_file)
 
 
 def read_status_file(path: Path) -> Optional[dict[str, Any]]:
@@ -119,5 +118,5 @@ def read_status_file(path: Path) -> Optional[dict[str, Any]]:
         return None
     if not is_status_file(data):
         return None
-    document: dict[str, Any] = json.loads(data.decode("utf-8"))
+    document: dict[str, Any] = json_data.loads(data.decode("utf-8"))
     return document
