@@ -34,6 +34,7 @@ from neurondoctor.actions.bundle.collectors import (
 from neurondoctor.actions.bundle.log_explanations import explained_logs
 from neurondoctor.host.instance_identity import read_hostname
 from neurondoctor.host.rootfs import RootFS
+from neurondoctor.output_targets import target_mode, writable_directory, write_failure
 from neurondoctor.output_text import neutralize
 from neurondoctor.redaction import Redactor
 
@@ -115,10 +116,7 @@ def _run_collector(name: str, collect: Callable[[BundleContext], list[Member]], 
 def check_output_path(path: Path, force: bool) -> None:
     """Refuse a target the bundle must not replace: a directory, a device or anything not a regular file (never,
     `--force` or not), an existing file (unless `--force` names it), or a missing parent directory."""
-    try:
-        mode = path.lstat().st_mode
-    except FileNotFoundError:
-        mode = None
+    mode = target_mode(path, f"-o {path}")
     if mode is not None:
         if stat.S_ISDIR(mode):
             raise exit_codes.UserError(f"-o {path}: is a directory; name the archive file")
@@ -126,8 +124,7 @@ def check_output_path(path: Path, force: bool) -> None:
             raise exit_codes.UserError(f"-o {path}: exists and is not a regular file; refusing to replace it")
         if not force:
             raise exit_codes.UserError(f"-o {path}: already exists; pass --force to replace it")
-    if not path.parent.is_dir():
-        raise exit_codes.UserError(f"-o {path}: the directory {path.parent} does not exist")
+    writable_directory(path.parent, f"-o {path}")
 
 
 def _write_archive(path: Path, prefix: str, members: list[Member], force: bool) -> None:
@@ -152,7 +149,7 @@ def _write_archive(path: Path, prefix: str, members: list[Member], force: bool) 
     except FileExistsError as error:
         raise exit_codes.UserError(f"-o {path}: appeared while the bundle was written; not replaced") from error
     except OSError as error:
-        raise exit_codes.UserError(f"could not write {path}: {error.strerror or error}") from error
+        raise write_failure(str(path), error) from error
     finally:
         if temporary.exists():
             temporary.unlink()

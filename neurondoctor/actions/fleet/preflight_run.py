@@ -20,6 +20,7 @@ from neurondoctor import exit_codes
 from neurondoctor.actions.fleet import slurm_steps
 from neurondoctor.actions.health.slurm_decision import capped_reason, parse_scontrol_node
 from neurondoctor.command_runner import run_command
+from neurondoctor.output_targets import creatable_directory
 from neurondoctor.report.preflight import NodeAnswer, Preflight
 from neurondoctor.rules.fleet.consistency import compare_nodes
 
@@ -114,7 +115,11 @@ def run_preflight(options: PreflightOptions, environ: Mapping[str, str]) -> Pref
         raise exit_codes.UserError(f"--deadline {options.deadline_s:g}: give seconds above 0, at most 3600")
     save_to = Path(options.save_reports) if options.save_reports else None
     if save_to is not None:
-        save_to.mkdir(parents=True, exist_ok=True)
+        creatable_directory(save_to, f"--save-reports {save_to}")
+        try:
+            save_to.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise exit_codes.UserError(f"--save-reports {save_to}: {error.strerror or error}") from error
         if save_to.is_symlink() or not save_to.is_dir():
             raise exit_codes.UserError(f"--save-reports {save_to}: not a directory")
     nodes = chosen_nodes(options, env)
