@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
 
@@ -23,6 +24,7 @@ from neurondoctor.command_runner import run_command
 from neurondoctor.output_targets import creatable_directory
 from neurondoctor.report.preflight import NodeAnswer, Preflight
 from neurondoctor.rules.fleet.consistency import compare_nodes
+from neurondoctor.rules.fleet.identity import Arrival, identities
 
 DRAIN_PREFIX = "neurondoctor-preflight:"
 DEFAULT_DEADLINE_S = 60.0
@@ -142,6 +144,7 @@ def run_preflight(options: PreflightOptions, environ: Mapping[str, str]) -> Pref
             if problem:
                 answer.reasons.append(f"report not saved: {problem}")
     addresses = slurm_steps.node_addresses(nodes, env)
+    judge_identities(answers, addresses, datetime.now(timezone.utc))
     single_host = slurm_steps.one_host(nodes, addresses)
     reports = {answer.name: answer.report for answer in answers if answer.report is not None}
     preflight = Preflight(answers, compare_nodes(reports, single_host, resolves, options.remote_command))
@@ -152,6 +155,16 @@ def run_preflight(options: PreflightOptions, environ: Mapping[str, str]) -> Pref
     if options.drain:
         preflight.drained = _drain(preflight, env)
     return preflight
+
+
+def judge_identities(answers: Sequence[NodeAnswer], addresses: Mapping[str, tuple[str, str]], now: datetime) -> None:
+    """Each answering node is the node srun ran its step on: its report's hostname is held against the other nodes'
+    names (NodeName, NodeHostName, NodeAddr) and claims, and its date against `now` (rules/fleet/identity.py)."""
+    answered = [(answer, answer.report) for answer in answers if answer.report is not None]
+    arrivals = [Arrival(answer.name, answer.name, report.node.hostname, report.generated_at,
+                        tuple(addresses.get(answer.name, ()))) for answer, report in answered]
+    for (answer, _), judged in zip(answered, identities(arrivals, now)):
+        answer.problems = judged.problems
 
 
 def forwarded_flags(release: Optional[str], venvs: Sequence[str], root: Optional[str]) -> tuple[str, ...]:
