@@ -201,3 +201,22 @@ def test_one_node_s_malformed_numbers_neither_stop_the_collectives_nor_break_the
     assert collectives["nodes"]["trn-3"]["busbw_gbs"] is None and collectives["nodes"]["trn-3"]["failures"]
     assert all(collectives["nodes"][f"trn-{index}"]["busbw_gbs"] == pytest.approx(40.69) for index in (1, 2, 4, 5))
     assert any(finding["nodes"] == ["trn-3"] for finding in document["preflight"]["findings"])  # judged, named
+
+
+def test_nodes_sharing_a_host_name_slurm_gives_them_are_not_named_but_cloned_host_names_are() -> None:
+    """Several slurmd on one machine share its NodeHostName (tests/test_fleet_preflight_slurm.py's cluster): a report
+    claiming it is no other node's word. Two nodes whose reports claim one host name Slurm knows for neither (a
+    cloned image's /etc/hostname) are both named."""
+    from datetime import datetime, timezone
+
+    from neurondoctor.rules.fleet.identity import Arrival, identities
+
+    now = datetime(2026, 12, 3, tzinfo=timezone.utc)
+    shared = [Arrival(f"trn-{index}", f"trn-{index}", "build-host", "2026-12-03T00:00:00Z",
+                      (f"127.0.0.{index}", "build-host")) for index in range(1, 4)]
+    assert [judged.problems for judged in identities(shared, now)] == [[], [], []]
+    cloned = [Arrival(f"trn-{index}", f"trn-{index}", "ami-builder", "2026-12-03T00:00:00Z",
+                      (f"10.0.3.{index}", f"ip-10-0-3-{index}")) for index in range(1, 3)]
+    assert [judged.problems for judged in identities(cloned, now)] == [
+        ["its report says it is 'ami-builder', as the report of trn-2 does"],
+        ["its report says it is 'ami-builder', as the report of trn-1 does"]]

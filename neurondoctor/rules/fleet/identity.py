@@ -7,8 +7,9 @@ the transport vouches for: the file a report came in (`fleet summarize`: its pat
 one file, has no name but its claim. What a report says about itself is then checked against the others, and a
 report whose word is not taken is named as such (its node's verdict is then at best unknown), never merged:
 
-- its hostname is another node's name (or one of that node's other names), or the same as another node's report
-  claims (two nodes that call themselves the same);
+- its hostname is another node's name (or one of that node's other names, unless this node shares it: several
+  slurmd on one host share its NodeHostName), or the same as another node's report claims (two nodes that call
+  themselves the same);
 - two JSON lines claim the same node, or a line claims a node a file is: each is judged apart, under its own place;
 - its date is in the future (beyond FUTURE_SKEW) or is no time at all.
 
@@ -97,16 +98,19 @@ def identities(arrivals: Sequence[Arrival], now: datetime) -> list[Identity]:
             if index != newest:
                 found[index].counted = False
                 found[index].problems.append(f"an older report of {name} than {arrivals[newest].where}: not counted")
-    owner = {alias: name for name, indexes in vouched.items()
-             for alias in {name, *(alias for index in indexes for alias in arrivals[index].aliases)}}
+    owner: dict[str, set[str]] = {}  # a name or alias -> the nodes known by it (several slurmd on one host share one)
+    for name, indexes in vouched.items():
+        for alias in {name, *(alias for index in indexes for alias in arrivals[index].aliases)}:
+            owner.setdefault(alias, set()).add(name)
     claimed_by: dict[str, int] = {}
     for index, arrival in enumerate(arrivals):
         identity = found[index]
         if arrival.vouched is None:
             _judge_line(arrival, index, found, owner, counted_at, claimed_by, arrivals)
-        elif arrival.claimed and owner.get(arrival.claimed, arrival.vouched) != arrival.vouched:
+        elif arrival.claimed and arrival.vouched not in owner.get(arrival.claimed, {arrival.vouched}):
+            others = ", ".join(sorted(owner[arrival.claimed]))
             identity.problems.append(f"its report says it is {arrival.claimed!r}, the name of another node "
-                                     f"({owner[arrival.claimed]}): judged as {arrival.vouched}")
+                                     f"({others}): judged as {arrival.vouched}")
         if identity.counted:
             problem = date_problem(arrival.generated_at, now)
             if problem:
@@ -115,7 +119,7 @@ def identities(arrivals: Sequence[Arrival], now: datetime) -> list[Identity]:
     return found
 
 
-def _judge_line(arrival: Arrival, index: int, found: list[Identity], owner: dict[str, str],
+def _judge_line(arrival: Arrival, index: int, found: list[Identity], owner: dict[str, set[str]],
                 counted_at: dict[str, str], claimed_by: dict[str, int], arrivals: Sequence[Arrival]) -> None:
     """A JSON line: named by its claim, unless a file is that node or another line claims it too; then it is judged
     apart, under its own place, and named (both lines, when two claim one node)."""
@@ -123,8 +127,8 @@ def _judge_line(arrival: Arrival, index: int, found: list[Identity], owner: dict
     identity = found[index]
     if claim in owner:
         identity.name = arrival.where
-        identity.problems.append(f"its report says it is {claim!r}, which {counted_at[owner[claim]]} is: "
-                                 "judged apart")
+        nodes = ", ".join(counted_at[name] for name in sorted(owner[claim]))
+        identity.problems.append(f"its report says it is {claim!r}, which {nodes} is: judged apart")
     elif claim in claimed_by:
         identity.name = arrival.where
         first = claimed_by[claim]
@@ -135,7 +139,7 @@ def _judge_line(arrival: Arrival, index: int, found: list[Identity], owner: dict
         claimed_by[claim] = index
 
 
-def _same_claims(arrivals: Sequence[Arrival], found: list[Identity], owner: dict[str, str]) -> None:
+def _same_claims(arrivals: Sequence[Arrival], found: list[Identity], owner: dict[str, set[str]]) -> None:
     """Counted reports of different vouched nodes that claim one hostname no node is named by (a cloned image's
     /etc/hostname, a cached report served to two nodes): each is named."""
     by_claim: dict[str, list[int]] = {}
