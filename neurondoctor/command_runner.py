@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
+from neurondoctor.strict_numbers import finite_float, parse_count
+
 if TYPE_CHECKING:
     import subprocess
 
@@ -30,11 +32,8 @@ def duration_from_environ(environ: Mapping[str, str], variable: str, default: fl
     text = environ.get(variable)
     if text is None:
         return default, None
-    try:
-        value = float(text) if len(text) <= 32 else float("nan")
-    except ValueError:
-        value = float("nan")
-    if 0 < value <= MAX_ENVIRONMENT_DURATION_S:  # False for nan and inf
+    value = finite_float(text, maximum=MAX_ENVIRONMENT_DURATION_S)  # None for nan, inf, `٣`, ` 5`
+    if value is not None and value > 0:
         return value, None
     shown = text if len(text) <= 32 else text[:29] + "..."
     return default, (f"{variable}={shown!r} is not a number of seconds above 0 and at most "
@@ -106,7 +105,7 @@ def _holders_of(pipe_inode: int) -> list[int]:
     holders = []
     own = os.getpid()
     try:
-        pids = [name for name in os.listdir("/proc") if name.isdigit() and int(name) != own]
+        pids = [name for name in os.listdir("/proc") if parse_count(name) not in (None, own)]
     except OSError:
         return []
     wanted = f"pipe:[{pipe_inode}]"

@@ -12,8 +12,10 @@ import re
 from collections.abc import Sequence
 from typing import Optional
 
+from neurondoctor.strict_numbers import MAX_DIGITS, parse_count
+
 _SUFFIX = re.compile(r"[+\-_~].*$")
-_DEV = re.compile(r"\.?dev\d*$")
+_DEV = re.compile(r"\.?dev[0-9]*$")
 
 
 # Pure, and asked again and again for the same few versions (two thousand catalog entries, every install record):
@@ -35,8 +37,14 @@ def normalize_neuron_version(raw: str) -> str:
 
 
 def release_tuple(raw: str) -> tuple[int, ...]:
-    """The numeric components of a version, for ordering versions `packaging` cannot parse."""
-    return tuple(int(part) for part in re.findall(r"\d+", normalize_neuron_version(raw)))
+    """The numeric components of a version, for ordering versions `packaging` cannot parse: ASCII digit runs, a run
+    longer than a count can be (someone's metadata) ordered after every real one, never an int() error."""
+    return tuple(_component(part) for part in re.findall(r"[0-9]+", normalize_neuron_version(raw)))
+
+
+def _component(digits: str) -> int:
+    number = parse_count(digits)
+    return number if number is not None else 10 ** MAX_DIGITS
 
 
 def names_a_release(version: str) -> bool:
@@ -44,7 +52,7 @@ def names_a_release(version: str) -> bool:
     Builds of the driver from other trees write versions like `2.x.7693.0` (Bottlerocket's kernel kit, `modinfo
     neuron`, tests/recorded/modinfo/): their digits are no release, and comparing them as one calls a driver of
     unknown age "2.7693"."""
-    return re.fullmatch(r"\d+(\.\d+){2,3}", normalize_neuron_version(version)) is not None
+    return re.fullmatch(r"[0-9]+(\.[0-9]+){2,3}", normalize_neuron_version(version)) is not None
 
 
 def framework_prefix(extension_version: str) -> Optional[str]:
@@ -55,14 +63,14 @@ def framework_prefix(extension_version: str) -> Optional[str]:
     Returns None when the version has fewer than six components (a PyPI placeholder such as `1.0`).
     """
     parts = normalize_neuron_version(extension_version).split(".")
-    if len(parts) < 6 or not all(part.isdigit() for part in parts[:3]):
+    if len(parts) < 6 or not all(parse_count(part) is not None for part in parts[:3]):
         return None
     return ".".join(parts[:3])
 
 
 def major_minor(version: str) -> Optional[str]:
     """`2.9` for `2.9.0+cu128`, `2.10` for `2.10.1`; None when there is no `X.Y` to read."""
-    match = re.match(r"^\s*(\d+)\.(\d+)", version)
+    match = re.match(r"^\s*([0-9]+)\.([0-9]+)", version)
     if match is None:
         return None
     return f"{match.group(1)}.{match.group(2)}"

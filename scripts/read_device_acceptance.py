@@ -5,9 +5,10 @@ that turns a run on real hardware into the changes the doctor needs.
 Usage: .venv/bin/python scripts/read_device_acceptance.py ARCHIVE [--json]   (the doctor installed, as the README does)
 
 Exit: 0 when nothing is corrected, 1 when something is (the evidence says what to change), 2 when the archive cannot
-be read. The archive is read in memory (regular members under `device-acceptance/`, bounded in size) and is data,
-never commands: its sysfs paths are accepted only under the driver's own trees, copied into a temporary folder the
-doctor's sysfs reader reads, and that folder is removed.
+be read. The archive is read in memory (regular members under `device-acceptance/`, bounded in size, in number and in
+path length: one line when an archive exceeds them) and is data, never commands: its sysfs paths are accepted only
+under the driver's own trees, copied into a temporary folder the doctor's sysfs reader reads, and that folder is
+removed.
 """
 
 from __future__ import annotations
@@ -27,14 +28,22 @@ from neurondoctor.host.rootfs import RootFS
 from neurondoctor.neuron_version import names_a_release, release_tuple
 from neurondoctor.release_data.device_formats import ASSUMED, DEVICE_FORMATS
 from neurondoctor.rules.probes.perf import logical_cores
+from neurondoctor.strict_numbers import parse_count
 
 PREFIX = "device-acceptance/"
 MEMBER_LIMIT = 16 << 20
 TOTAL_LIMIT = 256 << 20
+# The script writes a few dozen members and one attributes.tsv of a few thousand lines, on paths of under 200
+# characters: ten thousand of either, or a path of more than 1,024 characters, is no archive of it (and walking a
+# million empty members took seconds; a path longer than NAME_MAX or PATH_MAX could not be rebuilt).
+MEMBER_COUNT_LIMIT = 10_000
+PATH_LIMIT = 1024
+NAME_LIMIT = 255  # one path component (NAME_MAX)
 CONFIRMED, CORRECTED, NOT_SHOWN, NOT_APPLICABLE = "CONFIRMED", "CORRECTED", "NOT SHOWN", "NOT APPLICABLE"
 # Only the driver's own trees are rebuilt, and only with plain path words: an archive is someone else's data.
 # (`sys/class/neuron_device` holds only links to the devices, recorded as the error of reading a directory.)
-_SYSFS_PATH = re.compile(r"^/sys/(devices/virtual/neuron_device|module/neuron)(/[A-Za-z0-9_.:-]+)+$")
+_SYSFS_PATH = re.compile(rf"^/sys/(devices/virtual/neuron_device|module/neuron)"
+                         rf"(/[A-Za-z0-9_.:-]{{1,{NAME_LIMIT}}})+$")
 _CORE_DIR = re.compile(r"/(neuron\d+)/neuron_core(\d+)/")
 _FAMILIES = {"Trainium1": "trn1", "Trainium2": "trn2", "Trainium3": "trn3", "Inferentia2": "inf2",
              "Inferentia": "inf1"}
@@ -51,7 +60,11 @@ def read_archive(path: Path) -> dict[str, bytes]:
     total = 0
     try:
         with tarfile.open(path, "r:*") as archive:
-            for member in archive:
+            for count, member in enumerate(archive, start=1):
+                if count > MEMBER_COUNT_LIMIT:
+                    raise Unreadable(f"{path}: more than {MEMBER_COUNT_LIMIT} members")
+                if len(member.name) > PATH_LIMIT or len(member.linkname) > PATH_LIMIT:
+                    raise Unreadable(f"{path}: a member's path is longer than {PATH_LIMIT} characters")
                 if not member.isfile() or not member.name.startswith(PREFIX) or member.size > MEMBER_LIMIT:
                     continue
                 total += member.size
@@ -75,20 +88,26 @@ def _text(members: dict[str, bytes], name: str) -> Optional[str]:
 
 def exit_codes(members: dict[str, bytes]) -> dict[str, int]:
     codes = {}
-    for line in (_text(members, "MANIFEST.tsv") or "").splitlines()[1:]:
+    for line in (_text(members, "MANIFEST.tsv") or "").splitlines()[1:MEMBER_COUNT_LIMIT + 1]:
         fields = line.split("\t")
-        if len(fields) >= 2 and fields[1].lstrip("-").isdigit():
-            codes[fields[0]] = int(fields[1])
+        code = parse_count(fields[1], minimum=-255, maximum=255) if len(fields) >= 2 else None
+        if code is not None:
+            codes[fields[0]] = code
     return codes
 
 
 def attributes(members: dict[str, bytes]) -> dict[str, str]:
-    """sysfs/attributes.tsv: {path: value} (the script turned each value's newlines into spaces)."""
+    """sysfs/attributes.tsv: {path: value} (the script turned each value's newlines into spaces). A path longer than
+    PATH_LIMIT (or a component longer than NAME_LIMIT) is skipped; more than MEMBER_COUNT_LIMIT lines is one line."""
     values = {}
-    for line in (_text(members, "sysfs/attributes.tsv") or "").splitlines():
+    lines = (_text(members, "sysfs/attributes.tsv") or "").splitlines()
+    if len(lines) > MEMBER_COUNT_LIMIT:
+        raise Unreadable(f"sysfs/attributes.tsv: more than {MEMBER_COUNT_LIMIT} attributes")
+    for line in lines:
         path, _, value = line.partition("\t")
         unread = value.startswith(("head: ", "timeout: "))  # the script's reader could not read it
-        if _SYSFS_PATH.match(path) and "/../" not in path + "/" and "/./" not in path + "/" and not unread:
+        if (len(path) <= PATH_LIMIT and _SYSFS_PATH.match(path) and "/../" not in path + "/"
+                and "/./" not in path + "/" and not unread):
             values[path] = value.strip()
     return values
 

@@ -88,12 +88,37 @@ def test_uniform_unknown_and_unhealthy_fleets(tmp_path: Path, base: dict[str, An
 
 
 def test_a_node_that_reported_twice_counts_once_with_its_newest_report(tmp_path: Path, base: dict[str, Any]) -> None:
-    (tmp_path / "twice").mkdir()
-    reports = _write_fleet(tmp_path / "twice", base, Plan(), count=3)
+    """The same file name under two collections is the same node: its newest report counts, the older is named."""
+    (tmp_path / "day1").mkdir()
+    day1 = _write_fleet(tmp_path / "day1", base, Plan(), count=3)
+    day2 = tmp_path / "day2"
+    day2.mkdir()
+    newer = json.loads((day1 / "trn1-0001.json").read_text())
+    newer["generated_at"] = "2026-12-02T00:00:00Z"
+    newer["release"]["host_packages"]["aws-neuronx-dkms"] = "2.26.10.0"
+    (day2 / "trn1-0001.json").write_text(json.dumps(newer))
+    summary = json.loads(run_cli(["fleet", "summarize", str(day1), str(day2), "--json"]).stdout)
+    assert summary["nodes"] == 3
+    assert summary["drift"][0]["others"] == {"2.26.10.0": ["trn1-0001"]}
+    assert summary["identity"] == [{"node": "trn1-0001", "where": str(day1 / "trn1-0001.json"),
+                                    "problem": f"an older report of trn1-0001 than {day2 / 'trn1-0001.json'}: "
+                                               "not counted"}]
+
+
+def test_a_report_that_names_another_node_is_its_own_file_s_node(tmp_path: Path, base: dict[str, Any]) -> None:
+    """A report in another file that claims trn1-0001's hostname is not merged into trn1-0001 (it used to replace
+    it, being newer): it is the node of its file, named in `identity`, and never taken as healthy."""
+    (tmp_path / "claims").mkdir()
+    reports = _write_fleet(tmp_path / "claims", base, Plan(), count=3)
     newer = json.loads((reports / "trn1-0001.json").read_text())
     newer["generated_at"] = "2026-12-02T00:00:00Z"
     newer["release"]["host_packages"]["aws-neuronx-dkms"] = "2.26.10.0"
     (reports / "trn1-0001-again.json").write_text(json.dumps(newer))
-    summary = json.loads(run_cli(["fleet", "summarize", str(reports), "--json"]).stdout)
-    assert summary["nodes"] == 3
-    assert summary["drift"][0]["others"] == {"2.26.10.0": ["trn1-0001"]}
+    done = run_cli(["fleet", "summarize", str(reports), "--json"])
+    summary = json.loads(done.stdout)
+    assert summary["nodes"] == 4 and done.returncode == 1  # the other driver on trn1-0001-again: not uniform
+    assert summary["drift"][0]["others"] == {"2.26.10.0": ["trn1-0001-again"]}
+    assert summary["unknown"] == ["trn1-0001-again"]
+    assert summary["identity"] == [{"node": "trn1-0001-again", "where": str(reports / "trn1-0001-again.json"),
+                                    "problem": "its report says it is 'trn1-0001', the name of another node "
+                                               "(trn1-0001): judged as trn1-0001-again"}]

@@ -133,6 +133,6 @@ def test_sysfs_and_whole_check_on_garbage_files(tmp_path_factory: pytest.TempPat
     assert len(devices) == 1 and layout in ("classic", "driver-2.31", "unknown")
     report = run_check(CheckOptions(root=str(root), environ={}), catalog=catalog)
     # Garbage where a counter belongs under a driver that reads as 2.31 or newer (or as no release) is "could not
-    # read", no crash.
+    # read", no crash; a core_count or counter that is there but not a number is "could not read" too, never a guess.
     assert report.internal_problems == [] and {failure.collector for failure in
-                                               report.facts.host.collector_failures} <= {"ecc-counters"}
+                                               report.facts.host.collector_failures} <= {"ecc-counters", "core-counts"}

@@ -18,6 +18,7 @@ from tests.conftest import REPO
 from tests.host_fixture import HostSpec, build_host
 
 SCRIPT = REPO / "scripts" / "read_device_acceptance.py"
+SCRIPT_ENV = {**os.environ, "PYTHONPATH": str(REPO)}  # the doctor of this tree, as the script is
 RECORDED = REPO / "tests" / "recorded"
 
 
@@ -51,7 +52,7 @@ def archive(path: Path, members: dict[str, str], exits: Optional[dict[str, int]]
 
 def read(path: Path) -> tuple[int, dict[str, Any]]:
     done = subprocess.run([sys.executable, str(SCRIPT), str(path), "--json"], capture_output=True, text=True,
-                          timeout=120)
+                          timeout=120, env=SCRIPT_ENV)
     assert done.returncode in (0, 1), done.stderr
     return done.returncode, json.loads(done.stdout)
 
@@ -167,13 +168,15 @@ def test_a_driver_left_unloaded_and_an_archive_that_shows_nothing(tmp_path: Path
 def test_what_is_not_an_archive_is_one_line_and_exit_2(tmp_path: Path) -> None:
     bogus = tmp_path / "bogus.tar.gz"
     bogus.write_text("not a tar")
-    done = subprocess.run([sys.executable, str(SCRIPT), str(bogus)], capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, str(SCRIPT), str(bogus)], capture_output=True, text=True, timeout=60,
+                          env=SCRIPT_ENV)
     assert done.returncode == 2 and done.stdout == "" and len(done.stderr.splitlines()) == 1
     assert done.stderr.startswith(f"error: {bogus}: not a readable device-acceptance archive")
     other = archive(tmp_path / "other.tar.gz", {})
     with tarfile.open(other, "w:gz"):
         pass
-    done = subprocess.run([sys.executable, str(SCRIPT), str(other)], capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, str(SCRIPT), str(other)], capture_output=True, text=True, timeout=60,
+                          env=SCRIPT_ENV)
     assert done.returncode == 2 and "no device-acceptance/MANIFEST.tsv" in done.stderr
 
 

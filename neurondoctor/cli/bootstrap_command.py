@@ -31,8 +31,7 @@ def bootstrap(
     """Set up a Neuron host for a release, for cloud-init user-data and AMI builds: the Neuron repository, kernel
     headers, the release's driver, runtime, collectives and tools (held), a driver reload, the guarded venv, then
     check and the canary. Plans by default; --apply runs it. Idempotent. Exit code = health."""
-    import json
-
+    from neurondoctor import json_data
     from neurondoctor.actions.bootstrap.bootstrap_run import BootstrapOptions, run_bootstrap, write_status
     from neurondoctor.cli.bootstrap_output import bootstrap_document, render_bootstrap_text
     from neurondoctor.release_data.catalog import load_catalog
@@ -44,7 +43,7 @@ def bootstrap(
     outcome = run_bootstrap(options, load_catalog(), sys.stderr)
     written = write_status(options, outcome)
     if as_json:
-        sys.stdout.write(json.dumps(bootstrap_document(options, outcome, written)) + "\n")
+        sys.stdout.write(json_data.dumps(bootstrap_document(options, outcome, written)) + "\n")
     else:
         write_text(render_bootstrap_text(options, outcome, written))
     raise typer.Exit(health_exit_code(outcome.health))

@@ -3,14 +3,13 @@ beyond the command line is imported inside it, so counting a cache of 100,000 en
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from typing import Annotated, Optional
 
 import typer
 
-from neurondoctor import exit_codes
+from neurondoctor import exit_codes, json_data
 from neurondoctor.cli.output_format import FormatOption, JsonOption, chosen_format
 from neurondoctor.cli.typer_apps import command_group
 from neurondoctor.output_text import write_text
@@ -26,7 +25,7 @@ DefaultCache = Annotated[Optional[str], typer.Argument(
 
 def _emit(document: dict[str, object], text: str, as_json: bool) -> None:
     if as_json:
-        sys.stdout.write(json.dumps(document) + "\n")
+        sys.stdout.write(json_data.dumps(document) + "\n")
     else:
         write_text(text)
 

@@ -6,14 +6,13 @@ beyond the command line is imported inside the command, and rich only for the te
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Mapping
 from typing import Annotated, TextIO
 
 import typer
 
-from neurondoctor import exit_codes
+from neurondoctor import exit_codes, json_data
 from neurondoctor.cli.invocation import invocation_environ, print_user_error, warn_about_environment
 from neurondoctor.cli.output_format import JsonOption, chosen_format
 from neurondoctor.cli.target_options import (
@@ -70,7 +69,7 @@ def write_id_list(stream: TextIO, as_json: bool) -> None:
                            "severities": list(spec.severities), "title": spec.title, "docs": list(spec.docs)}
                           for spec in check.findings]}
             for check in checks]}
-        stream.write(json.dumps(document) + "\n")
+        stream.write(json_data.dumps(document) + "\n")
         return
     for check in checks:
         stream.write(f"{check.id}\tcheck\t-\t{check.title}\n")

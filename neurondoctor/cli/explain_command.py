@@ -7,14 +7,13 @@ be read (a FIFO or device where a file belongs, a missing file): docs/contracts.
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from typing import Any, Optional
 
 import typer
 
-from neurondoctor import exit_codes
+from neurondoctor import exit_codes, json_data
 from neurondoctor.cli.output_format import FormatOption, chosen_format
 from neurondoctor.cli.typer_apps import single_command
 from neurondoctor.output_text import write_text
@@ -85,7 +84,7 @@ def run_explain(source: str, as_json: bool) -> int:
             raise exit_codes.UserError(f"{source}: no such finding id (`neurondoctor check --list` lists them)",
                                        exit_codes.UNKNOWN)
         if as_json:
-            sys.stdout.write(json.dumps(finding) + "\n")
+            sys.stdout.write(json_data.dumps(finding) + "\n")
         else:
             write_text(_finding_text(finding))
         return exit_codes.OK
@@ -100,7 +99,7 @@ def run_explain(source: str, as_json: bool) -> int:
     explanation = explain_text(text, signatures, op_support, fixes)
     if explanation is None:
         if as_json:
-            sys.stdout.write(json.dumps({"category": None, "op": None, "variant": None, "ways_out": [],
+            sys.stdout.write(json_data.dumps({"category": None, "op": None, "variant": None, "ways_out": [],
                                          "recognised": False}) + "\n")
         else:
             sys.stdout.write("Not recognised: no known Neuron error signature in this text. "
@@ -108,7 +107,7 @@ def run_explain(source: str, as_json: bool) -> int:
         return exit_codes.UNKNOWN
     document = explanation.to_json()
     if as_json:
-        sys.stdout.write(json.dumps(document) + "\n")
+        sys.stdout.write(json_data.dumps(document) + "\n")
     else:
         write_text(_explanation_text(document))
     return exit_codes.OK

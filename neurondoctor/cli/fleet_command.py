@@ -27,8 +27,7 @@ def fleet_summarize(
     """Nodes per release, version drift per component (the majority and the nodes that differ), failing findings
     with their nodes, nodes whose verdict is unknown, unreadable reports. Exit 1 when the fleet is not uniform or a
     node is unhealthy, else 3 when a node is unknown or a report unreadable, else 0."""
-    import json
-
+    from neurondoctor import json_data
     from neurondoctor.actions.fleet.summary import summarize_paths
     from neurondoctor.report.fleet import render_fleet_markdown, render_fleet_text
 
@@ -38,7 +37,7 @@ def fleet_summarize(
             raise exit_codes.UserError(f"{given}: no such file or directory")
     summary = summarize_paths(paths)
     if output_format == "json":
-        sys.stdout.write(json.dumps(summary.to_json()) + "\n")
+        sys.stdout.write(json_data.dumps(summary.to_json()) + "\n")
     else:
         write_text(render_fleet_markdown(summary) if output_format == "markdown" else render_fleet_text(summary))
     raise typer.Exit(summary.exit_code())
@@ -69,8 +68,7 @@ def fleet_check(
     packages, neuronx-cc, NEURON_CC_FLAGS, LNC, the root communicator, the compile cache, instance type, EFA and
     devices), naming the nodes that differ from the majority. Exit 1 a node at fault, 3 a node unreachable or
     unknown, else 0."""
-    import json
-
+    from neurondoctor import json_data
     from neurondoctor.actions.fleet.preflight_run import PreflightOptions, forwarded_flags, run_preflight
     from neurondoctor.report.preflight import render_preflight_text
 
@@ -90,7 +88,7 @@ def fleet_check(
         raise
     progress.close()
     if output_format == "json":
-        sys.stdout.write(json.dumps(preflight.to_json()) + "\n")
+        sys.stdout.write(json_data.dumps(preflight.to_json()) + "\n")
     else:
         write_text(render_preflight_text(preflight))
     raise typer.Exit(preflight.exit_code())
@@ -104,10 +102,9 @@ def fleet_nccom_step(
 ) -> None:
     """What `fleet check --collectives` runs on a node: nccom-test with the arguments after `--`, one JSON document
     out (its table and its --report-to-json-file report)."""
-    import json
-
+    from neurondoctor import json_data
     from neurondoctor.actions.fleet.collectives import nccom_step
 
-    sys.stdout.write(json.dumps(nccom_step([str(word) for word in context.args], root_comm)) + "\n")
+    sys.stdout.write(json_data.dumps(nccom_step([str(word) for word in context.args], root_comm)) + "\n")
 
 

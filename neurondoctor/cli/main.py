@@ -3,8 +3,8 @@
 
 Every command is the typer application in `app`. Whatever a command cannot handle itself is handled here, once,
 the same way for all of them: a `UserError` or a usage mistake becomes one `error: …` line (exit 2, or the
-error's own code), Ctrl-C exit 130, and a stdout that is closed or full (`check --json >&-`, `> /dev/full`)
-exit 3 with a line on stderr instead of a traceback.
+error's own code), Ctrl-C exit 130, a stdout that is closed or full (`check --json >&-`, `> /dev/full`) exit 3 with a
+line on stderr instead of a traceback, and any other OSError one `error:` line and exit 3.
 """
 
 from __future__ import annotations
@@ -64,7 +64,19 @@ def run(argv: Sequence[str], environ: Optional[Mapping[str, str]] = None) -> int
         return exit_codes.INTERRUPTED
     except click_exception as error:
         return _usage_error(error)
+    except OSError as error:
+        if is_stdout_error(error):
+            raise
+        return _could_not_run(error)
     return code if isinstance(code, int) else exit_codes.OK
+
+
+def _could_not_run(error: OSError) -> int:
+    """An OSError no command turned into its own line (each names a bad target as exit 2 itself): one line, exit 3,
+    because the doctor could not finish, never a traceback."""
+    where = f"{error.filename}: " if getattr(error, "filename", None) else ""
+    print_user_error(f"{where}{error.strerror or error} (the command could not finish)")
+    return exit_codes.UNKNOWN
 
 
 def _usage_error(error: Any) -> int:

@@ -48,15 +48,15 @@ def manifests_status(as_json: JsonOption = False,
                      ) -> None:
     """Which release data is in use (bundled, `manifests update`'s copy, NEURONDOCTOR_MANIFESTS), its newest
     release, the manifest's date and age, and where it came from."""
-    import json
     import os
 
+    from neurondoctor import json_data
     from neurondoctor.release_data.manifest_status import data_status, render_status, status_document
 
     as_json = chosen_format(as_json, output_format) == "json"
     status = data_status(os.environ)
     if as_json:
-        sys.stdout.write(json.dumps(status_document(status)) + "\n")
+        sys.stdout.write(json_data.dumps(status_document(status)) + "\n")
     else:
         write_text(render_status(status))
 

@@ -29,9 +29,9 @@ class TerminalProgress:
     """A rich status line with the current step and the elapsed time."""
 
     def __init__(self) -> None:
-        from rich.console import Console
+        from neurondoctor.report.terminal_size import console
 
-        self.console = Console(stderr=True)
+        self.console = console(sys.stderr)
         self.started = time.monotonic()
         self.status = self.console.status("starting")
         self.status.start()

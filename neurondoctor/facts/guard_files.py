@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any, Optional
+
+from neurondoctor import json_data
 
 CONSTRAINTS_FILE = "neurondoctor-constraints.txt"
 MARKER_FILE = "neurondoctor.json"
@@ -16,7 +17,7 @@ def read_marker(text: Optional[str]) -> Optional[dict[str, Any]]:
     if not text:
         return None
     try:
-        document = json.loads(text)
+        document = json_data.loads(text)
     except ValueError:
         return None
     if not isinstance(document, dict) or document.get("schema") != MARKER_SCHEMA:

@@ -53,6 +53,7 @@ class DeviceNode:
 # The collector name under which uncorrectable-ECC counters that could not be read are recorded: the hardware check
 # needs them, so it is unknown then (a silent pass would hide a faulty chip; driver 2.31 moved the sysfs nodes).
 ECC_COLLECTOR = "ecc-counters"
+CORE_COUNT_COLLECTOR = "core-counts"  # sysfs core_count that is there but not a number
 
 
 @dataclass
@@ -65,6 +66,7 @@ class SysfsDevice:
     device_name: Optional[str] = None
     instance_type: Optional[str] = None
     ecc_uncorrected: dict[str, int] = field(default_factory=dict)
+    malformed: dict[str, str] = field(default_factory=dict)  # node -> why its value is no number (value cut)
 
 
 @dataclass

@@ -16,7 +16,6 @@ act on, and is redacted where the index becomes a report.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import stat
@@ -24,6 +23,7 @@ import time
 from collections.abc import Iterable
 from typing import Optional
 
+from neurondoctor import json_data
 from neurondoctor.facts.cache_index import (
     ENTRY_DONE,
     ENTRY_FAILED,
@@ -36,6 +36,7 @@ from neurondoctor.facts.cache_index import (
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.redaction import redact_secrets
 from neurondoctor.regular_files import read_untrusted_file
+from neurondoctor.strict_numbers import parse_count
 
 NEFF_HEADER_BYTES = 1024  # a NEFF starts with a 1024-byte header (neuron-packager user guide)
 REGISTRY = "0_REGISTRY"
@@ -49,7 +50,9 @@ _COMPILER_DIR = re.compile(r"^neuronxcc-(\d+(?:\.\d+)+)(?:\+[0-9A-Za-z]+)?$")
 # The files whose size an entry counts: the NEFF and the graph (2.15 on, then before), in every path of the count.
 _SIZED = ("model.neff", "model.hlo_module.pb", "model.hlo.pb")
 # `1: FLOCK  ADVISORY  WRITE 12345 103:01:524295 0 EOF`; a waiter's line has `->` after the id.
-_PROC_LOCK = re.compile(r"^\d+:\s+(?:->\s+)?\S+\s+\S+\s+\S+\s+(-?\d+)\s+([0-9a-f]+):([0-9a-f]+):(\d+)\s")
+# Fields as the kernel writes them, bounded: a longer digit run (a crafted --root) is no lock, not an int() error.
+_PROC_LOCK = re.compile(r"^[0-9]+:\s+(?:->\s+)?\S+\s+\S+\s+\S+\s+(-?[0-9]{1,10})\s+([0-9a-f]{1,8}):([0-9a-f]{1,8}):"
+                        r"([0-9]{1,20})\s")
 
 
 def entry_state(names: frozenset[str], neff_bytes: Optional[int]) -> str:
@@ -89,7 +92,7 @@ def read_compile_flags(folder: str, names: frozenset[str]) -> Optional[list[str]
     if name == "compile_flags.txt":
         return text.split()
     try:
-        flags = json.loads(text)
+        flags = json_data.loads(text)
     except (ValueError, RecursionError):
         return None
     return flags if isinstance(flags, list) and all(isinstance(flag, str) for flag in flags) else None
@@ -149,7 +152,7 @@ def mount_type(fs: RootFS, inner: str) -> Optional[str]:
 def compilers_running(fs: RootFS) -> list[str]:
     """`PID COMM` of every neuronx-cc process this host (this PID namespace) shows."""
     try:
-        pids = [name for name in fs.listdir("/proc") if name.isdigit()]
+        pids = [name for name in fs.listdir("/proc") if parse_count(name) is not None]
     except OSError:
         return []
     found = []

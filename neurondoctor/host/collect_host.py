@@ -15,7 +15,7 @@ from typing import Callable, Optional
 
 from neurondoctor.command_runner import COMMAND_TIMEOUT_VARIABLE, duration_from_environ, run_command
 from neurondoctor.facts import CollectorFailure
-from neurondoctor.facts.host import ECC_COLLECTOR, CommandFact, HostSnapshot
+from neurondoctor.facts.host import CORE_COUNT_COLLECTOR, ECC_COLLECTOR, CommandFact, HostSnapshot, SysfsDevice
 from neurondoctor.host import (
     compile_cache,
     device_holders,
@@ -122,6 +122,20 @@ def _names(uid: int, groups: list[int]) -> tuple[Optional[str], list[str]]:
     return user, names
 
 
+def malformed_numbers(devices: list[SysfsDevice]) -> list[CollectorFailure]:
+    """A sysfs count or counter that is there but not a number cannot be judged: its collector failed (the checks
+    that need it are unknown), one line per collector naming the devices and the first value."""
+    failures = []
+    for collector, wanted in ((CORE_COUNT_COLLECTOR, ("core_count",)), (ECC_COLLECTOR, neuron_devices.ECC_COUNTERS)):
+        found = [(device.name, node, value) for device in devices for node, value in device.malformed.items()
+                 if node in wanted]
+        if found:
+            name, node, value = found[0]
+            more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+            failures.append(CollectorFailure(collector, f"sysfs {name}/{node} is {value}{more}"))
+    return failures
+
+
 def collect_host_snapshot(fs: RootFS, environ: Mapping[str, str], failures: list[CollectorFailure],
                           timings: dict[str, float], kernel_log_since: Optional[str] = None,
                           cache_choice: compile_cache.CacheChoice = compile_cache.CacheChoice()) -> HostSnapshot:
@@ -142,6 +156,7 @@ def collect_host_snapshot(fs: RootFS, environ: Mapping[str, str], failures: list
         snapshot.device_nodes = neuron_devices.read_device_nodes(fs)
         snapshot.sysfs_devices, snapshot.sysfs_layout = neuron_devices.read_sysfs_devices(
             fs, kernel_modules.read_loaded_driver_version(fs))
+        failures.extend(malformed_numbers(snapshot.sysfs_devices))
         if snapshot.sysfs_layout != neuron_devices.LAYOUT_CLASSIC and snapshot.sysfs_devices and not any(
                 device.ecc_uncorrected for device in snapshot.sysfs_devices):
             why = ("driver 2.31 moved them" if snapshot.sysfs_layout == neuron_devices.LAYOUT_2_31 else

@@ -17,8 +17,9 @@ from typing import Optional
 from neurondoctor.facts.host import DeviceHolder
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.redaction import redact_secrets
+from neurondoctor.strict_numbers import finite_float, parse_count
 
-_DEVICE = re.compile(r"^/dev/neuron\d+$")
+_DEVICE = re.compile(r"^/dev/neuron[0-9]{1,6}$")
 
 
 def _age_seconds(fs: RootFS, pid: str) -> Optional[float]:
@@ -27,17 +28,20 @@ def _age_seconds(fs: RootFS, pid: str) -> Optional[float]:
     uptime_text = fs.try_read_text("/proc/uptime", limit=128)
     if not stat_text or not uptime_text:
         return None
+    fields = stat_text.rsplit(")", 1)[1].split()
+    ticks = parse_count(fields[19]) if len(fields) > 19 else None
+    uptime = finite_float(uptime_text.split()[0]) if uptime_text.split() else None
+    if ticks is None or uptime is None:
+        return None
     try:
-        fields = stat_text.rsplit(")", 1)[1].split()
-        started = int(fields[19]) / os.sysconf("SC_CLK_TCK")
-        return max(0.0, float(uptime_text.split()[0]) - started)
-    except (IndexError, ValueError, OSError):
+        return max(0.0, uptime - ticks / os.sysconf("SC_CLK_TCK"))
+    except (ValueError, OSError):
         return None
 
 
 MAX_FDS_PER_PROCESS = 65_536
 MAX_ANCESTORS = 64
-_STEPD_JOB = re.compile(r"^slurmstepd: \[(\d+)(?:\.[\w]+)?\]")
+_STEPD_JOB = re.compile(r"^slurmstepd: \[([0-9]{1,18})(?:\.[A-Za-z0-9_]+)?\]")
 
 
 def _parent(fs: RootFS, pid: str) -> Optional[tuple[str, str]]:
@@ -47,7 +51,7 @@ def _parent(fs: RootFS, pid: str) -> Optional[tuple[str, str]]:
         return None
     comm = text[text.find("(") + 1:text.rfind(")")]
     fields = text.rsplit(")", 1)[1].split()
-    return (fields[1], comm) if len(fields) > 1 else None
+    return (fields[1], comm) if len(fields) > 1 and parse_count(fields[1]) is not None else None
 
 
 def _slurm_job(fs: RootFS, pid: str) -> Optional[str]:
@@ -72,7 +76,7 @@ def _slurm_job(fs: RootFS, pid: str) -> Optional[str]:
 def read_device_holders(fs: RootFS) -> list[DeviceHolder]:
     holders = []
     try:
-        pids = [name for name in fs.listdir("/proc") if name.isdigit()]
+        pids = [name for name in fs.listdir("/proc") if parse_count(name) is not None]
     except OSError:
         return []
     for pid in sorted(pids, key=int):
@@ -80,7 +84,7 @@ def read_device_holders(fs: RootFS) -> list[DeviceHolder]:
         try:
             if fd_dir is None:
                 continue
-            fds = [name for name in os.listdir(fd_dir) if name.isdigit()]
+            fds = [name for name in os.listdir(fd_dir) if parse_count(name) is not None]
         except OSError:
             continue
         if len(fds) > MAX_FDS_PER_PROCESS:

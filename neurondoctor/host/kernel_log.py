@@ -29,8 +29,8 @@ KERN_LOG_LIMIT = 16 << 20  # the end of the file: the current boot
 _HW_ERROR = re.compile(r"NEURON_HW_ERR=([A-Z_]+)((?:\s+[\w-]+=\S+)*)")
 _FIELD = re.compile(r"([\w-]+)=(\S+)")
 _BOOT = re.compile(r"\bkernel: Linux version \d")
-_ISO_STAMP = re.compile(r"^(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2})")
-_SYSLOG_STAMP = re.compile(r"^([A-Z][a-z]{2}\s+\d{1,2} \d{2}:\d{2}:\d{2}) ")
+_ISO_STAMP = re.compile(r"^([0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}:[0-9]{2})")
+_SYSLOG_STAMP = re.compile(r"^([A-Z][a-z]{2} +[0-9]{1,2} [0-9]{2}:[0-9]{2}:[0-9]{2}) ")
 
 
 @dataclass
@@ -53,15 +53,19 @@ def parse_since(text: str) -> datetime:
 
 
 def _stamp(line: str, year: int) -> Optional[datetime]:
+    """The time a log line starts with; None for none, or for one that is no time (`2026-13-45`, `Feb 30`)."""
     from datetime import datetime, timezone
 
     iso = _ISO_STAMP.match(line)
-    if iso:
-        return datetime.strptime(iso.group(1).replace("T", " "), "%Y-%m-%d %H:%M:%S").replace(tzinfo=timezone.utc)
-    syslog = _SYSLOG_STAMP.match(line)
-    if syslog:  # the traditional format has no year: this year's
-        return datetime.strptime(f"{year} {' '.join(syslog.group(1).split())}", "%Y %b %d %H:%M:%S").replace(
-            tzinfo=timezone.utc)
+    syslog = None if iso else _SYSLOG_STAMP.match(line)
+    try:
+        if iso:
+            return datetime.strptime(iso.group(1).replace("T", " "), "%Y-%m-%d %H:%M:%S").replace(tzinfo=timezone.utc)
+        if syslog:  # the traditional format has no year: this year's
+            return datetime.strptime(f"{year} {' '.join(syslog.group(1).split())}", "%Y %b %d %H:%M:%S").replace(
+                tzinfo=timezone.utc)
+    except ValueError:
+        return None
     return None
 
 

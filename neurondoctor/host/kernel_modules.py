@@ -10,17 +10,20 @@ from typing import Optional
 
 from neurondoctor.facts.host import KernelModule
 from neurondoctor.host.rootfs import RootFS
+from neurondoctor.strict_numbers import parse_count
 
 
 def parse_proc_modules(text: str) -> dict[str, KernelModule]:
     modules: dict[str, KernelModule] = {}
     for line in text.splitlines():
         fields = line.split()
-        if len(fields) < 3 or not fields[1].isdigit() or not fields[2].lstrip("-").isdigit():
+        size = parse_count(fields[1]) if len(fields) > 2 else None
+        used_by = parse_count(fields[2], minimum=-(1 << 31)) if len(fields) > 2 else None
+        if size is None or used_by is None:
             continue
         listed = fields[3] if len(fields) > 3 else "-"
         users = [user for user in listed.strip(",").split(",") if user not in ("-", "")]
-        modules[fields[0]] = KernelModule(fields[0], int(fields[1]), int(fields[2]), users)
+        modules[fields[0]] = KernelModule(fields[0], size, used_by, users)
     return modules
 
 

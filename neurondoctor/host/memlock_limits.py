@@ -14,6 +14,7 @@ import re
 from typing import Optional
 
 from neurondoctor.host.rootfs import RootFS
+from neurondoctor.strict_numbers import parse_count
 
 UNLIMITED = -1
 # The kernel's default RLIMIT_MEMLOCK when nothing raises it (8 MiB since Linux 5.16; 64 KiB before).
@@ -25,7 +26,8 @@ _PROC_LINE = re.compile(r"^Max locked memory\s+(?P<soft>\S+)\s+(?P<hard>\S+)", r
 def _value(text: str, unit_bytes: int) -> Optional[int]:
     if text.lower() in ("unlimited", "infinity", "-1"):
         return UNLIMITED
-    return int(text) * unit_bytes if text.isdigit() and len(text) < 19 else None
+    value = parse_count(text)
+    return value * unit_bytes if value is not None else None
 
 
 def parse_limits_conf(texts: list[str], user: str = "*") -> Optional[int]:

@@ -11,13 +11,18 @@ a row whose second field is not a number (`33554432    Failure running neuron-be
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-_AVERAGE = re.compile(r"^\s*Avg bus bandwidth:\s*([0-9.]+)\s*GB/s", re.MULTILINE)
-_ERRORS = re.compile(r"^\s*(\d+) errors? found", re.MULTILINE)
+from neurondoctor import json_data
+from neurondoctor.strict_numbers import finite_float, json_count, parse_count
+
+_AVERAGE = re.compile(r"^\s*Avg bus bandwidth:\s*([0-9.eE+-]{1,64})\s*GB/s", re.MULTILINE)
+_ERRORS = re.compile(r"^\s*([0-9]{1,9}) errors? found", re.MULTILINE)
+# A message size past 2^63 bytes is no size nccom-test ran; a bandwidth past this is no link's (TB/s of a chip).
+_MAX_SIZE_DIGITS = 19
+_MAX_GBS = 1e6
 
 
 @dataclass
@@ -46,11 +51,14 @@ class NccomResult:
         return max(self.rows, key=lambda row: row.size_bytes).busbw_gbs if self.rows else None
 
 
-def _number(text: str) -> Optional[float]:
-    try:
-        return float(text)
-    except ValueError:
-        return None
+def _number(text: Any) -> Optional[float]:
+    """A measurement as strict_numbers reads one: finite, non-negative, ASCII (`nan`, `inf`, `1e999` are none)."""
+    return finite_float(text, maximum=_MAX_GBS)
+
+
+def _json_number(value: Any, maximum: Optional[float] = _MAX_GBS) -> Optional[float]:
+    """A number of the JSON report: a JSON number, finite and in range (a string is not one here)."""
+    return None if isinstance(value, str) else finite_float(value, maximum=maximum)
 
 
 def parse_table(text: str) -> NccomResult:
@@ -64,9 +72,10 @@ def parse_table(text: str) -> NccomResult:
         if words[0] == "size(B)":
             columns = words
             continue
-        if not columns or not words[0].isdigit() or _ERRORS.match(line):
+        size = parse_count(words[0], max_digits=_MAX_SIZE_DIGITS)
+        if not columns or size is None or _ERRORS.match(line):
             continue
-        if len(words) < 2 or not words[1].isdigit():  # `33554432    Failure running neuron-bench - log file …`
+        if len(words) < 2 or parse_count(words[1], max_digits=_MAX_SIZE_DIGITS) is None:  # `33554432    Failure …`
             result.failures.append(" ".join(words[1:])[:200] or f"size {words[0]}: no result")
             continue
         row = dict(zip(columns, words))
@@ -75,9 +84,9 @@ def parse_table(text: str) -> NccomResult:
             result.failures.append(f"size {words[0]}: no bus bandwidth in {line.strip()[:120]!r}")
             continue
         time_text = row.get("time:avg(us)") or row.get("time(us)") or ""
-        result.rows.append(NccomRow(int(words[0]), busbw, _number(row.get("algbw(GB/s)", "")), _number(time_text)))
+        result.rows.append(NccomRow(size, busbw, _number(row.get("algbw(GB/s)", "")), finite_float(time_text)))
     average = _AVERAGE.search(text)
-    result.average_busbw_gbs = float(average.group(1)) if average else None
+    result.average_busbw_gbs = _number(average.group(1)) if average else None
     errors = _ERRORS.search(text)
     if errors and int(errors.group(1)) > 0 and not result.failures:
         result.failures.append(f"{errors.group(1)} errors found")
@@ -90,7 +99,7 @@ def parse_table(text: str) -> NccomResult:
 def parse_report(text: str) -> NccomResult:
     """The `--report-to-json-file` document; a document that is not one is a failure, never a result."""
     try:
-        document: Any = json.loads(text)
+        document: Any = json_data.loads(text)
     except (ValueError, RecursionError) as error:
         return NccomResult(failures=[f"the JSON report is not JSON: {error}"])
     rows = document.get("results") if isinstance(document, dict) else None
@@ -100,11 +109,10 @@ def parse_report(text: str) -> NccomResult:
     for entry in rows:
         if not isinstance(entry, dict):
             continue
-        size, busbw = entry.get("size(B)"), entry.get("busbw(GB/s)")
-        if isinstance(size, int) and isinstance(busbw, (int, float)):
-            algbw, time_us = entry.get("algbw(GB/s)"), entry.get("time:avg(us)", entry.get("time(us)"))
-            result.rows.append(NccomRow(size, float(busbw), float(algbw) if isinstance(algbw, (int, float)) else None,
-                                        float(time_us) if isinstance(time_us, (int, float)) else None))
+        size, busbw = json_count(entry.get("size(B)"), maximum=1 << 63), _json_number(entry.get("busbw(GB/s)"))
+        if size is not None and busbw is not None:
+            time_us = _json_number(entry.get("time:avg(us)", entry.get("time(us)")), maximum=None)
+            result.rows.append(NccomRow(size, busbw, _json_number(entry.get("algbw(GB/s)")), time_us))
     if result.rows:
         result.average_busbw_gbs = sum(row.busbw_gbs for row in result.rows) / len(result.rows)
     else:

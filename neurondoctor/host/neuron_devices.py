@@ -25,6 +25,7 @@ from typing import Optional
 from neurondoctor.facts.host import DeviceNode, SysfsDevice
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.neuron_version import names_a_release, release_tuple
+from neurondoctor.strict_numbers import count_problem, parse_count
 
 SYSFS_CLASS = "/sys/class/neuron_device"
 SYSFS_DEVICES = "/sys/devices/virtual/neuron_device"
@@ -35,13 +36,18 @@ _LAYOUT_2_31_DRIVER = (2, 31)
 _WALK_DEPTH = 5
 _WALK_ENTRIES = 4096
 ECC_COUNTERS = ("mem_ecc_uncorrected", "mem_ecc_repairable_uncorrected", "sram_ecc_uncorrected")
-_NODE = re.compile(r"^neuron\d+$")
-_CORE_DIR = re.compile(r"^neuron_core\d+$")
+_NODE = re.compile(r"^neuron[0-9]{1,6}$")
+_CORE_DIR = re.compile(r"^neuron_core[0-9]{1,6}$")
+# The largest value a sysfs counter or count is read as (a u64): more digits are no number the driver writes.
+_MAX_SYSFS_DIGITS = 20
+MAX_CORES_PER_DEVICE = 1024  # a device has 2 to 8 NeuronCores: a larger core_count is no count
 
 
-def _index(name: str) -> int:
-    digits = re.sub(r"\D", "", name)
-    return int(digits) if digits else -1
+def _index(path: str) -> int:
+    """N of `neuronN` or `/dev/neuronN` (names _NODE matched), for ordering; -1 for anything else."""
+    name = path.rsplit("/", 1)[-1]
+    number = parse_count(name[len("neuron"):]) if name.startswith("neuron") else None
+    return number if number is not None else -1
 
 
 def read_device_nodes(fs: RootFS) -> list[DeviceNode]:
@@ -59,12 +65,19 @@ def read_device_nodes(fs: RootFS) -> list[DeviceNode]:
     return sorted(nodes, key=lambda node: _index(node.path))
 
 
-def _read_int(fs: RootFS, inner: str) -> Optional[int]:
+class _Malformed(str):
+    """Why a sysfs value that is there is no number: `'²': not a number (…)`, `'99999': above 1024`."""
+
+
+def _read_int(fs: RootFS, inner: str, maximum: Optional[int] = None) -> Optional[int | _Malformed]:
+    """The number the driver wrote (`8`, `0\\n`), None when the file is not there or cannot be read, and why not
+    when it is not a count within `maximum` (`²`, `+1`, ` 1`): never a guess from a digit of another script."""
     text = fs.try_read_text(inner, limit=64)
-    try:
-        return int(text.strip()) if text is not None else None
-    except ValueError:
+    if text is None:
         return None
+    value = text[:-1] if text.endswith("\n") else text
+    problem = count_problem(value, maximum, max_digits=_MAX_SYSFS_DIGITS)
+    return int(value) if problem is None else _Malformed(f"{value[:24]!r}: {problem}")
 
 
 def _read_word(fs: RootFS, inner: str) -> Optional[str]:
@@ -148,17 +161,23 @@ def read_sysfs_devices(fs: RootFS, loaded_driver: Optional[str] = None) -> tuple
     devices = []
     for inner in device_dirs(fs):
         paths = _node_paths(fs, inner, layout)
-        core_count = _read_int(fs, paths["core_count"])
+        core_count = _read_int(fs, paths["core_count"], MAX_CORES_PER_DEVICE)
         device = SysfsDevice(
             name=inner.rsplit("/", 1)[-1],
-            core_count=core_count if core_count is not None else _counted_core_dirs(fs, inner),
+            core_count=core_count if isinstance(core_count, int) else None,
             arch_type=_read_word(fs, paths["arch_type"]),
             device_name=_read_word(fs, paths["device_name"]),
             instance_type=_read_word(fs, paths["instance_type"]),
         )
+        if isinstance(core_count, _Malformed):
+            device.malformed["core_count"] = core_count
+        elif core_count is None:
+            device.core_count = _counted_core_dirs(fs, inner)
         for counter in ECC_COUNTERS:
             value = _read_int(fs, paths[counter])
-            if value is not None:
+            if isinstance(value, _Malformed):
+                device.malformed[counter] = value
+            elif value is not None:
                 device.ecc_uncorrected[counter] = value
         devices.append(device)
     return sorted(devices, key=lambda device: _index(device.name)), layout

@@ -8,20 +8,23 @@ it is read by its header words, never by position. Both forms were checked again
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from neurondoctor import json_data
 from neurondoctor.facts.host import NeuronLsDevice
 from neurondoctor.neuron_version import release_tuple
+from neurondoctor.strict_numbers import json_count, parse_count
 
 NEURON_LS_TIMEOUT = 10.0
 NEURON_LS_PATHS = ("/opt/aws/neuron/bin",)
+_MAX_INDEX = 999_999_999  # a device index, core id or count past this is not one neuron-ls prints
 
 
 def _int_or_none(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    """A count or an index neuron-ls printed: a non-negative integer, bounded (json_count)."""
+    return json_count(value, maximum=_MAX_INDEX)
 
 
 def _device(entry: Any, assumed: bool) -> NeuronLsDevice | None:
@@ -30,7 +33,7 @@ def _device(entry: Any, assumed: bool) -> NeuronLsDevice | None:
     core_ids = entry.get("neuroncore_ids")
     processes = entry.get("neuron_processes")
     return NeuronLsDevice(
-        index=int(entry["neuron_device"]),
+        index=json_count(entry["neuron_device"], maximum=_MAX_INDEX) or 0,
         core_count=_int_or_none(entry.get("nc_count")),
         core_ids=[value for value in core_ids if _int_or_none(value) is not None]
         if isinstance(core_ids, list) else [],
@@ -47,7 +50,7 @@ def parse_neuron_ls_json(text: str) -> list[NeuronLsDevice]:
     document is announced, not documented: its devices are taken from any top-level list of objects that carry the
     2.33 device keys, and marked `assumed` so that nothing is judged from them alone."""
     try:
-        document = json.loads(text)
+        document = json_data.loads(text)
     except (ValueError, RecursionError):
         return []
     if isinstance(document, list):
@@ -102,7 +105,7 @@ def _core_ids(text: str) -> list[int]:
         bounds = part.split("-")
         if not all(_int(bound) is not None for bound in bounds) or len(bounds) > 2:
             return []
-        low, high = int(bounds[0]), int(bounds[-1])
+        low, high = _int(bounds[0]) or 0, _int(bounds[-1]) or 0
         if high < low or len(ids) + high - low + 1 > _MAX_CORE_IDS:
             return []
         ids.extend(range(low, high + 1))
@@ -110,8 +113,8 @@ def _core_ids(text: str) -> list[int]:
 
 
 def _int(text: str) -> Optional[int]:
-    """A count or an id: ASCII digits only (`²` is a digit to `isdigit` and not to `int`), and not a huge number."""
-    return int(text) if text.isascii() and text.isdigit() and len(text) <= 9 else None
+    """A count or an id in a table cell (strict_numbers: ASCII digits only, and not a huge number)."""
+    return parse_count(text, maximum=_MAX_INDEX)
 
 
 def parse_neuron_ls_table(text: str) -> NeuronLsTable:

@@ -15,13 +15,13 @@ on PATH is inspected live, so a laptop or CI machine still gets its Python line.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Optional
 
+from neurondoctor import json_data
 from neurondoctor.host.path_control import controlled_by_another_user
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.pyenv.layouts import layout_of
@@ -135,7 +135,7 @@ def _kernel_interpreters(fs: RootFS, folders: list[str], walk: _Walk) -> Iterato
         for spec in (f"{kernel}/kernel.json" for kernel in _folders_under(fs, folder, "*", walk)):
             try:
                 text = fs.read_untrusted_bytes(spec, 64 * 1024, follow_links=True).decode("utf-8", "replace")
-                document = json.loads(text)
+                document = json_data.loads(text)
             except (OSError, ValueError, RecursionError):  # a nesting bomb is not a kernelspec
                 continue
             argv = document.get("argv") if isinstance(document, dict) else None

@@ -9,10 +9,10 @@ dist-info is "unreadable", never a hang.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Optional
 
+from neurondoctor import json_data
 from neurondoctor.facts.python_env import Distribution, TorchBuild
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.python_packaging import canonical_name
@@ -82,7 +82,7 @@ def _direct_url(fs: RootFS, path: str) -> tuple[Optional[str], bool]:
     if text is None:
         return None, False
     try:
-        document = json.loads(text)
+        document = json_data.loads(text)
     except ValueError:
         return None, False
     if not isinstance(document, dict):

@@ -31,7 +31,7 @@ __all__ = ["INSTALLATION_KINDS", "KINDS", "PYTHON_DIR", "holds_any", "installati
 
 _PROJECT_FILES = ("pyproject.toml", "poetry.lock", "pdm.lock", "uv.lock", "Pipfile", "Pipfile.lock")
 _PROJECT_CACHES = ("/pypoetry/virtualenvs/", "/.local/share/virtualenvs/", "/pdm/venvs/")
-PYTHON_DIR = re.compile(r"^python(\d+\.\d+)t?$")
+PYTHON_DIR = re.compile(r"^python([0-9]{1,3}\.[0-9]{1,3})t?$")  # ASCII digits: `python٣.١٢` is no Python
 
 
 def _has_interpreter(fs: RootFS, inner: str) -> bool:

@@ -7,13 +7,13 @@ the user site ahead of site-packages when enabled) and the parent reads the meta
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Optional
 
+from neurondoctor import json_data
 from neurondoctor.command_runner import run_command
 from neurondoctor.facts.python_env import (
     SITE_ROLE_OTHER,
@@ -116,7 +116,7 @@ def inspect_interpreter(root: RootFS, executable: str, environ: Mapping[str, str
     if result.truncated:
         return _failed(env, f"`{executable} -I` printed more than the doctor reads (it is not our probe's answer)")
     try:
-        report = json.loads(result.stdout.strip().splitlines()[-1])
+        report = json_data.loads(result.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError, RecursionError):
         return _failed(env, f"`{executable} -I` printed no JSON: {result.stdout[:200]!r}")
     problem = report_shape_problem(report)

@@ -123,7 +123,7 @@ def _base_interpreter_in_root(root: RootFS, env: PythonEnvironment) -> None:
 def _version(cfg: dict[str, str], python_dirs: list[tuple[str, str]]) -> Optional[str]:
     for key in ("version_info", "version"):
         value = cfg.get(key, "")
-        if re.match(r"^\d+\.\d+", value):
+        if re.match(r"^[0-9]+\.[0-9]+", value):
             return value.split()[0]
     return python_dirs[0][0] if python_dirs else None
 

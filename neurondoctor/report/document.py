@@ -7,11 +7,11 @@ path.
 
 from __future__ import annotations
 
-import json
 from dataclasses import is_dataclass
 from pathlib import Path
 from typing import Any, Union
 
+from neurondoctor import json_data
 from neurondoctor.report.model import CheckResult, ProbeReport, Report
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_INFO, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Fix
@@ -100,4 +100,4 @@ def _encode(value: object) -> Any:
 def render_json(report: Union[Report, ProbeReport]) -> str:
     """The `--json` document: one line, exactly one JSON value."""
     document = report_document(report) if isinstance(report, Report) else probe_document(report)
-    return json.dumps(document, default=_encode)
+    return json_data.dumps(document, default=_encode)

@@ -1,12 +1,14 @@
 """The fleet summary (docs/contracts.md §8 ◆ `neurondoctor.fleet/1`), pure: read-back reports in, nodes per
-release, version drift per component, failing findings with their nodes, unknown nodes out, and the text and
-Markdown tables. Uniform means the same Neuron component versions on every node; only the nodes that differ from
-the majority are named, so the summary of 1,000 nodes stays small.
+release, version drift per component, failing findings with their nodes, unknown nodes and the reports whose word
+about themselves is not taken (`identity`) out, and the text and Markdown tables. Uniform means the same Neuron
+component versions on every node; only the nodes that differ from the majority are named, so the summary of 1,000
+nodes stays small.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -15,9 +17,11 @@ from neurondoctor.output_text import markdown_data, neutralize
 from neurondoctor.report.health import STATE_UNHEALTHY, STATE_UNKNOWN
 from neurondoctor.report.reader import ReportDocument
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING
+from neurondoctor.rules.fleet.identity import report_time
 
 SCHEMA = "neurondoctor.fleet/1"
 NONE = "none"  # the version of a component a node does not have
+IDENTITY_SHOWN = 20  # lines of `identity` in the text and Markdown tables (all of them in --json)
 # (component, where it is read, package name): host packages from the OS database, the rest from environments
 COMPONENTS = (("driver", "host", "aws-neuronx-dkms"), ("runtime", "host", "aws-neuronx-runtime-lib"),
               ("collectives", "host", "aws-neuronx-collectives"), ("tools", "host", "aws-neuronx-tools"),
@@ -26,18 +30,27 @@ COMPONENTS = (("driver", "host", "aws-neuronx-dkms"), ("runtime", "host", "aws-n
 
 @dataclass
 class NodeRecord:
-    name: str
+    name: str  # the node the transport vouches for (rules/fleet/identity.py), never the report's own claim
     release: Optional[str]
     state: str
     generated_at: str
     versions: dict[str, str]
     failing: list[tuple[str, str]]  # (finding id, severity)
+    where: str = ""
+    problems: list[str] = field(default_factory=list)  # why its report's word about itself is not taken
+
+    def distrust(self, problems: Sequence[str]) -> None:
+        """Its report's word about itself is not taken (`problems`): its verdict is then at best unknown."""
+        self.problems += problems
+        if self.problems and self.state != STATE_UNHEALTHY:
+            self.state = STATE_UNKNOWN
 
 
 @dataclass
 class FleetSummary:
     nodes: list[NodeRecord]
     unreadable: list[tuple[str, str]] = field(default_factory=list)  # (path, or path:line; why)
+    identity: list[tuple[str, str, str]] = field(default_factory=list)  # (node, where, why its word is not taken)
 
     def releases(self) -> dict[str, int]:
         return dict(Counter(node.release or NONE for node in self.nodes).most_common())
@@ -71,13 +84,17 @@ class FleetSummary:
         return sorted(node.name for node in self.nodes if node.state == STATE_UNKNOWN)
 
     def oldest(self) -> Optional[NodeRecord]:
-        return min(self.nodes, key=lambda node: node.generated_at, default=None)
+        """The node whose report is oldest, of those whose date is a time (a node's own word)."""
+        dated = [(when, node) for node in self.nodes for when in [report_time(node.generated_at)] if when]
+        return min(dated, key=lambda pair: pair[0])[1] if dated else None
 
     def to_json(self) -> dict[str, Any]:
         return {"schema": SCHEMA, "nodes": len(self.nodes), "releases": self.releases(), "drift": self.drift(),
                 "failing": self.failing(), "unknown": self.unknown(),
                 "unreadable": [where for where, _ in self.unreadable],
-                "unreadable_reasons": {where: why for where, why in self.unreadable}}
+                "unreadable_reasons": {where: why for where, why in self.unreadable},
+                "identity": [{"node": node, "where": where, "problem": problem}
+                             for node, where, problem in self.identity]}
 
     def exit_code(self) -> int:
         """1 not uniform or a node unhealthy, else 3 a node unknown or a report unreadable, else 0."""
@@ -99,15 +116,19 @@ def _env_versions(environments: list[Any], package: str) -> str:
     return ",".join(sorted(found)) or NONE
 
 
-def node_record(report: ReportDocument, fallback_name: str) -> NodeRecord:
+def node_record(report: ReportDocument, name: str, where: str = "", problems: Sequence[str] = ()) -> NodeRecord:
+    """The node `name` (what the transport vouches for) as its report shows it. A report whose word about itself is
+    not taken (`problems`) is at best unknown: its verdict is never taken as healthy."""
     versions = {}
     for component, where, package in COMPONENTS:
         versions[component] = (report.release.host_packages.get(package) or NONE if where == "host"
                                else _env_versions(report.environments, package))
     failing = [(finding.id, finding.severity) for finding in report.findings
                if finding.severity in (SEVERITY_ERROR, SEVERITY_WARNING)]
-    return NodeRecord(report.node.hostname or fallback_name, report.release.host, report.health.state,
-                      report.generated_at, versions, sorted(set(failing)))
+    record = NodeRecord(name, report.release.host, report.health.state, report.generated_at, versions,
+                        sorted(set(failing)), where)
+    record.distrust(problems)
+    return record
 
 
 
@@ -126,6 +147,10 @@ def _table(summary: FleetSummary) -> list[tuple[str, str]]:
                      + (f" (+{len(names) - 8})" if len(names) > 8 else "")))
     if summary.unknown():
         rows.append(("unknown verdict", ", ".join(summary.unknown())))
+    for node, where, problem in summary.identity[:IDENTITY_SHOWN]:
+        rows.append(("identity", f"{node} ({where}): {problem}" if where != node else f"{node}: {problem}"))
+    if len(summary.identity) > IDENTITY_SHOWN:
+        rows.append(("identity", f"(+{len(summary.identity) - IDENTITY_SHOWN} more in --json)"))
     for where, why in summary.unreadable:
         rows.append(("unreadable", f"{where}: {why}"))
     oldest = summary.oldest()
@@ -138,7 +163,7 @@ def verdict_line(summary: FleetSummary) -> str:
     if summary.exit_code() == 1:
         return "Not uniform or unhealthy nodes: see drift and errors above."
     if summary.exit_code() == 3:
-        return "Uniform, but some nodes could not be judged: see unknown and unreadable above."
+        return "Uniform, but some nodes could not be judged: see unknown, identity and unreadable above."
     return f"Uniform: {len(summary.nodes)} node(s) on the same Neuron component versions, none unhealthy."
 
 

@@ -2,7 +2,9 @@
 
 Each node's state is its own report's verdict, raised by what the preflight found about it: a cross-node error
 naming it, or a finding of its own that breaks a job across nodes (rules/fleet/consistency.py MULTI_NODE_FAULTS),
-makes it unhealthy. A node whose doctor gave no report in its deadline is `unreachable`, never dropped. Exit codes
+makes it unhealthy; a report whose word about itself is not taken (another node's name, a date in the future:
+rules/fleet/identity.py) makes it at best unknown. A node whose doctor gave no report in its deadline is
+`unreachable`, never dropped. Exit codes
 follow the health verdict: 1 a node at fault (or an error of the whole allocation), else 3 a node unreachable or
 unknown, else 0.
 """
@@ -34,6 +36,7 @@ class NodeAnswer:
     state: str = STATE_UNKNOWN
     reasons: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    problems: list[str] = field(default_factory=list)  # why its report's word about itself is not taken
 
 
 @dataclass
@@ -47,6 +50,9 @@ class Preflight:
         states: dict[str, dict[str, Any]] = {}
         for answer in self.answers:
             state, reasons = answer.state, list(answer.reasons)
+            if answer.problems:  # its report's word about itself is not taken: never ok on it
+                state = state if _RANK.get(state, 0) >= _RANK[STATE_UNKNOWN] else STATE_UNKNOWN
+                reasons = [*answer.problems, *reasons]
             if answer.report is not None:
                 own = [f"{finding.id} {finding.title} (a job across nodes needs it)"
                        for finding in answer.report.findings if finding.id in MULTI_NODE_FAULTS]
@@ -77,8 +83,11 @@ class Preflight:
         return exit_codes.OK
 
     def summary(self) -> FleetSummary:
-        return FleetSummary([node_record(answer.report, answer.name) for answer in self.answers
-                             if answer.report is not None])
+        """The fleet summary of the nodes that answered, each under its Slurm NodeName (never its report's claim)."""
+        return FleetSummary([node_record(answer.report, answer.name, answer.name, answer.problems)
+                             for answer in self.answers if answer.report is not None],
+                            identity=[(answer.name, answer.name, problem) for answer in self.answers
+                                      for problem in answer.problems])
 
     def to_json(self) -> dict[str, Any]:
         document = self.summary().to_json()

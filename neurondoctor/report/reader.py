@@ -6,15 +6,16 @@ reports must not build thousands of objects nobody looks at.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
+from neurondoctor import json_data
 from neurondoctor.regular_files import read_regular_text
 from neurondoctor.report.document import SCHEMA
 from neurondoctor.report.health import STATES, Health
 from neurondoctor.report.model import NodeIdentity
+from neurondoctor.strict_numbers import finite_float, json_count
 
 REPORT_LIMIT = 256 << 20
 
@@ -90,6 +91,12 @@ def _object(document: dict[str, Any], key: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _list(document: dict[str, Any], key: str) -> list[Any]:
+    """An optional list field; anything else (absent, null, a number, an object) reads as empty."""
+    value = document.get(key)
+    return value if isinstance(value, list) else []
+
+
 def _optional_str(document: dict[str, Any], key: str) -> Optional[str]:
     value = document.get(key)
     return value if isinstance(value, str) else None
@@ -101,20 +108,19 @@ def _finding(entry: Any, index: int) -> FindingRecord:
         raise ReportFormatError(f"{SCHEMA}: findings[{index}] should be an object")
     return FindingRecord(id=_field(entry, "id", str, where), category=_field(entry, "category", str, where),
                          severity=_field(entry, "severity", str, where), title=_field(entry, "title", str, where),
-                         detail=str(entry.get("detail", "")), evidence=dict(entry.get("evidence") or {}),
-                         fix=[str(line) for line in entry.get("fix") or []],
-                         docs=[str(link) for link in entry.get("docs") or []])
+                         detail=str(entry.get("detail", "")), evidence=_object(entry, "evidence"),
+                         fix=[str(line) for line in _list(entry, "fix")],
+                         docs=[str(link) for link in _list(entry, "docs")])
 
 
 def _check(entry: Any, index: int) -> CheckRecord:
     where = f"checks[{index}]."
     if not isinstance(entry, dict):
         raise ReportFormatError(f"{SCHEMA}: checks[{index}] should be an object")
-    duration = entry.get("duration_ms", 0.0)
     return CheckRecord(id=_field(entry, "id", str, where), title=str(entry.get("title", "")),
                        status=_field(entry, "status", str, where),
-                       duration_ms=float(duration) if isinstance(duration, (int, float)) else 0.0,
-                       findings=[str(item) for item in entry.get("findings") or []],
+                       duration_ms=finite_float(entry.get("duration_ms")) or 0.0,  # 10**400 or "2x": none
+                       findings=[str(item) for item in _list(entry, "findings")],
                        summary=str(entry.get("summary", "")), error=_optional_str(entry, "error"))
 
 
@@ -137,19 +143,19 @@ def parse_report(document: Any) -> ReportDocument:
         root=str(document.get("root", "/")),
         node=NodeIdentity(_optional_str(node, "hostname"), _optional_str(node, "instance_id"),
                           _optional_str(node, "instance_type")),
-        health=Health(state, [str(reason) for reason in health.get("reasons") or []]),
+        health=Health(state, [str(reason) for reason in _list(health, "reasons")]),
         release=ReleaseRecord(host=_optional_str(release, "host"),
                               environments={str(path): value if isinstance(value, str) else None
-                                            for path, value in (release.get("environments") or {}).items()},
+                                            for path, value in _object(release, "environments").items()},
                               latest_known=_optional_str(release, "latest_known"),
                               target=_optional_str(release, "target"),
                               host_packages={str(name): str(version) for name, version in
-                                             (release.get("host_packages") or {}).items()}),
+                                             _object(release, "host_packages").items()}),
         checks=[_check(entry, index) for index, entry in enumerate(_field(document, "checks", list))],
         findings=[_finding(entry, index) for index, entry in enumerate(_field(document, "findings", list))],
-        errors=[entry for entry in document.get("errors") or [] if isinstance(entry, dict)],
-        summary={str(key): int(value) for key, value in summary.items() if isinstance(value, int)},
-        environments=list(document.get("environments") or []),
+        errors=[entry for entry in _list(document, "errors") if isinstance(entry, dict)],
+        summary={str(key): value for key, value in summary.items() if json_count(value) is not None},
+        environments=_list(document, "environments"),
         facts=document.get("facts"),
     )
 
@@ -166,7 +172,7 @@ def load_report(source: Union[str, bytes, os.PathLike[str]]) -> ReportDocument:
         except OSError as error:
             raise ReportFormatError(f"{os.fspath(source)}: cannot read it ({error.strerror or error})") from error
     try:
-        document = json.loads(text)
+        document = json_data.loads(text)
     except (ValueError, RecursionError) as error:
         raise ReportFormatError(f"not JSON: {error}") from error
     return parse_report(document)

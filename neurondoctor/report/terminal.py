@@ -8,10 +8,8 @@ rich is imported here only, so `--json` never pays for it.
 
 from __future__ import annotations
 
-import shutil
 from typing import Optional, TextIO
 
-from rich.console import Console
 from rich.markup import escape
 
 from neurondoctor.output_text import ascii_forms, needs_ascii, printable
@@ -39,6 +37,8 @@ from neurondoctor.report.status_lines import (
     release_line,
     verdict_line,
 )
+from neurondoctor.report.terminal_size import console as terminal_console
+from neurondoctor.report.terminal_size import wrap_width
 from neurondoctor.report.text_layout import wrap_command, wrap_words
 from neurondoctor.rules.finding import Finding
 
@@ -118,20 +118,12 @@ def _fact_lines(report: Report) -> list[str]:
     return [redact_secrets(line) for line in lines]  # `-v` shows what collectors read: its secrets never
 
 
-def terminal_width(stream: TextIO) -> Optional[int]:
-    """The terminal's width when the report goes to one; None (no wrapping) for files and pipes."""
-    try:
-        return shutil.get_terminal_size().columns if stream.isatty() else None
-    except (AttributeError, ValueError, OSError):
-        return None
-
-
 def render_terminal(report: Report, stream: TextIO, verbose: bool = False, color: Optional[bool] = None,
                     width: Optional[int] = None) -> None:
     """`width` wraps at that many columns; by default the terminal's width, or none off a terminal."""
-    width = width if width is not None else terminal_width(stream)
-    console = Console(file=stream, highlight=False, soft_wrap=True, no_color=color is False,
-                      force_terminal=color if color else None)
+    width = width if width is not None else wrap_width(stream)
+    console = terminal_console(stream, highlight=False, soft_wrap=True, no_color=True if color is False else None,
+                               force_terminal=color if color else None)  # None: rich follows NO_COLOR
     ascii_only = needs_ascii(stream)
 
     def say(line: str = "") -> None:

@@ -16,6 +16,7 @@ from neurondoctor.release_data.catalog import ReleaseCatalog
 from neurondoctor.rules.fix import Command, command
 from neurondoctor.rules.host_stack.host_release import HostRelease, detect_host_release
 from neurondoctor.rules.python_stack.release_detection import EnvironmentRelease, detect_release
+from neurondoctor.strict_numbers import parse_count
 
 
 @dataclass(frozen=True)
@@ -55,9 +56,9 @@ class RuleContext:
         if family not in self.catalog.compat.get("logical_nc_config_families", []):
             return None
         allowed = profile.get("logical_nc_configs") or [1, 2]
-        value = self.facts.environ.get("NEURON_LOGICAL_NC_CONFIG", "").strip()
-        if value.isdigit() and isinstance(allowed, list) and int(value) in allowed:
-            return int(value)
+        value = parse_count(self.facts.environ.get("NEURON_LOGICAL_NC_CONFIG", ""), maximum=8)
+        if value is not None and isinstance(allowed, list) and value in allowed:
+            return value
         default = profile.get("default_logical_nc_config", 2)
         return default if isinstance(default, int) else 2
 

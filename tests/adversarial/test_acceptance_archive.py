@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 import tarfile
+import time
 from pathlib import Path
 
 from tests.conftest import REPO
 
 SCRIPT = REPO / "scripts" / "read_device_acceptance.py"
+SCRIPT_ENV = {**os.environ, "PYTHONPATH": str(REPO)}  # the doctor of this tree, as the script is
 
 
 def _add(opened: tarfile.TarFile, name: str, data: bytes = b"", kind: bytes = tarfile.REGTYPE,
@@ -43,7 +46,7 @@ def test_hostile_paths_links_and_members_stay_data(tmp_path: Path) -> None:
         _add(opened, "device-acceptance/formats/neuron-ls-j.json", b"[" * 100000)  # deep nesting
         _add(opened, "device-acceptance/formats/neuron-monitor-first-record.json", b"x" * (17 << 20))  # too big
     done = subprocess.run([sys.executable, str(SCRIPT), str(archive), "--json"], capture_output=True, text=True,
-                          timeout=120, cwd=str(tmp_path))
+                          timeout=120, cwd=str(tmp_path), env=SCRIPT_ENV)
     assert done.returncode in (0, 1), done.stderr
     reading = json.loads(done.stdout)
     assert list(victim.iterdir()) == []  # nothing written, nothing run
@@ -60,6 +63,48 @@ def test_an_archive_too_large_to_hold_is_refused_in_one_line(tmp_path: Path) -> 
         _add(opened, "device-acceptance/MANIFEST.tsv", b"member\texit\tseconds\tcommand\n")
         for index in range(17):
             _add(opened, f"device-acceptance/filler-{index}", b"\0" * (16 << 20))
-    done = subprocess.run([sys.executable, str(SCRIPT), str(archive)], capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, str(SCRIPT), str(archive)], capture_output=True, text=True, timeout=120,
+                          env=SCRIPT_ENV)
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.splitlines() == [f"error: {archive}: more than 256 MiB of members"]
+
+
+def _reading(archive: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(SCRIPT), str(archive)], capture_output=True, text=True, timeout=120,
+                          env=SCRIPT_ENV)
+
+
+def test_an_archive_of_very_many_members_is_refused_in_one_line_at_once(tmp_path: Path) -> None:
+    """200,000 empty members (a 1 MiB archive) took 9 s to walk, and a MANIFEST exit code `²` crashed the reader."""
+    archive = tmp_path / "many.tar.gz"
+    with tarfile.open(archive, "w:gz") as opened:
+        _add(opened, "device-acceptance/MANIFEST.tsv", "member\texit\tseconds\tcommand\nx\t²\t1\tls\n".encode())
+        for index in range(200_000):
+            _add(opened, f"device-acceptance/empty-{index}")
+    started = time.monotonic()
+    done = _reading(archive)
+    assert done.returncode == 2 and done.stdout == "" and time.monotonic() - started < 5
+    assert done.stderr.splitlines() == [f"error: {archive}: more than 10000 members"]
+
+
+def test_a_member_path_too_long_to_be_one_is_refused_in_one_line(tmp_path: Path) -> None:
+    archive = tmp_path / "long.tar.gz"
+    with tarfile.open(archive, "w:gz", format=tarfile.PAX_FORMAT) as opened:
+        _add(opened, "device-acceptance/MANIFEST.tsv", b"member\texit\tseconds\tcommand\n")
+        _add(opened, "device-acceptance/" + "a/" * 300_000 + "x", b"1")
+    done = _reading(archive)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines() == [f"error: {archive}: a member's path is longer than 1024 characters"]
+
+
+def test_attribute_paths_too_long_for_the_filesystem_are_skipped(tmp_path: Path) -> None:
+    """A sysfs path with a 300-character name or 3,000 levels could not be rebuilt (ENAMETOOLONG, a traceback)."""
+    device = "/sys/devices/virtual/neuron_device/neuron0/"
+    attributes = "".join(f"{device}{name}\t1\n" for name in ("b" * 300, "c/" * 3000 + "d", "core_count"))
+    archive = tmp_path / "paths.tar.gz"
+    with tarfile.open(archive, "w:gz") as opened:
+        _add(opened, "device-acceptance/MANIFEST.tsv", b"member\texit\tseconds\tcommand\n")
+        _add(opened, "device-acceptance/sysfs/attributes.tsv", attributes.encode())
+    done = _reading(archive)
+    assert done.returncode in (0, 1) and "Traceback" not in done.stderr, done.stderr
+    assert "sysfs tree" in done.stdout

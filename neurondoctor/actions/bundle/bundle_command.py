@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from neurondoctor import exit_codes
+from neurondoctor import exit_codes, json_data
 from neurondoctor.actions.bundle.collectors import (
     BundleContext,
     CollectorTimeout,
@@ -34,6 +34,7 @@ from neurondoctor.actions.bundle.collectors import (
 from neurondoctor.actions.bundle.log_explanations import explained_logs
 from neurondoctor.host.instance_identity import read_hostname
 from neurondoctor.host.rootfs import RootFS
+from neurondoctor.output_targets import target_mode, writable_directory, write_failure
 from neurondoctor.output_text import neutralize
 from neurondoctor.redaction import Redactor
 
@@ -115,10 +116,7 @@ def _run_collector(name: str, collect: Callable[[BundleContext], list[Member]], 
 def check_output_path(path: Path, force: bool) -> None:
     """Refuse a target the bundle must not replace: a directory, a device or anything not a regular file (never,
     `--force` or not), an existing file (unless `--force` names it), or a missing parent directory."""
-    try:
-        mode = path.lstat().st_mode
-    except FileNotFoundError:
-        mode = None
+    mode = target_mode(path, f"-o {path}")
     if mode is not None:
         if stat.S_ISDIR(mode):
             raise exit_codes.UserError(f"-o {path}: is a directory; name the archive file")
@@ -126,8 +124,7 @@ def check_output_path(path: Path, force: bool) -> None:
             raise exit_codes.UserError(f"-o {path}: exists and is not a regular file; refusing to replace it")
         if not force:
             raise exit_codes.UserError(f"-o {path}: already exists; pass --force to replace it")
-    if not path.parent.is_dir():
-        raise exit_codes.UserError(f"-o {path}: the directory {path.parent} does not exist")
+    writable_directory(path.parent, f"-o {path}")
 
 
 def _write_archive(path: Path, prefix: str, members: list[Member], force: bool) -> None:
@@ -152,7 +149,7 @@ def _write_archive(path: Path, prefix: str, members: list[Member], force: bool) 
     except FileExistsError as error:
         raise exit_codes.UserError(f"-o {path}: appeared while the bundle was written; not replaced") from error
     except OSError as error:
-        raise exit_codes.UserError(f"could not write {path}: {error.strerror or error}") from error
+        raise write_failure(str(path), error) from error
     finally:
         if temporary.exists():
             temporary.unlink()
@@ -227,7 +224,7 @@ def build_bundle(options: BundleOptions, progress: Callable[[str], None]) -> Bun
         "redactions": redactor.redactions,
         "collectors": [vars(record) for record in records],
     }
-    members.append(Member("manifest.json", (json.dumps(manifest, indent=1) + "\n").encode()))
+    members.append(Member("manifest.json", (json_data.dumps(manifest, indent=1) + "\n").encode()))
     prefix = _archive_name(hostname, redactor)
     path = path or Path.cwd() / f"{prefix}.tar.gz"
     _write_archive(path, prefix, members, options.force)
@@ -250,7 +247,7 @@ def _explained(members: list[Member]) -> list[dict[str, Any]]:
 
 def _write_map(archive: Path, redactor: Redactor) -> Path:
     """The obfuscation map beside the archive, under a name that never replaces an earlier map."""
-    document = (json.dumps({"archive": archive.name, "map": redactor.mapping}, indent=1) + "\n").encode()
+    document = (json_data.dumps({"archive": archive.name, "map": redactor.mapping}, indent=1) + "\n").encode()
     for attempt in range(100):
         candidate = archive.with_name(archive.name + (".map.json" if attempt == 0 else f".map-{attempt}.json"))
         try:

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+from neurondoctor import json_data
 from neurondoctor.command_runner import run_command
 from neurondoctor.facts.names import BUNDLE_ENV_PREFIXES, NEURON_OS_PACKAGE_PREFIXES
 from neurondoctor.facts.python_env import PythonEnvironment
@@ -315,13 +316,12 @@ def compile_cache_index(ctx: BundleContext) -> list[Member]:
     """`compile-cache.json`: every configured cache counted as `cache status --json` counts it (names, sizes,
     states, locks), and the logs of the first failed entries of each (their last 64 KiB, read without following a
     link). Never a NEFF or a graph: they are the user's model."""
-    import json
 
     from neurondoctor.actions.cache.status import cache_status, status_document
     from neurondoctor.regular_files import read_untrusted_file
 
     locations = cache_status(str(ctx.fs.root), ctx.environ, deadline_s=max(0.1, min(ctx.time_left(), 30.0)))
-    members = [Member("compile-cache.json", _text(ctx, json.dumps(status_document(str(ctx.fs.root), locations),
+    members = [Member("compile-cache.json", _text(ctx, json_data.dumps(status_document(str(ctx.fs.root), locations),
                                                                   indent=1) + "\n"))]
     for number, location in enumerate(locations):
         index = location.index

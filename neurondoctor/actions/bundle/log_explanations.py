@@ -8,10 +8,10 @@ command and no secret; explain is linear in the text, and the step stops at the 
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
+from neurondoctor import json_data
 from neurondoctor.actions.bundle.collectors import BundleContext, Member, Skipped
 from neurondoctor.release_data.probe_data import load_compiler_fixes, load_error_signatures, load_op_support
 from neurondoctor.rules.probes.error_explanation import explain_text
@@ -39,4 +39,4 @@ def explained_logs(ctx: BundleContext, members: list[Member]) -> list[Member]:
         if explanation is not None:
             found.append({"member": member.name, **explanation.to_json()})
     document = {"schema": "neurondoctor.bundle-explained/1", "logs_read": len(logs), "explained": found}
-    return [Member("explained.json", (json.dumps(document, indent=1) + "\n").encode())]
+    return [Member("explained.json", (json_data.dumps(document, indent=1) + "\n").encode())]

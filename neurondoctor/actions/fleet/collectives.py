@@ -10,7 +10,6 @@ device anywhere nothing runs and the document says so. rules/fleet/collectives.p
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import tempfile
@@ -19,12 +18,16 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Optional
 
+from neurondoctor import json_data
 from neurondoctor.actions.fleet.slurm_steps import SRUN_STOP_GRACE_S, srun_argv
 from neurondoctor.command_runner import run_command
 from neurondoctor.host.nccom_test import NccomResult, parse_report, parse_table
 from neurondoctor.regular_files import read_regular_file
 from neurondoctor.report.preflight import Preflight
+from neurondoctor.rules.fleet import node_values
 from neurondoctor.rules.fleet.collectives import Pair, judge_collectives, pair_rounds, ring_pairs
+from neurondoctor.rules.fleet.node_values import as_dict
+from neurondoctor.strict_numbers import json_count
 
 STEP_SCHEMA = "neurondoctor.nccom-step/1"
 NCCOM_PATHS = ("/opt/aws/neuron/bin/nccom-test",)  # aws-neuronx-tools (docs/neuron-facts.md §1)
@@ -34,6 +37,7 @@ SIZES = ("-b", "32MB", "-e", "256MB", "-f", "2", "-d", "fp32")
 NCCOM_TIMEOUT_S = 300.0
 ROOT_COMM_PORT = 45654  # the guide's example port (ASSUMED free on the first node of a pair)
 OUTPUT_KEPT = 64 << 10
+MAX_CORES_PER_DEVICE = 1024  # a device has 2 to 8 NeuronCores: a larger count from a node's report is no count
 
 
 def nccom_step(arguments: Sequence[str], root_comm: Optional[str],
@@ -61,7 +65,7 @@ def step_result(stdout: str, why_not: str) -> NccomResult:
     """A step's printed document as a result: the table and the JSON report both read, the report's rows preferred
     (full precision); `why_not` when the step printed no document (it did not start, or timed out)."""
     try:
-        document = json.loads(stdout.strip() or "null")
+        document = json_data.loads(stdout.strip() or "null")
     except (ValueError, RecursionError):
         document = None
     if not isinstance(document, dict) or document.get("schema") != STEP_SCHEMA:
@@ -82,11 +86,13 @@ def step_result(stdout: str, why_not: str) -> NccomResult:
 def neuron_cores(report_facts: Any, environ: Mapping[str, str]) -> int:
     """The NeuronCores a node's run uses: sysfs core counts, divided by the logical core config on Trn2/Trn3
     (2 unless NEURON_LOGICAL_NC_CONFIG says 1; ASSUMED from the guide's environment variable table)."""
-    snapshot = ((report_facts or {}).get("host") or {}).get("snapshot") or {}
-    devices = [device for device in snapshot.get("sysfs_devices") or [] if isinstance(device, dict)]
-    cores = sum(int(device.get("core_count") or 0) for device in devices)
+    snapshot = as_dict(as_dict(as_dict(report_facts).get("host")).get("snapshot"))
+    listed = snapshot.get("sysfs_devices")
+    devices = [device for device in listed if isinstance(device, dict)] if isinstance(listed, list) else []
+    # another node's numbers: a count that is not one (`"2x"`, NaN, a bool) counts no core, never a crash
+    cores = sum(json_count(device.get("core_count"), maximum=MAX_CORES_PER_DEVICE) or 0 for device in devices)
     logical = any(str(device.get("device_name", "")).startswith(("Trainium2", "Trainium3")) for device in devices)
-    lnc = 1 if environ.get("NEURON_LOGICAL_NC_CONFIG", "").strip() == "1" else 2
+    lnc = 1 if environ.get("NEURON_LOGICAL_NC_CONFIG") == "1" else 2
     return cores // lnc if logical else cores
 
 
@@ -96,8 +102,7 @@ def run_collectives(preflight: Preflight, env: Mapping[str, str], remote: str, i
     ranks: dict[str, int] = {}
     for answer in preflight.answers:
         if answer.report is not None:
-            environ = (answer.report.facts or {}).get("environ") or {}
-            cores = neuron_cores(answer.report.facts, environ)
+            cores = neuron_cores(answer.report.facts, node_values.environ(answer.report))
             if cores:
                 ranks[answer.name] = cores
     if not ranks:

@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
 
@@ -20,8 +21,10 @@ from neurondoctor import exit_codes
 from neurondoctor.actions.fleet import slurm_steps
 from neurondoctor.actions.health.slurm_decision import capped_reason, parse_scontrol_node
 from neurondoctor.command_runner import run_command
+from neurondoctor.output_targets import creatable_directory
 from neurondoctor.report.preflight import NodeAnswer, Preflight
 from neurondoctor.rules.fleet.consistency import compare_nodes
+from neurondoctor.rules.fleet.identity import Arrival, identities
 
 DRAIN_PREFIX = "neurondoctor-preflight:"
 DEFAULT_DEADLINE_S = 60.0
@@ -114,7 +117,11 @@ def run_preflight(options: PreflightOptions, environ: Mapping[str, str]) -> Pref
         raise exit_codes.UserError(f"--deadline {options.deadline_s:g}: give seconds above 0, at most 3600")
     save_to = Path(options.save_reports) if options.save_reports else None
     if save_to is not None:
-        save_to.mkdir(parents=True, exist_ok=True)
+        creatable_directory(save_to, f"--save-reports {save_to}")
+        try:
+            save_to.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise exit_codes.UserError(f"--save-reports {save_to}: {error.strerror or error}") from error
         if save_to.is_symlink() or not save_to.is_dir():
             raise exit_codes.UserError(f"--save-reports {save_to}: not a directory")
     nodes = chosen_nodes(options, env)
@@ -137,6 +144,7 @@ def run_preflight(options: PreflightOptions, environ: Mapping[str, str]) -> Pref
             if problem:
                 answer.reasons.append(f"report not saved: {problem}")
     addresses = slurm_steps.node_addresses(nodes, env)
+    judge_identities(answers, addresses, datetime.now(timezone.utc))
     single_host = slurm_steps.one_host(nodes, addresses)
     reports = {answer.name: answer.report for answer in answers if answer.report is not None}
     preflight = Preflight(answers, compare_nodes(reports, single_host, resolves, options.remote_command))
@@ -147,6 +155,16 @@ def run_preflight(options: PreflightOptions, environ: Mapping[str, str]) -> Pref
     if options.drain:
         preflight.drained = _drain(preflight, env)
     return preflight
+
+
+def judge_identities(answers: Sequence[NodeAnswer], addresses: Mapping[str, tuple[str, str]], now: datetime) -> None:
+    """Each answering node is the node srun ran its step on: its report's hostname is held against the other nodes'
+    names (NodeName, NodeHostName, NodeAddr) and claims, and its date against `now` (rules/fleet/identity.py)."""
+    answered = [(answer, answer.report) for answer in answers if answer.report is not None]
+    arrivals = [Arrival(answer.name, answer.name, report.node.hostname, report.generated_at,
+                        tuple(addresses.get(answer.name, ()))) for answer, report in answered]
+    for (answer, _), judged in zip(answered, identities(arrivals, now)):
+        answer.problems = judged.problems
 
 
 def forwarded_flags(release: Optional[str], venvs: Sequence[str], root: Optional[str]) -> tuple[str, ...]:

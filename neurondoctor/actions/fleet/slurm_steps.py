@@ -11,11 +11,10 @@ not host names), never dropped: no answer in time, or a step that cannot start t
 from __future__ import annotations
 
 import gc
-import json
 import re
 from collections.abc import Mapping, Sequence
 
-from neurondoctor import exit_codes
+from neurondoctor import exit_codes, json_data
 from neurondoctor.command_runner import run_command
 from neurondoctor.report.health import STATE_UNKNOWN
 from neurondoctor.report.preflight import STATE_UNREACHABLE, NodeAnswer
@@ -103,7 +102,7 @@ def node_answer(node: str, stdout: str, stderr: str, timed_out: bool, deadline_s
         collecting = gc.isenabled()
         gc.disable()  # a report is a tree of fresh objects with no cycle: collecting during the parse only costs
         try:          # (256 large reports: 40% of the preflight's time)
-            report = parse_report(json.loads(text))
+            report = parse_report(json_data.loads(text))
         except (ValueError, RecursionError, ReportFormatError) as error:
             return NodeAnswer(node, None, STATE_UNKNOWN, [f"answered, but not with a report: {str(error)[:160]}"],
                               seconds)

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from neurondoctor.strict_numbers import finite_float
+
 DEFAULT_CONFIG = Path("/etc/neurondoctor/health.conf")
 CONFIG_ENV = "NEURONDOCTOR_CONFIG"
 DEFAULT_DEADLINE_S = 30.0
@@ -49,10 +51,9 @@ REPEATABLE = tuple(_LISTS)
 
 
 def _deadline(value: str) -> float:
-    try:
-        seconds = float(value)
-    except ValueError:
-        raise ValueError("not a number of seconds") from None
+    seconds = finite_float(value)
+    if seconds is None:
+        raise ValueError("not a number of seconds")
     if not 1.0 <= seconds < SLURM_HEALTH_LIMIT_S:
         raise ValueError(f"must be at least 1 and below Slurm's {SLURM_HEALTH_LIMIT_S:.0f} s")
     return seconds

@@ -9,7 +9,6 @@ once for both.
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 import time
@@ -17,7 +16,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Optional
 
-from neurondoctor import exit_codes
+from neurondoctor import exit_codes, json_data
+from neurondoctor.output_targets import target_mode, writable_directory, write_failure
 from neurondoctor.regular_files import read_regular_file
 
 STATUS_SCHEMA = "neurondoctor.status/1"
@@ -30,7 +30,7 @@ def is_prometheus_textfile(data: bytes) -> bool:
 
 def _has_schema(data: bytes, schema: str) -> bool:
     try:
-        document = json.loads(data.decode("utf-8"))
+        document = json_data.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
         return False
     return isinstance(document, dict) and document.get("schema") == schema
@@ -46,10 +46,7 @@ def is_report_document(data: bytes) -> bool:
 
 def replace_owned_file(path: Path, data: bytes, ours: Callable[[bytes], bool]) -> None:
     """Write `data` at `path`; raises UserError (exit 2) for a path it must not replace."""
-    try:
-        mode: Optional[int] = path.lstat().st_mode
-    except FileNotFoundError:
-        mode = None
+    mode = target_mode(path, str(path))
     if mode is not None:
         if stat.S_ISLNK(mode):
             raise exit_codes.UserError(f"{path}: is a symbolic link; refusing to write through or over it")
@@ -62,8 +59,7 @@ def replace_owned_file(path: Path, data: bytes, ours: Callable[[bytes], bool]) -
                                        f"{error.strerror or error}") from error
         if not ours(existing):
             raise exit_codes.UserError(f"{path}: exists and was not written by neurondoctor; refusing to replace it")
-    if not path.parent.is_dir():
-        raise exit_codes.UserError(f"{path}: the directory {path.parent} does not exist")
+    writable_directory(path.parent, str(path))
     linked = _linked_directory(path.parent)
     if linked:
         raise exit_codes.UserError(f"{path}: {linked}; refusing to write through it")
@@ -76,7 +72,7 @@ def replace_owned_file(path: Path, data: bytes, ours: Callable[[bytes], bool]) -
             os.fsync(handle.fileno())
         os.replace(temporary, path)
     except OSError as error:
-        raise exit_codes.UserError(f"could not write {path}: {error.strerror or error}") from error
+        raise write_failure(str(path), error) from error
     finally:
         if temporary.exists():
             temporary.unlink()
@@ -107,8 +103,11 @@ def write_status_file(path: Path, state: str, reasons: Sequence[str], release: O
                 "state": state, "reasons": list(reasons), "stale": stale, "release": release, **extra,
                 "steps": steps}
     if make_directory:
-        path.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
-    replace_owned_file(path, (json.dumps(document, indent=1) + "\n").encode(), is_status_file)
+        try:
+            path.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
+        except OSError as error:
+            raise write_failure(str(path), error) from error
+    replace_owned_file(path, (json_data.dumps(document, indent=1) + "\n").encode(), is_status_file)
 
 
 def read_status_file(path: Path) -> Optional[dict[str, Any]]:
@@ -119,5 +118,5 @@ def read_status_file(path: Path) -> Optional[dict[str, Any]]:
         return None
     if not is_status_file(data):
         return None
-    document: dict[str, Any] = json.loads(data.decode("utf-8"))
+    document: dict[str, Any] = json_data.loads(data.decode("utf-8"))
     return document

@@ -4,14 +4,13 @@ probe shares: the default target interpreter and the verdict."""
 from __future__ import annotations
 
 import functools
-import json
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from neurondoctor import exit_codes
+from neurondoctor import exit_codes, json_data
 from neurondoctor.command_runner import run_command
 from neurondoctor.report.health import Health, judge_health
 from neurondoctor.rules.finding import Finding
@@ -54,7 +53,7 @@ def run_probe(python: str, script: str, arguments: list[str], timeout: float,
         return ProbeOutcome(None, f"did not finish within {timeout:g} s and was stopped", True, result.duration_s)
     for line in reversed(result.stdout.strip().splitlines()):
         try:
-            document = json.loads(line)
+            document = json_data.loads(line)
         except ValueError:
             continue
         if isinstance(document, dict) and document.get("schema") == "neurondoctor.probe/1":

@@ -16,6 +16,7 @@ from neurondoctor.actions.probe.ops_command import DEFAULT_TIMEOUT, pjrt_device,
 from neurondoctor.actions.probe.probe_runner import default_python, probe_health, run_probe
 from neurondoctor.report.model import ProbeReport, new_probe_report
 from neurondoctor.rules.probes.shapes import judge_shapes
+from neurondoctor.strict_numbers import json_count
 
 
 @dataclass
@@ -37,6 +38,7 @@ def run_probe_shapes(options: ProbeShapesOptions) -> ProbeReport:
     details = {"mode": "shapes", "model": options.model_spec, "python": interpreter, "torch": document.get("torch"),
                "torch_xla": document.get("torch_xla"), "pjrt_device": document.get("pjrt_device"),
                "shapes": document.get("shapes", []),
-               "graphs": sum(int(run.get("graphs", 0)) for run in document.get("shapes", []))}
+               "graphs": sum(json_count(run.get("graphs")) or 0 for run in document.get("shapes", [])
+                             if isinstance(run, dict))}
     return new_probe_report("shapes", interpreter, findings, probe_health(findings), outcome.duration_s * 1000,
                             details)

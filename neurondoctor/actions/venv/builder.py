@@ -27,6 +27,7 @@ from typing import Optional, Protocol
 
 from dataclasses import dataclass
 from neurondoctor import exit_codes
+from neurondoctor.output_targets import creatable_directory
 from neurondoctor.actions.venv.guard import write_guard
 from neurondoctor.actions.venv.plan import VenvPlan
 from neurondoctor.command_runner import interrupt, run_command
@@ -183,6 +184,7 @@ def replaceable_environment(path: Path) -> bool:
 
 def check_target(target: Path, force: bool) -> None:
     """Only an environment may be replaced, and only with --force: anything else at PATH is never touched."""
+    creatable_directory(target.parent, str(target))  # it builds beside the target: the parent must take files
     if not (target.exists() or target.is_symlink()):
         return
     if not replaceable_environment(target):
@@ -221,7 +223,10 @@ def build_lock(target: Path) -> Iterator[None]:
     """An exclusive lock on `.NAME.neurondoctor.lock` beside the target: a second build of the same PATH is
     refused at once instead of racing the first to the rename."""
     lock_path = target.with_name(f".{target.name}.neurondoctor.lock")
-    descriptor = os.open(lock_path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+    try:
+        descriptor = os.open(lock_path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+    except OSError as error:  # a place files cannot be made in (/proc): refused before anything was built
+        raise TargetRefused(f"cannot create {target}: {error.strerror or error}", "choose another path") from error
     try:
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -245,7 +250,10 @@ def build_venv(plan: VenvPlan, target: Path, python: str, installer: str, force:
     uv = find_uv() if installer == "uv" else None
     if installer == "uv" and uv is None:
         raise BuildError("uv is not installed", "use --installer pip, or install uv")
-    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise TargetRefused(f"cannot create {target}: {error.strerror or error}", "choose another path") from error
     with build_lock(target), _terminate_as_interrupt():
         check_target(target, force)
         staging = target.with_name(f".{target.name}.neurondoctor-{secrets.token_hex(4)}")

@@ -12,11 +12,11 @@
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import Any, Optional
 
+from neurondoctor import json_data
 from neurondoctor.actions.venv.plan import VenvPlan
 from neurondoctor.facts.guard_files import CONSTRAINTS_FILE, MARKER_FILE, MARKER_SCHEMA
 
@@ -75,6 +75,6 @@ def write_guard(plan: VenvPlan, venv: Path, installer: str, final: Optional[Path
     final = final or venv
     (venv / CONSTRAINTS_FILE).write_text(plan.constraints_text(), encoding="utf-8")
     (venv / "pip.conf").write_text(pip_conf_text(plan, final), encoding="utf-8")
-    (venv / MARKER_FILE).write_text(json.dumps(marker_document(plan, installer), indent=1) + "\n", encoding="utf-8")
+    (venv / MARKER_FILE).write_text(json_data.dumps(marker_document(plan, installer), indent=1) + "\n", encoding="utf-8")
     _guard_activate(venv, final)
 

@@ -21,6 +21,7 @@ from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_INFO, Finding
 from neurondoctor.rules.fix import Fix, command, note
 from neurondoctor.rules.fleet import node_values
 from neurondoctor.rules.fleet.node_values import ROOT_COMM, UNSET, ReportDocument
+from neurondoctor.strict_numbers import MAX_DIGITS
 
 REMOTE_COMMAND = "neurondoctor"
 # Findings a node reports about itself that break a multi-node job although a single-node run survives them: the
@@ -99,8 +100,9 @@ def _shown(value: str, limit: int = 120) -> str:
 
 
 def node_order(name: str) -> tuple[object, ...]:
-    """trn-2 before trn-10: numbers in a node name compare as numbers."""
-    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name))
+    """trn-2 before trn-10: runs of ASCII digits in a node name (every odd part of the split) compare as numbers."""
+    return tuple(int(part[:MAX_DIGITS]) if index % 2 else part
+                 for index, part in enumerate(re.split(r"([0-9]+)", name)))
 
 
 def node_list(names: Sequence[str], limit: int = 8) -> str:

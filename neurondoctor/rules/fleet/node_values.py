@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Optional, Protocol
 
 from neurondoctor.rules.host_stack.compile_cache import user_compiler_flags
+from neurondoctor.strict_numbers import json_count
 
 
 class ReportDocument(Protocol):
@@ -35,6 +36,7 @@ class ReportDocument(Protocol):
     def facts(self) -> Any: ...
 
 NONE = "none"
+MAX_EFA_INTERFACES = 1024  # a count above this from a node's report is no count (the node cannot tell)
 UNSET = "(unset)"
 COMPILER = "neuronx-cc"
 ROOT_COMM = "NEURON_RT_ROOT_COMM_ID"
@@ -46,25 +48,26 @@ _PER_PROCESS = ("NEURON_RT_ROOT_COMM_ID", "NEURON_RT_VISIBLE_CORES", "NEURON_RT_
 _SHARED_PREFIXES = ("NEURON_RT_", "FI_EFA_", "FI_PROVIDER")
 
 
-def _dict(value: Any) -> dict[str, Any]:
+def as_dict(value: Any) -> dict[str, Any]:
+    """An object of a node's report, or {} for anything else it holds there (a list, a number, null)."""
     return value if isinstance(value, dict) else {}
 
 
 def environ(report: ReportDocument) -> Mapping[str, str]:
     """The Neuron variables the node's check ran with (its task environment: srun's export plus its TaskProlog)."""
-    return {str(key): str(value) for key, value in _dict(_dict(report.facts).get("environ")).items()}
+    return {str(key): str(value) for key, value in as_dict(as_dict(report.facts).get("environ")).items()}
 
 
 def snapshot(report: ReportDocument) -> dict[str, Any]:
-    return _dict(_dict(_dict(report.facts).get("host")).get("snapshot"))
+    return as_dict(as_dict(as_dict(report.facts).get("host")).get("snapshot"))
 
 
 def _environment_packages(report: ReportDocument) -> dict[str, set[str]]:
     """Neuron pip package (and torch) → the versions the node's environments hold."""
     found: dict[str, set[str]] = {}
     for env in report.environments:
-        env = _dict(env)
-        for name, version in _dict(env.get("neuron_packages")).items():
+        env = as_dict(env)
+        for name, version in as_dict(env.get("neuron_packages")).items():
             found.setdefault(str(name), set()).add(str(version))
         if isinstance(env.get("torch"), str):
             found.setdefault("torch", set()).add(env["torch"])
@@ -104,7 +107,7 @@ def runtime_variables(report: ReportDocument) -> Optional[str]:
 
 
 def compile_cache(report: ReportDocument) -> Optional[str]:
-    cache = _dict(snapshot(report).get("compile_cache"))
+    cache = as_dict(snapshot(report).get("compile_cache"))
     return str(cache.get("path") or cache.get("url") or NONE) if cache or snapshot(report) else None
 
 
@@ -114,8 +117,8 @@ def instance_type(report: ReportDocument) -> Optional[str]:
 
 
 def efa_interfaces(report: ReportDocument) -> Optional[str]:
-    count = snapshot(report).get("efa_functions")
-    return str(count) if isinstance(count, int) else None
+    count = json_count(snapshot(report).get("efa_functions"), maximum=MAX_EFA_INTERFACES)
+    return str(count) if count is not None else None
 
 
 def neuron_devices(report: ReportDocument) -> Optional[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from neurondoctor.facts.host import DeviceHolder, DeviceNode, HostSnapshot
+from neurondoctor.facts.host import CORE_COUNT_COLLECTOR, DeviceHolder, DeviceNode, HostSnapshot
 from neurondoctor.rules.check import Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, neuron_host
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_INFO, SEVERITY_WARNING, Finding
@@ -258,4 +258,4 @@ RULE_SET = RuleSet(
     ),
 )
 CHECK = Check("devices", "Devices & cores", (RULE_SET,), devices_summary, applies=neuron_host,
-              needs=("hardware", "processes", "neuron-ls"))
+              needs=("hardware", "processes", "neuron-ls", CORE_COUNT_COLLECTOR))

@@ -17,12 +17,12 @@ from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_INFO, SEVERITY_W
 from neurondoctor.rules.fix import Command, Fix, export, unset
 from neurondoctor.rules.host_stack import compile_cache, operating_system, resources
 from neurondoctor.rules.host_stack.resources import GIB
+from neurondoctor.strict_numbers import count_problem, parse_count
 
-_RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
-_DEVICE_NODE = re.compile(r"/neuron(\d+)$")
+_DEVICE_NODE = re.compile(r"/neuron([0-9]{1,4})$")
 
 
-# Longer numbers are not core indexes (and `int()` of a huge digit string is slow, then refused): malformed.
+# Longer numbers are not core indexes: malformed (strict_numbers: ASCII digits only, no sign or space).
 _MAX_DIGITS = 9
 
 
@@ -43,14 +43,14 @@ class CoreList:
 
 
 def parse_core_list(value: str) -> Optional[CoreList]:
-    """`3`, `0-3` or `0-1,4-5` -> the cores named; None when malformed (a reversed range, a huge number)."""
+    """`3`, `0-3` or `0-1,4-5` -> the cores named; None when malformed (a reversed range, a huge number, a digit
+    of another script, a sign or a space)."""
     ranges: list[tuple[int, int]] = []
     for part in value.split(","):
-        match = _RANGE.match(part)
-        if match is None or any(len(group or "") > _MAX_DIGITS for group in match.groups()):
+        bounds = [parse_count(bound, max_digits=_MAX_DIGITS) for bound in part.split("-")]
+        if len(bounds) > 2 or None in bounds:
             return None
-        first = int(match.group(1))
-        last = int(match.group(2)) if match.group(2) is not None else first
+        first, last = bounds[0] or 0, bounds[-1] or 0
         if last < first:
             return None
         ranges.append((first, last))
@@ -112,8 +112,7 @@ def _given_devices(ctx: RuleContext) -> Optional[tuple[set[int], int]]:
         return None
     profiled = ctx.instance_profile().get("devices")
     expected = len(snapshot.pci) or (profiled if isinstance(profiled, int) else 0)
-    given = {int(match.group(1)) for node in snapshot.device_nodes
-             if (match := _DEVICE_NODE.search(node.path)) and len(match.group(1)) <= 4}
+    given = {int(match.group(1)) for node in snapshot.device_nodes if (match := _DEVICE_NODE.search(node.path))}
     return (given, expected) if given and len(given) < expected else None
 
 
@@ -154,10 +153,11 @@ def num_cores(ctx: RuleContext) -> list[Finding]:
     if value is None:
         return []
     total = ctx.total_cores()
-    if not value.strip().isdigit() or len(value.strip()) > _MAX_DIGITS:
+    problem = count_problem(value, max_digits=_MAX_DIGITS)
+    if problem is not None:
         return [_finding("ND-ENV-002", SEVERITY_ERROR, f"NEURON_RT_NUM_CORES={_shown(value)!r} is not a core count",
-                         "It is a count of cores to claim (0 = all).", "NEURON_RT_NUM_CORES", value,
-                         unset("NEURON_RT_NUM_CORES"))]
+                         f"It is a count of cores to claim (0 = all); this value is {problem}.",
+                         "NEURON_RT_NUM_CORES", value, unset("NEURON_RT_NUM_CORES"))]
     if total is not None and int(value) > total:
         return [_finding("ND-ENV-002", SEVERITY_ERROR, f"NEURON_RT_NUM_CORES={value} but this host has {total} "
                          "NeuronCores", "The runtime cannot claim more cores than exist.", "NEURON_RT_NUM_CORES",
@@ -174,10 +174,13 @@ def logical_core_config(ctx: RuleContext) -> list[Finding]:
     value = ctx.facts.environ.get("NEURON_LOGICAL_NC_CONFIG")
     if value is None:
         return []
-    if value.strip() not in ("1", "2"):
-        return [_finding("ND-ENV-003", SEVERITY_ERROR, f"NEURON_LOGICAL_NC_CONFIG={value!r}: it must be 1 or 2",
-                         "It must also match the compiler's `-lnc` setting.", "NEURON_LOGICAL_NC_CONFIG", value,
-                         unset("NEURON_LOGICAL_NC_CONFIG"))]
+    if value not in ("1", "2"):
+        problem = count_problem(value, max_digits=_MAX_DIGITS)
+        return [_finding("ND-ENV-003", SEVERITY_ERROR,
+                         f"NEURON_LOGICAL_NC_CONFIG={_shown(value)!r}: it must be 1 or 2",
+                         "It must also match the compiler's `-lnc` setting" + (f"; this value is {problem}."
+                                                                               if problem else "."),
+                         "NEURON_LOGICAL_NC_CONFIG", value, unset("NEURON_LOGICAL_NC_CONFIG"))]
     family = ctx.facts.host.instance_family
     supported = ctx.catalog.compat.get("logical_nc_config_families", [])
     if family is None or family in supported:
@@ -195,10 +198,8 @@ def _requested_core_count(ctx: RuleContext) -> tuple[str, int] | None:
     if visible is not None:
         cores = parse_core_list(visible)
         return ("NEURON_RT_VISIBLE_CORES", cores.count) if cores else None
-    number = ctx.facts.environ.get("NEURON_RT_NUM_CORES", "").strip()
-    if number.isdigit() and len(number) <= _MAX_DIGITS and int(number) > 0:
-        return "NEURON_RT_NUM_CORES", int(number)
-    return None
+    number = parse_count(ctx.facts.environ.get("NEURON_RT_NUM_CORES", ""), max_digits=_MAX_DIGITS)
+    return ("NEURON_RT_NUM_CORES", number) if number else None
 
 
 def collective_core_count(ctx: RuleContext) -> list[Finding]:

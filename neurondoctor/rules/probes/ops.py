@@ -14,6 +14,7 @@ from typing import Any
 from neurondoctor.rules.check import Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
+from neurondoctor.strict_numbers import json_count
 
 
 @dataclass
@@ -52,7 +53,7 @@ def _sites(entry: dict[str, Any]) -> str:
     sites = [site for site in entry.get("sites", []) if isinstance(site, dict) and site.get("where")]
     if not sites:
         return ""
-    shown = [f"{site['where']} ({site.get('phase')}" + (f" ×{site['count']}" if int(site.get("count", 1)) > 1
+    shown = [f"{site['where']} ({site.get('phase')}" + (f" ×{site['count']}" if (json_count(site.get("count")) or 1) > 1
                                                         else "") + ")" for site in sites[:4]]
     return " at " + ", ".join(shown) + (f" (+{len(sites) - 4})" if len(sites) > 4 else "")
 
@@ -85,7 +86,7 @@ def classify(ops: list[dict[str, Any]], support: dict[str, dict[str, Any]], mode
         known = dict(support.get(name) or (support.get(SPARSE_KEY, {}) if name.endswith(" (sparse)") else {}))
         if measured and known.get("status") != "sync":
             known["status"] = "cpu-fallback"
-        verdict = OpVerdict(name, int(entry.get("count", 0)), dict(entry.get("phases", {})),
+        verdict = OpVerdict(name, json_count(entry.get("count")) or 0, dict(entry.get("phases", {})),
                             str(known.get("status", "unknown")), str(known.get("rewrite", "")))
         inventory.verdicts.append(verdict)
         if verdict.status not in _BY_STATUS:

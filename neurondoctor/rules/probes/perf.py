@@ -19,6 +19,7 @@ from neurondoctor.rules.check import Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_INFO, SEVERITY_WARNING, Finding
 from neurondoctor.rules.probes.canary import classify_failure
+from neurondoctor.strict_numbers import finite_float, json_count
 
 SLOW_FRACTION = 0.5
 # family -> (BF16 TFLOPS per chip, HBM GB/s per chip, physical NeuronCores per chip)
@@ -61,13 +62,16 @@ def perf_findings(document: dict[str, Any], family: Optional[str], lnc_setting: 
 
     results = [result for result in document.get("cores") or [] if isinstance(result, dict)]
     findings = [_failed(result, signatures) for result in results if result.get("status") != "ok"]
-    measured = [result for result in results if result.get("status") == "ok"]
+    # the probe's numbers are the target environment's output: a core that is no index or a figure that is not a
+    # finite number is not a measurement
+    measured = [result for result in results if result.get("status") == "ok" and json_count(result.get("core"))
+                is not None and all(finite_float(result.get(key)) is not None for key in ("matmul_tflops", "copy_gbs"))]
     if not measured:
         return findings
     share = _share(family, lnc_setting)
     for key, label, unit, index in (("matmul_tflops", "BF16 matmul", "TFLOPS", 0), ("copy_gbs", "memory copy", "GB/s",
                                                                                      1)):
-        values = {int(result["core"]): float(result[key]) for result in measured}
+        values = {json_count(result["core"]) or 0: finite_float(result[key]) or 0.0 for result in measured}
         median = statistics.median(values.values())
         slow = sorted(core for core, value in values.items()
                       if len(values) > 1 and value < SLOW_FRACTION * statistics.median(

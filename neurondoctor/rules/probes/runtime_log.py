@@ -22,26 +22,29 @@ import re
 from typing import Optional
 
 from neurondoctor.rules.probes.text_detail import TextDetail
+from neurondoctor.strict_numbers import finite_float
 
-_ALLOCATION = re.compile(r"Failed to allocate ([0-9.]+[KMGT]?B) \(alignment: [^,)]*, usage: ([^)]*)\) "
-                         r"on ND (\d+):NC (\d+)")
-_DEVICE_BYTES = re.compile(r"Failed to allocate DEVICE memory \((\d+) bytes\)")
-_HOST_BYTES = re.compile(r"Failed to allocate HOST memory \((\d+) bytes\)")
+# Numbers are ASCII and bounded (strict_numbers): a 5,000-digit "size" in a log is no match, never an int() error.
+_ALLOCATION = re.compile(r"Failed to allocate ([0-9.]{1,32}[KMGT]?B) \(alignment: [^,)]*, usage: ([^)]*)\) "
+                         r"on ND ([0-9]{1,6}):NC ([0-9]{1,6})")
+_DEVICE_BYTES = re.compile(r"Failed to allocate DEVICE memory \(([0-9]{1,18}) bytes\)")
+_HOST_BYTES = re.compile(r"Failed to allocate HOST memory \(([0-9]{1,18}) bytes\)")
 _SHARED_HBM = re.compile(r"Neuron Cores using this HBM: ([^\n]*)")
-_RX_TIMEOUT = re.compile(r"Timeout waiting for RX \(waited (\d+) sec\)")
-_RX_RANK = re.compile(r"\[bootstrapInit, rank: (\d+)/(\d+)/")
+_RX_TIMEOUT = re.compile(r"Timeout waiting for RX \(waited ([0-9]{1,12}) sec\)")
+_RX_RANK = re.compile(r"\[bootstrapInit, rank: ([0-9]{1,9})/([0-9]{1,9})/")
 _VISIBLE = re.compile(r"Visible cores: ([0-9, -]+)")
 _LIBRARY = re.compile(r"error while loading shared libraries: ([\w.+-]{1,200}): cannot open shared object file")
 # The OS packages that hold a library a compiler binary is known to need (Debian/Ubuntu and Amazon Linux/RHEL names).
 _LIBRARY_PACKAGES = {"libxml2.so.2": ("libxml2", "libxml2")}
-_SIZE = re.compile(r"^([0-9.]+)\s*([KMGT]?B)$")
+_SIZE = re.compile(r"^([0-9.]{1,32})\s*([KMGT]?B)$")
 _UNITS = {"B": 1, "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30, "TB": 1 << 40}
 _TABLE_ROWS = 400
 
 
 def _bytes(text: str) -> Optional[int]:
     match = _SIZE.match(text.strip())
-    return int(float(match.group(1)) * _UNITS[match.group(2)]) if match else None
+    number = finite_float(match.group(1)) if match else None
+    return int(number * _UNITS[match.group(2)]) if match and number is not None else None
 
 
 def _shown(size: int) -> str:

@@ -12,7 +12,7 @@ from typing import Optional
 
 from neurondoctor.release_data.probe_data import RuntimeStatus
 
-_STATUS_NUMBER = re.compile(r"(?:status\s?[=:]\s?|completed with err:\s?)(\d{1,4})(?!\d)")
+_STATUS_NUMBER = re.compile(r"(?:status\s?[=:]\s?|completed with err:\s?)([0-9]{1,4})(?![0-9])")
 _STATUS_NAME = re.compile(r"NRT_[A-Z_]{3,40}")
 
 

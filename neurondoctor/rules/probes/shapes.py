@@ -15,6 +15,7 @@ from typing import Any
 from neurondoctor.rules.check import Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_WARNING, Finding
+from neurondoctor.strict_numbers import json_count
 
 _AXES = {0: "batch", 1: "sequence length"}
 
@@ -42,7 +43,7 @@ def varying_axes(shapes: list[dict[str, list[int]]]) -> dict[str, list[int]]:
 def judge_shapes(document: dict[str, Any], model: str) -> list[Finding]:
     """ND-SHAPE-001 when the runs compiled more than one graph between them."""
     runs = [run for run in document.get("shapes", []) if isinstance(run, dict)]
-    graphs = sum(int(run.get("graphs", 0)) for run in runs)
+    graphs = sum(json_count(run.get("graphs")) or 0 for run in runs)
     if graphs <= 1:
         return []
     axes = varying_axes([run.get("shapes", {}) for run in runs])
