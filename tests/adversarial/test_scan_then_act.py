@@ -14,7 +14,6 @@ import shlex
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,6 +23,7 @@ from neurondoctor.actions.cache.prune import PruneCriteria
 from neurondoctor.actions.cache.prune_run import PruneOptions, run_prune
 from tests.cache_fixture import entry
 from tests.conftest import REPO, cli_env, run_cli
+from tests.small_filesystem import small_filesystem
 
 COMPILER = "neuronxcc-2.15.141.0+d3cfc8ca"
 FAILED = ("MODULE_e358924ac4ea2b2bb562+39f12043", "MODULE_159a076e8438a4c04d96+39f12043")
@@ -155,19 +155,6 @@ def test_a_fix_that_moves_files_moves_nothing_else_after_a_swap(tmp_path: Path) 
     assert moved.read_text() == "raise ImportError('WRONG PACKAGE')\n"  # what was planned is what moved
 
 
-@contextlib.contextmanager
-def _mounted(where: Path, options: str) -> Iterator[Path]:
-    """A small tmpfs at `where` (root only), unmounted at the end."""
-    where.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)], capture_output=True)
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
-    try:
-        yield where
-    finally:
-        subprocess.run(["umount", "-l", str(where)], check=False)
-
-
 def _fill_inodes(folder: Path, leave: int) -> None:
     """Make files until `leave` inodes are free on the filesystem of `folder`."""
     number = 0
@@ -186,7 +173,7 @@ def test_a_backup_folder_that_cannot_be_made_is_one_line(tmp_path: Path, how: st
         pytest.skip("needs root: mounts a tmpfs, or makes a folder immutable")
     with contextlib.ExitStack() as stack:
         base = tmp_path / "base" if how == "immutable" else stack.enter_context(
-            _mounted(tmp_path / "fs", "size=4m,nr_inodes=64"))
+            small_filesystem(tmp_path / "fs", "size=4m,nr_inodes=64"))
         cache = base / "cache"
         for name in FAILED:
             entry(cache / COMPILER, name, "failed")
@@ -214,7 +201,7 @@ def test_a_filesystem_that_fills_while_moving_stops_in_one_line(tmp_path: Path) 
     (nothing) is reported, and why the rest stayed is one `error:` line, exit 1."""
     if os.geteuid() != 0:
         pytest.skip("needs root: mounts a tmpfs")
-    with _mounted(tmp_path / "fs", "size=4m,nr_inodes=64") as base:
+    with small_filesystem(tmp_path / "fs", "size=4m,nr_inodes=64") as base:
         cache = base / "cache"
         for name in FAILED:
             entry(cache / COMPILER, name, "failed")
