@@ -12,8 +12,8 @@ what exactly ran out and by how much.
 - A compiler binary without a system library: `…/neuronxcc/starfish/bin/walrus_driver: error while loading shared
   libraries: libxml2.so.2: cannot open shared object file` (huggingface/optimum-neuron#698, in a TGI image).
 
-Every pattern is linear (explain's rule: no two parts of a pattern match the same characters); the lines are
-already cut to explain's MAX_LINE.
+Every pattern is linear (neurondoctor/log_text.py: no two parts of a pattern match the same characters, no class
+crosses a line, every repeat is bounded), and the lines are already cut to log_text.MAX_LINE.
 """
 
 from __future__ import annotations
@@ -23,24 +23,24 @@ from typing import Optional
 
 from neurondoctor.rules.probes.text_detail import TextDetail
 
-_ALLOCATION = re.compile(r"Failed to allocate ([0-9.]+[KMGT]?B) \(alignment: [^,)]*, usage: ([^)]*)\) "
-                         r"on ND (\d+):NC (\d+)")
-_DEVICE_BYTES = re.compile(r"Failed to allocate DEVICE memory \((\d+) bytes\)")
-_HOST_BYTES = re.compile(r"Failed to allocate HOST memory \((\d+) bytes\)")
-_SHARED_HBM = re.compile(r"Neuron Cores using this HBM: ([^\n]*)")
-_RX_TIMEOUT = re.compile(r"Timeout waiting for RX \(waited (\d+) sec\)")
-_RX_RANK = re.compile(r"\[bootstrapInit, rank: (\d+)/(\d+)/")
-_VISIBLE = re.compile(r"Visible cores: ([0-9, -]+)")
+_ALLOCATION = re.compile(r"Failed to allocate ([0-9.]{1,20}[KMGT]?B) \(alignment: [^,)\n]{0,64}, "
+                         r"usage: ([^)\n]{1,200})\) on ND (\d{1,6}):NC (\d{1,6})")
+_DEVICE_BYTES = re.compile(r"Failed to allocate DEVICE memory \((\d{1,20}) bytes\)")
+_HOST_BYTES = re.compile(r"Failed to allocate HOST memory \((\d{1,20}) bytes\)")
+_SHARED_HBM = re.compile(r"Neuron Cores using this HBM: ([^\n]{0,200})")
+_RX_TIMEOUT = re.compile(r"Timeout waiting for RX \(waited (\d{1,9}) sec\)")
+_RX_RANK = re.compile(r"\[bootstrapInit, rank: (\d{1,9})/(\d{1,9})/")
+_VISIBLE = re.compile(r"Visible cores: ([0-9, -]{1,400})")
 _LIBRARY = re.compile(r"error while loading shared libraries: ([\w.+-]{1,200}): cannot open shared object file")
 # The OS packages that hold a library a compiler binary is known to need (Debian/Ubuntu and Amazon Linux/RHEL names).
 _LIBRARY_PACKAGES = {"libxml2.so.2": ("libxml2", "libxml2")}
-_SIZE = re.compile(r"^([0-9.]+)\s*([KMGT]?B)$")
+_SIZE = re.compile(r"(\d{1,12}(?:\.\d{1,6})?)[ \t]{0,8}([KMGT]?B)")
 _UNITS = {"B": 1, "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30, "TB": 1 << 40}
 _TABLE_ROWS = 400
 
 
 def _bytes(text: str) -> Optional[int]:
-    match = _SIZE.match(text.strip())
+    match = _SIZE.fullmatch(text.strip())
     return int(float(match.group(1)) * _UNITS[match.group(2)]) if match else None
 
 
