@@ -50,6 +50,13 @@ def neutralize(text: str) -> str:
     return re.sub(_UNSAFE, _escaped, text)
 
 
+def field_text(value: object) -> str:
+    """A value from a file name, a log or another node as one field of a text line, neutralised before the line is
+    assembled: `write_text` splits its text on newlines first, so a newline left in a field would end the line there
+    and let the rest (`Ways out:`, `FAKE: ok`) stand as a line of its own."""
+    return neutralize(str(value))
+
+
 def ascii_forms(text: str) -> str:
     """The report's marks and punctuation in ASCII (`[✓]` → `[ok]`, `·` → `-`, `…` → `...`)."""
     for box, plain in _ASCII_BOXES.items():

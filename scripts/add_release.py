@@ -22,9 +22,17 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from neurondoctor.log_text import bounded_lines  # noqa: E402
+
 FAMILIES = ("trn1", "trn2", "trn3", "inf2", "inf1")
-# A release heading: `Neuron 2.33.0 (10/19/2026)#`, `Neuron 2.32.0 — vLLM Neuron Beta (08/17/2026)#`.
-_RELEASE = re.compile(r"^Neuron (\d+\.\d+\.\d+)(?P<addition>\s+\S.*?)?\s*\((\d{2}/\d{2}/\d{4})\)#?\s*$")
+# A release heading: `Neuron 2.33.0 (10/19/2026)#`, `Neuron 2.32.0 — vLLM Neuron Beta (08/17/2026)#`. Its start and
+# its date are found apart and the addition is what lies between (one pattern `\s+\S.*?\s*\(` retried the spaces
+# of a long heading from each of its characters: the square of the line).
+_RELEASE_START = re.compile(r"Neuron (\d+\.\d+\.\d+)(?=[\s(])")
+_RELEASE_DATE = re.compile(r"\((\d{2}/\d{2}/\d{4})\)#?\Z")
 _PACKAGES = re.compile(r"^((?:Trn|Inf)\d(?:/(?:Trn|Inf)\d)*) packages#?\s*$", re.IGNORECASE)
 _PYTHONS = re.compile(r"^((?:Trn|Inf)\d(?:/(?:Trn|Inf)\d)*) supported Python versions#?\s*$", re.IGNORECASE)
 _PYTHON = re.compile(r"\b3\.\d{1,2}\b")
@@ -33,6 +41,15 @@ _NAME_VERSION = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*?)-(?P<version>
 # A wheel file name (PEP 427): name-version(-build)?-python-abi-platform.whl
 _WHEEL = re.compile(r"^(?P<name>[A-Za-z0-9_.]+)-(?P<version>\d[A-Za-z0-9.+!_]*)(?:-\d[^-]*)?-[^-]+-[^-]+-[^-]+\.whl$")
 OS_PACKAGE_PREFIXES = ("aws-neuronx-", "aws-neuron-", "efa")
+
+
+def release_heading(line: str) -> Optional[tuple[str, str, str]]:
+    """(release, addition, date) of a stripped line that is a release heading; the addition is "" for the release's
+    own heading."""
+    start, date = _RELEASE_START.match(line), _RELEASE_DATE.search(line)
+    if start is None or date is None or date.start() < start.end():
+        return None
+    return start.group(1), line[start.end():date.start()].strip(), date.group(1)
 
 
 def _families(label: str) -> list[str]:
@@ -60,16 +77,16 @@ def parse_page(text: str, release: str) -> dict[str, Any]:
     current: Optional[str] = None  # the release of the section being read
     families: list[str] = []
     reading_pythons = False
-    for raw in text.splitlines():
+    for raw in bounded_lines(text):
         line = raw.rstrip()
-        heading = _RELEASE.match(line.strip())
+        heading = release_heading(line.strip())
         if heading:
-            current, families, reading_pythons = heading.group(1), [], False
+            current, families, reading_pythons = heading[0], [], False
             if current == release:
-                if heading.group("addition"):
-                    additions.append(heading.group("addition").strip(" —-"))
+                if heading[1]:
+                    additions.append(heading[1].strip(" —-"))
                 else:
-                    date = heading.group(3)
+                    date = heading[2]
             continue
         if current != release:
             continue

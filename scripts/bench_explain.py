@@ -3,9 +3,10 @@
 The real log is the error texts users posted (tests/test_explain.py's REPORTS, compiler logs and tracebacks from
 the Neuron issue trackers) repeated to 8 MiB, each ending in its error as logs do. The crafted inputs are the
 shapes that make regular expressions backtrack or skip slowly: runs of one character, a pattern's prefix repeated
-without its end (`%a = {{{…`, `aten::aten::…`, `NCC_NCC_…`), an HLO layout that never closes, eight million
-newlines, lines far past the line bound. Each is explained in process (the matching alone) and through the
-command (`explain FILE`), and the worst is printed with its ratio to the real log.
+without its end (`%a = {{{…`, `aten::aten::…`, `NCC_NCC_…`, the runtime's out-of-memory line without its `)`), an
+HLO layout that never closes, eight million newlines, lines far past the line bound. Each is explained in process
+(the matching alone) and through the command (`explain FILE`), and the worst is printed with its ratio to the real
+log. scripts/bench_readers.py runs every other reader of untrusted text on crafted inputs of 1 MiB.
 Target: the worst crafted input under 2 s.
 
 Usage: python scripts/bench_explain.py [--runs 3]
@@ -26,12 +27,13 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from neurondoctor.cli.explain_command import INPUT_LIMIT  # noqa: E402
+from neurondoctor.log_text import MAX_LINE  # noqa: E402
 from neurondoctor.release_data.probe_data import (  # noqa: E402
     load_compiler_fixes,
     load_error_signatures,
     load_op_support,
 )
-from neurondoctor.rules.probes.error_explanation import MAX_LINE, explain_text  # noqa: E402
+from neurondoctor.rules.probes.error_explanation import explain_text  # noqa: E402
 from tests.test_explain import REPORTS  # noqa: E402
 
 
@@ -70,6 +72,12 @@ def crafted_inputs() -> dict[str, str]:
         # numbers repeated without their end behind a documented out-of-memory code
         "NCC codes, none documented": _filled("NCC_ABCD123 "),
         "HBM numbers never closed": "NCC_EOOM001 " + _filled("peak HBM usage of 1.5GB exceeds ")[12:],
+        # the runtime's numbers (rules/probes/runtime_log.py): the out-of-memory line without its `)`, once a line
+        # (its usage field once ran on over every line after it) and all on one
+        "allocation never closed, per line": "TDRV:log_dev_mem\n" + _filled(
+            "Failed to allocate 4.0GB (alignment: none, usage: tensors \n")[17:],
+        "allocation never closed, one line": "TDRV:log_dev_mem\n" + _filled(
+            "Failed to allocate 4.0GB (alignment: none, usage: tensors ")[17:],
     }
 
 

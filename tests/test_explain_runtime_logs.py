@@ -158,3 +158,15 @@ def test_the_guides_collectives_and_driver_messages(text: str) -> None:
     category, first_way = GUIDE_LINES[text]
     assert answer["category"] == category and answer["ways_out"][0].startswith(first_way), answer
     assert answer["source"].startswith("neuron-runtime/nrt-troubleshoot.rst")
+
+
+def test_a_usage_table_value_that_is_no_size_is_left_out(tmp_path: Path) -> None:
+    """`1.2.3GB` in a column reads as no size (it once ended explain in a ValueError traceback)."""
+    log = tmp_path / "runtime.log"
+    log.write_text("TDRV:log_dev_mem  Failed to allocate 4.000GB (alignment: none, usage: tensors) on ND 0:NC 4\n"
+                   "         |  TOTAL  | Tensors |\n"
+                   "\\_NC 4   | 1.2.3GB | 1.2.3GB |\n")
+    done = subprocess.run([sys.executable, "-m", "neurondoctor", "explain", str(log), "--json"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["detail"] == "4.000GB more for tensors on ND 0:NC 4, which already held 1.2.3GB"

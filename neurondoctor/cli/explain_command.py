@@ -16,7 +16,7 @@ import typer
 from neurondoctor import exit_codes, json_data
 from neurondoctor.cli.output_format import FormatOption, chosen_format
 from neurondoctor.cli.typer_apps import single_command
-from neurondoctor.output_text import write_text
+from neurondoctor.output_text import field_text, write_text
 from neurondoctor.regular_files import read_regular_file
 
 INPUT_LIMIT = 8 << 20  # a compiler log keeps its error at the end; 8 MiB from the end is plenty
@@ -62,17 +62,19 @@ def _finding_text(document: dict[str, Any]) -> str:
 
 
 def _explanation_text(explanation: dict[str, Any]) -> str:
-    lines = [f"What broke: {explanation['category']}: {explanation['why']}"]
-    if explanation["op"]:
-        lines.append(f"Operator:   {explanation['op']}" + (f" ({explanation['variant']})"
-                                                              if explanation["variant"] else ""))
-    lines.append(f"Seen in:    {explanation['matched']}")
-    if explanation.get("detail"):
-        lines.append(f"In short:   {explanation['detail']}")
+    """The explanation's lines, each value one field (`field_text`): the line it quotes, the operator, the detail
+    and the ways out carry text read from the log, which must not end a line or start one (`Ways out:`)."""
+    shown = {key: field_text(value) if isinstance(value, str) else value for key, value in explanation.items()}
+    lines = [f"What broke: {shown['category']}: {shown['why']}"]
+    if shown["op"]:
+        lines.append(f"Operator:   {shown['op']}" + (f" ({shown['variant']})" if shown["variant"] else ""))
+    lines.append(f"Seen in:    {shown['matched']}")
+    if shown.get("detail"):
+        lines.append(f"In short:   {shown['detail']}")
     if explanation["ways_out"]:
         lines.append("Ways out:")
-        lines += [f"  {number}. {way}" for number, way in enumerate(explanation["ways_out"], start=1)]
-    lines.append(f"Source:     {explanation['source']}")
+        lines += [f"  {number}. {field_text(way)}" for number, way in enumerate(explanation["ways_out"], start=1)]
+    lines.append(f"Source:     {shown['source']}")
     return "\n".join(lines) + "\n"
 
 

@@ -46,7 +46,8 @@ LOCKS_LISTED = 50
 LOG_READ_BYTES = 64 * 1024
 FLAGS_READ_BYTES = 64 * 1024
 _ERROR_LINE = re.compile(r"\bERROR\b|\bError\b|error:")
-_COMPILER_DIR = re.compile(r"^neuronxcc-(\d+(?:\.\d+)+)(?:\+[0-9A-Za-z]+)?$")
+# `\Z`, not `$`: `$` also matches before a final newline, and a folder named `neuronxcc-2.15.0\n` is no compiler's.
+_COMPILER_DIR = re.compile(r"^neuronxcc-(\d+(?:\.\d+)+)(?:\+[0-9A-Za-z]+)?\Z")
 # The files whose size an entry counts: the NEFF and the graph (2.15 on, then before), in every path of the count.
 _SIZED = ("model.neff", "model.hlo_module.pb", "model.hlo.pb")
 # `1: FLOCK  ADVISORY  WRITE 12345 103:01:524295 0 EOF`; a waiter's line has `->` after the id.

@@ -13,6 +13,7 @@ from typing import Optional
 
 from neurondoctor.facts.host import DkmsState
 from neurondoctor.host.rootfs import RootFS
+from neurondoctor.log_text import bounded_lines
 
 DKMS_DIR = "/var/lib/dkms/aws-neuronx"
 LEGACY_DKMS_DIR = "/var/lib/dkms/aws-neuron"
@@ -20,7 +21,10 @@ MAKE_LOG_TAIL = 15
 
 
 _COMPILER_ERROR = re.compile(r": (?:fatal )?error: ")
-_MAKE_ERROR = re.compile(r"\*\*\* .*(?:Error \d+|Stop\.)")
+# make's `make[1]: *** [Makefile:12: all] Error 2` or `*** No rule to make target 'modules'.  Stop.`: the `*** ` is
+# found with `str.find`, then the end after it (`\*\*\* .*(?:Error|Stop)` rescans the line from every `*** `).
+_MAKE_ERROR_START = "*** "
+_MAKE_ERROR_END = re.compile(r"Error \d|Stop\.")
 # A build tool the kernel's Makefile runs and the host lacks: `/bin/sh: 1: gcc-14: not found` (dash), `make[2]:
 # gcc-12: No such file or directory` (make), `gcc: command not found` (bash). A kernel is built with one gcc
 # version, and its modules must be built with the same (the kernel's `CC`), which a newer (HWE or mainline)
@@ -31,20 +35,25 @@ _MISSING_TOOL = re.compile(r"(?:^|[\s:])((?:x86_64-linux-gnu-|aarch64-linux-gnu-
 
 def missing_build_tool(log: str) -> Optional[str]:
     """The compiler (or make) the build ran and did not find, by the name the kernel asked for (`gcc-14`)."""
-    for line in log.splitlines()[:100_000]:
-        found = _MISSING_TOOL.search(line[:4096])
+    for line in bounded_lines(log):
+        found = _MISSING_TOOL.search(line)
         if found:
             return found.group(1)
     return None
 
 
+def _make_error(line: str) -> bool:
+    start = line.find(_MAKE_ERROR_START)
+    return start >= 0 and _MAKE_ERROR_END.search(line, start + len(_MAKE_ERROR_START)) is not None
+
+
 def first_error(log: str) -> Optional[str]:
     """The line that says why the build failed: a build tool that is not there, else the first compiler `error:`,
     else the first make `*** … Error N` or `Stop.` (a missing headers tree), else DKMS's own `Error!` line (gh#647,
-    gh#843 make.logs)."""
-    lines = log.splitlines()
-    for pattern in (_MISSING_TOOL, _COMPILER_ERROR, _MAKE_ERROR):
-        found = next((line.strip() for line in lines if pattern.search(line)), None)
+    gh#843 make.logs). Lines are cut at log_text.MAX_LINE first: a make.log may be one line of 30 MiB."""
+    lines = bounded_lines(log)
+    for matches in (_MISSING_TOOL.search, _COMPILER_ERROR.search, _make_error):
+        found = next((line.strip() for line in lines if matches(line)), None)
         if found:
             return found[:300]
     return next((line.strip()[:300] for line in lines if line.lstrip().startswith("Error!")), None)
@@ -69,7 +78,7 @@ def read_dkms_state(fs: RootFS, kernel: Optional[str]) -> DkmsState:
         text = fs.try_read_text(log, limit=1 << 20)
         if text is not None:
             state.make_log = log
-            state.make_log_tail = text.splitlines()[-MAKE_LOG_TAIL:]
+            state.make_log_tail = bounded_lines(text)[-MAKE_LOG_TAIL:]
             state.make_log_error = first_error(text)
             state.missing_build_tool = missing_build_tool(text)
             break

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Optional
 from neurondoctor.command_runner import run_command
 from neurondoctor.facts.host import KernelHardwareError
 from neurondoctor.host.rootfs import RootFS
+from neurondoctor.log_text import bounded_lines
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -105,16 +106,16 @@ def read_kernel_log(fs: RootFS, environ: Mapping[str, str], since: Optional[str]
         except OSError as error:
             return KernelLog(None, problem=f"{KERN_LOG}: {error.strerror or error}")
         start = parse_since(since) if since else None
-        lines = window(text.splitlines(), start, time.gmtime().tm_year)
+        lines = window(bounded_lines(text), start, time.gmtime().tm_year)
         return KernelLog(KERN_LOG + (f" since {since}" if since else " (this boot)"), hardware_errors(lines))
     env = dict(environ)
     journal = run_command(["journalctl", "-k", "-b", "--no-pager", "-q", "-o", "short-iso",
                            *(["--since", since] if since else [])], timeout=10, env=env)
     if journal.ok:
         return KernelLog("journalctl -k -b" + (f" --since {since!r}" if since else ""),
-                         hardware_errors(journal.stdout.splitlines()))
+                         hardware_errors(bounded_lines(journal.stdout)))
     dmesg = run_command(["dmesg"], timeout=10, env=env)
     if dmesg.ok and not since:
-        return KernelLog("dmesg", hardware_errors(dmesg.stdout.splitlines()))
+        return KernelLog("dmesg", hardware_errors(bounded_lines(dmesg.stdout)))
     return KernelLog(None, problem=journal.describe_failure() + ("; " + dmesg.describe_failure()
                                                                   if not dmesg.ok else ""))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import textwrap
 from typing import Optional
 
+from neurondoctor.output_text import field_text
 from neurondoctor.rules.fix import Command, Step
 
 # A command narrower than this after its indent is left on one line however narrow the terminal: a broken
@@ -18,7 +19,9 @@ _MIN_COMMAND_WIDTH = 30
 
 
 def wrap_words(text: str, width: Optional[int], first: str, rest: str) -> list[str]:
-    """`text` after `first`, continued on lines that start with `rest`; one line when width is None."""
+    """`text` after `first`, continued on lines that start with `rest`; one line when width is None. The text is one
+    field (`field_text`) before it is wrapped: a newline in it is shown, never turned into a space or a line."""
+    text = field_text(text)
     if width is None or len(first) + len(text) <= width:
         return [first + text]
     return textwrap.wrap(text, width=width, initial_indent=first, subsequent_indent=rest,

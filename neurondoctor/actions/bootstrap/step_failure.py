@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from neurondoctor.command_runner import CommandResult
+from neurondoctor.log_text import bounded_lines
 from neurondoctor.redaction import redact_secrets
 
 OUTPUT_TAIL_LINES = 20
@@ -42,9 +43,9 @@ _CAUSES = (
            f"finishes, {_AGAIN}"),
     _Cause(re.compile(r"dpkg was interrupted"), f"finish the interrupted install with `sudo dpkg --configure -a`, "
            f"{_AGAIN}"),
-    _Cause(re.compile(r"Your kernel headers for kernel \S+ cannot be found|Kernel headers .* not found", re.I),
+    _Cause(re.compile(r"Your kernel headers for kernel \S+ cannot be found|Kernel headers .{0,200} not found", re.I),
            f"install the running kernel's headers (`{{headers}}`), {_AGAIN}"),
-    _Cause(re.compile(r"Bad return status for module build|pre_install failed|dkms autoinstall .* failed"),
+    _Cause(re.compile(r"Bad return status for module build|pre_install failed|dkms autoinstall .{0,200} failed"),
            "the driver did not build for this kernel; its build log is {log}: a kernel newer than the release's "
            "driver supports is the usual cause (use the kernel of a Neuron DLAMI or a newer release), "
            f"{_AGAIN}"),
@@ -59,7 +60,7 @@ _CAUSES = (
            "the repository does not carry this version (a mirror behind the release?): update the mirror or "
            f"choose a release it carries with --release, {_AGAIN}"),
     _Cause(re.compile(r"NO_PUBKEY|signatures couldn't be verified|is not signed|GPG check FAILED|"
-                      r"public key .* is not installed", re.I),
+                      r"public key .{0,200} is not installed", re.I),
            f"the repository's signing key is missing or changed: fetch it again (the repository step), {_AGAIN}"),
     _Cause(re.compile(r"No space left on device|You don't have enough free space|needs \S+ more space", re.I),
            f"the disk is full: free space (`df -h /var /usr`), {_AGAIN}"),
@@ -68,9 +69,10 @@ _DKMS_LOG = re.compile(r"Consult (/\S+make\.log)")
 
 
 def output_lines(result: CommandResult) -> list[str]:
-    """The command's non-blank output lines, secrets cut from the whole text first (a private key spans lines)."""
+    """The command's non-blank output lines, secrets cut from the whole text first (a private key spans lines), each
+    cut at log_text.MAX_LINE before the causes' patterns read it."""
     text = f"{result.stdout}\n{result.stderr}" if result.stdout and result.stderr else result.stdout or result.stderr
-    return [line.rstrip() for line in redact_secrets(text).splitlines() if line.strip()]
+    return [line.rstrip() for line in bounded_lines(redact_secrets(text)) if line.strip()]
 
 
 def explain_failure(step: str, line: str, result: CommandResult, headers: str = "") -> StepFailure:

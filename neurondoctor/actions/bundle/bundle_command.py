@@ -35,7 +35,7 @@ from neurondoctor.actions.bundle.log_explanations import explained_logs
 from neurondoctor.host.instance_identity import read_hostname
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.output_targets import target_mode, writable_directory, write_failure
-from neurondoctor.output_text import neutralize
+from neurondoctor.output_text import field_text
 from neurondoctor.redaction import Redactor
 
 DEFAULT_MAX_SIZE_MB = 100
@@ -270,8 +270,8 @@ def describe_result(result: BundleResult) -> str:
     if result.explained:  # each field is data (a member's name is a directory under /tmp): one line each, always
         lines.append(f"What the logs say ({len(result.explained)} recognised, explained.json has each with its ways "
                      "out):")
-        lines.extend(f"  {neutralize(str(entry['member']))[:160]}: {entry['category']}: "
-                     f"{neutralize(str(entry['why']))[:200]}" for entry in result.explained[:5])
+        lines.extend(f"  {field_text(entry['member'])[:160]}: {field_text(entry['category'])}: "
+                     f"{field_text(entry['why'])[:200]}" for entry in result.explained[:5])
     if result.map_file:
         lines.append(f"obfuscation map (not in the archive, keep it private): {result.map_file}")
     lines.append("Secrets were redacted while collecting; review the archive before sharing it.")

@@ -24,6 +24,7 @@ from neurondoctor.actions.held_directories import still_there
 from neurondoctor.host.cache_index import index_cache
 from neurondoctor.host.os_release import is_container
 from neurondoctor.host.rootfs import RootFS
+from neurondoctor.output_text import field_text
 from neurondoctor.rules.host_stack.compile_cache import stale_after_s
 from neurondoctor.rules.host_stack.compiler_installs import compiler_environments
 
@@ -94,7 +95,7 @@ def run_prune(options: PruneOptions, environ: Mapping[str, str], confirm: Callab
     trusted = str(fs.root)
     with hold_cache(index, trusted, moves) as held:  # from here on, nothing is opened through the path
         question = (f"Move {len(moves)} cache item(s) ({size_text(total)}) into "
-                    f"{os.path.dirname(index.host_path)}/{backup_name(index.host_path, now)}?")
+                    f"{field_text(os.path.join(os.path.dirname(index.host_path), backup_name(index.host_path, now)))}?")
         if not options.yes and not confirm(question):
             raise exit_codes.UserError("nothing was moved (not confirmed)", exit_codes.FINDINGS)
         if not still_there(held.cache, trusted):
@@ -118,16 +119,19 @@ def prune_document(options: PruneOptions, outcome: PruneOutcome) -> dict[str, An
 
 
 def render_prune_text(outcome: PruneOutcome) -> str:
+    """Every path in it names what the cache holds, a name anyone may have made: each is one field (`field_text`)."""
+    cache = field_text(outcome.cache)
     if not outcome.moves:
-        return f"{outcome.cache}: nothing to prune.\n"
+        return f"{cache}: nothing to prune.\n"
     total = sum(move.bytes for move in outcome.moves)
-    lines = [f"{outcome.cache}: {len(outcome.moves)} item(s), {size_text(total)}"]
-    lines += [f"  {move.path}  ({move.reason})" for move in outcome.moves]
+    lines = [f"{cache}: {len(outcome.moves)} item(s), {size_text(total)}"]
+    lines += [f"  {field_text(move.path)}  ({field_text(move.reason)})" for move in outcome.moves]
     if outcome.dry_run:
         lines.append("Dry run: nothing was moved. Run again without --dry-run to move them.")
     elif outcome.result is not None:
         moved = sum(move.bytes for move in outcome.result.moved)
-        lines.append(f"Moved {len(outcome.result.moved)} item(s) ({size_text(moved)}) into {outcome.result.backup}. "
+        lines.append(f"Moved {len(outcome.result.moved)} item(s) ({size_text(moved)}) into "
+                     f"{field_text(outcome.result.backup)}. "
                      "Nothing was deleted: remove that folder once the next runs are good.")
-        lines += [f"  not moved: {failure}" for failure in outcome.result.failed]
+        lines += [f"  not moved: {field_text(failure)}" for failure in outcome.result.failed]
     return "\n".join(lines) + "\n"

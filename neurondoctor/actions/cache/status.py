@@ -20,6 +20,7 @@ from neurondoctor.facts.cache_index import ENTRY_STATES, CacheIndex
 from neurondoctor.host.cache_index import index_cache
 from neurondoctor.host.compile_cache import cache_location, cache_locations
 from neurondoctor.host.rootfs import RootFS
+from neurondoctor.output_text import field_text
 from neurondoctor.redaction import redact_secrets
 
 SCHEMA = "neurondoctor.cache/1"
@@ -92,37 +93,38 @@ def _day(stamp: Optional[float]) -> str:
 
 
 def render_status_text(locations: Sequence[CacheLocation]) -> str:
+    """Every name, path, log line and command in it is the host's: each is one field (`field_text`)."""
     lines = []
     for location in locations:
-        head = f"{location.path} ({location.source})"
+        head = f"{field_text(location.path)} ({location.source})"
         index = location.index
         if index is None:
             lines.append(f"{head}: remote, not contacted")
             continue
         if index.problem:
-            lines.append(f"{head}: {index.problem}")
+            lines.append(f"{head}: {field_text(index.problem)}")
             continue
         if not index.exists:
             lines.append(f"{head}: not present")
             continue
         lines.append(f"{head}: {_entries(index.counted)}" + (f" ({index.cut})" if index.cut else ""))
-        width = max((len(compiler.name) for compiler in index.compilers), default=0)
+        width = max((len(field_text(compiler.name)) for compiler in index.compilers), default=0)
         for compiler in index.compilers:
             states = " · ".join(f"{compiler.states[state]:,} {state}" for state in ENTRY_STATES)
             extra = [f"{compiler.locked:,} locked"] if compiler.locked else []
             extra += [f"{compiler.links:,} links (not followed)"] if compiler.links else []
             extra += ["registry"] if compiler.registry else []
-            lines.append(f"  {compiler.name:<{width}}  {_entries(compiler.entries)}: {states}"
+            lines.append(f"  {field_text(compiler.name):<{width}}  {_entries(compiler.entries)}: {states}"
                          + "".join(f" · {item}" for item in extra)
                          + f" · {size_text(compiler.bytes)} · {_day(compiler.oldest)} to {_day(compiler.newest)}")
             for name in compiler.failed_entries:
-                lines.append(f"    failed {name}: {compiler.failed_errors.get(name, '')}")
+                lines.append(f"    failed {field_text(name)}: {field_text(compiler.failed_errors.get(name, ''))}")
         for lock in index.locks:
-            holder = (f"held by {lock.holder_pid} ({lock.holder_command or '?'})" if lock.holder_pid
+            holder = (f"held by {lock.holder_pid} ({field_text(lock.holder_command or '?')})" if lock.holder_pid
                       else "held by no process on this host")
             age = f", {lock.age_s / 60:.0f} min old" if lock.age_s is not None else ""
-            lines.append(f"  lock {lock.entry}/{lock.name}: {holder}{age}")
+            lines.append(f"  lock {field_text(lock.entry)}/{field_text(lock.name)}: {holder}{age}")
         if index.other_names:
             lines.append(f"  {index.other_names:,} other names (not neuronxcc-* compiler directories)")
-        lines += [f"  unreadable: {problem}" for problem in index.unreadable]
+        lines += [f"  unreadable: {field_text(problem)}" for problem in index.unreadable]
     return "\n".join(lines) + "\n"

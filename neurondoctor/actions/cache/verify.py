@@ -19,6 +19,7 @@ from typing import Any, Optional
 
 from neurondoctor.facts.cache_index import ENTRY_DONE, CacheIndex
 from neurondoctor.host.cache_index import NEFF_HEADER_BYTES
+from neurondoctor.output_text import field_text
 from neurondoctor.regular_files import read_untrusted_file
 from neurondoctor.rules.fix import quote_word
 
@@ -80,10 +81,11 @@ def verify_document(root: str, path: str, checked: int, problems: Sequence[Entry
 
 
 def render_verify_text(path: str, checked: int, problems: Sequence[EntryProblem]) -> str:
-    lines = [f"{path}: {checked:,} finished entr{'y' if checked == 1 else 'ies'} checked, "
+    """Each entry's name is the cache's, and its problem may quote the file: each is one field (`field_text`)."""
+    lines = [f"{field_text(path)}: {checked:,} finished entr{'y' if checked == 1 else 'ies'} checked, "
              f"{len(problems):,} not whole"]
-    lines += [f"  {item.entry}: {item.problem}" for item in problems]
+    lines += [f"  {field_text(item.entry)}: {field_text(item.problem)}" for item in problems]
     if problems:
         lines.append(f"A run that loads one of them fails: move them aside with "
-                     f"`neurondoctor cache prune {quote_word(path)} --broken --yes`.")
+                     f"`neurondoctor cache prune {field_text(quote_word(path))} --broken --yes`.")
     return "\n".join(lines) + "\n"

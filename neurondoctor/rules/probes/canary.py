@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from neurondoctor.log_text import cut_lines
 from neurondoctor.release_data.probe_data import ErrorSignatures
 from neurondoctor.rules.check import Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext
@@ -20,7 +21,8 @@ from neurondoctor.rules.probes.signature_match import match_signature
 
 
 def classify_failure(stage: str, message: str, signatures: ErrorSignatures) -> tuple[str, str]:
-    """(category, why) for a failed canary stage."""
+    """(category, why) for a failed canary stage (its message's lines cut as explain cuts a log's: log_text)."""
+    message = cut_lines(message)
     found = match_signature(message, signatures)
     if found is not None:
         return found.category, found.why

@@ -16,17 +16,17 @@ from typing import Any, Optional
 
 from packaging.version import InvalidVersion, Version
 
+from neurondoctor.log_text import cut_lines
 from neurondoctor.redaction import redact_secrets
 from neurondoctor.release_data.probe_data import ErrorSignatures
 from neurondoctor.rules.probes.compiler_codes import compiler_code, compiler_codes_in, compiler_detail
 from neurondoctor.rules.probes.runtime_status import runtime_status
 from neurondoctor.rules.probes.signature_match import match_signature
 
-# Every pattern runs in linear time on any text, so a crafted log cannot stall `explain`: no two parts of one
-# pattern can match the same characters, so a failed match never retries a run it has scanned (the HLO type stops
-# at `{`, its layout at a space: `[^\s(]+(?:\{[^}]*\})?` made `%a = {{{…` quadratic, minutes for 2 MiB). Lines are
-# cut at MAX_LINE too.
-MAX_LINE = 8192
+# Every pattern runs in linear time on any text, so a crafted log cannot stall `explain` (neurondoctor/log_text.py):
+# no two parts of one pattern can match the same characters, so a failed match never retries a run it has scanned
+# (the HLO type stops at `{`, its layout at a space: `[^\s(]+(?:\{[^}]*\})?` made `%a = {{{…` quadratic, minutes for
+# 2 MiB), no pattern crosses a line, and lines are cut at log_text.MAX_LINE before any pattern sees them.
 # A leading `\b` keeps `re` from skipping ahead to the literal (60 ns a character on 8 MiB): the boundary is checked on
 # each hit instead (`_at_word_start`).
 _ATEN_OP = re.compile(r"aten::([A-Za-z0-9_]+)")
@@ -55,25 +55,6 @@ class Explanation:
 def _line_with(text: str, needle: str) -> str:
     """The first line holding the needle, cut and with its secrets redacted: the answer echoes the user's log."""
     return redact_secrets(next((line.strip() for line in text.splitlines() if needle in line), needle)[:300])
-
-
-def bounded_lines(text: str) -> str:
-    """The text with every line cut at MAX_LINE characters (a log line longer than that is data, not an error)."""
-    if not _has_long_line(text):
-        return text
-    return "\n".join(line[:MAX_LINE] for line in text.split("\n"))
-
-
-def _has_long_line(text: str) -> bool:
-    """Whether some MAX_LINE + 1 characters in a row hold no newline: each step jumps to the last newline of the next
-    window, so a text of short lines costs len/MAX_LINE steps."""
-    start = 0
-    while len(text) - start > MAX_LINE:
-        newline = text.rfind("\n", start, start + MAX_LINE + 1)
-        if newline < 0:
-            return True
-        start = newline + 1
-    return False
 
 
 def _at_word_start(text: str, match: re.Match[str]) -> bool:
@@ -158,7 +139,7 @@ def _unsupported(text: str, op: Optional[str], signatures: ErrorSignatures
 def explain_text(text: str, signatures: ErrorSignatures, op_support: dict[str, dict[str, Any]],
                  compiler_fixes: Optional[list[dict[str, Any]]] = None) -> Optional[Explanation]:
     """The explanation of an error text, or None when nothing in it is recognised."""
-    text = bounded_lines(text)
+    text = cut_lines(text)
     compiler_match = _COMPILER_VERSION.search(text)
     compiler = compiler_match.group(1) if compiler_match else None
     op = _operator(text)

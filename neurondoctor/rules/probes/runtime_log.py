@@ -12,8 +12,8 @@ what exactly ran out and by how much.
 - A compiler binary without a system library: `…/neuronxcc/starfish/bin/walrus_driver: error while loading shared
   libraries: libxml2.so.2: cannot open shared object file` (huggingface/optimum-neuron#698, in a TGI image).
 
-Every pattern is linear (explain's rule: no two parts of a pattern match the same characters); the lines are
-already cut to explain's MAX_LINE.
+Every pattern is linear (neurondoctor/log_text.py: no two parts of a pattern match the same characters, no class
+crosses a line, every repeat is bounded), and the lines are already cut to log_text.MAX_LINE.
 """
 
 from __future__ import annotations
@@ -24,25 +24,26 @@ from typing import Optional
 from neurondoctor.rules.probes.text_detail import TextDetail
 from neurondoctor.strict_numbers import finite_float
 
-# Numbers are ASCII and bounded (strict_numbers): a 5,000-digit "size" in a log is no match, never an int() error.
-_ALLOCATION = re.compile(r"Failed to allocate ([0-9.]{1,32}[KMGT]?B) \(alignment: [^,)]*, usage: ([^)]*)\) "
-                         r"on ND ([0-9]{1,6}):NC ([0-9]{1,6})")
+# Numbers are ASCII and bounded (strict_numbers), and no part reaches past its line: a 5,000-digit "size" in a log
+# is no match, never an int() error, and a line repeated without its ')' costs what it is long.
+_ALLOCATION = re.compile(r"Failed to allocate ([0-9.]{1,20}[KMGT]?B) \(alignment: [^,)\n]{0,64}, "
+                         r"usage: ([^)\n]{1,200})\) on ND ([0-9]{1,6}):NC ([0-9]{1,6})")
 _DEVICE_BYTES = re.compile(r"Failed to allocate DEVICE memory \(([0-9]{1,18}) bytes\)")
 _HOST_BYTES = re.compile(r"Failed to allocate HOST memory \(([0-9]{1,18}) bytes\)")
-_SHARED_HBM = re.compile(r"Neuron Cores using this HBM: ([^\n]*)")
-_RX_TIMEOUT = re.compile(r"Timeout waiting for RX \(waited ([0-9]{1,12}) sec\)")
+_SHARED_HBM = re.compile(r"Neuron Cores using this HBM: ([^\n]{0,200})")
+_RX_TIMEOUT = re.compile(r"Timeout waiting for RX \(waited ([0-9]{1,9}) sec\)")
 _RX_RANK = re.compile(r"\[bootstrapInit, rank: ([0-9]{1,9})/([0-9]{1,9})/")
-_VISIBLE = re.compile(r"Visible cores: ([0-9, -]+)")
+_VISIBLE = re.compile(r"Visible cores: ([0-9, -]{1,400})")
 _LIBRARY = re.compile(r"error while loading shared libraries: ([\w.+-]{1,200}): cannot open shared object file")
 # The OS packages that hold a library a compiler binary is known to need (Debian/Ubuntu and Amazon Linux/RHEL names).
 _LIBRARY_PACKAGES = {"libxml2.so.2": ("libxml2", "libxml2")}
-_SIZE = re.compile(r"^([0-9.]{1,32})\s*([KMGT]?B)$")
+_SIZE = re.compile(r"([0-9]{1,12}(?:\.[0-9]{1,6})?)[ \t]{0,8}([KMGT]?B)")
 _UNITS = {"B": 1, "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30, "TB": 1 << 40}
 _TABLE_ROWS = 400
 
 
 def _bytes(text: str) -> Optional[int]:
-    match = _SIZE.match(text.strip())
+    match = _SIZE.fullmatch(text.strip())
     number = finite_float(match.group(1)) if match else None
     return int(number * _UNITS[match.group(2)]) if match and number is not None else None
 
@@ -88,8 +89,8 @@ def _device_memory(text: str) -> Optional[TextDetail]:
                     if column != "TOTAL" and (_bytes(value) or 0) > 0), key=lambda item: -(_bytes(item[1]) or 0))
     what = f"{size} more for {usage} on ND {device}:NC {core}"
     if held:
-        what += f", which already held {held} (" + ", ".join(f"{column.lower()} {value}"
-                                                                for column, value in parts[:3]) + ")"
+        listed = ", ".join(f"{column.lower()} {value}" for column, value in parts[:3])
+        what += f", which already held {held}" + (f" ({listed})" if parts else "")
     shared = _SHARED_HBM.search(text)
     ways: list[str] = []
     if shared:

@@ -2,7 +2,8 @@
 message=…`, `NMGR:dlr_infer Inference completed with err: 5`, or the enum name (`NRT_EXEC_HW_ERR_HBM_UE (1201)`).
 
 Read by `explain` and the canary when no error signature matched: the runtime's own word on what failed, before any
-guess from the stage that failed. Pure, and linear in the text (bounded repeats, no nested ones).
+guess from the stage that failed. Pure, and linear in the text (bounded repeats, no nested ones, none crossing a
+line).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Optional
 
 from neurondoctor.release_data.probe_data import RuntimeStatus
 
-_STATUS_NUMBER = re.compile(r"(?:status\s?[=:]\s?|completed with err:\s?)([0-9]{1,4})(?![0-9])")
+_STATUS_NUMBER = re.compile(r"(?:status[ \t]?[=:][ \t]?|completed with err:[ \t]?)([0-9]{1,4})(?![0-9])")
 _STATUS_NAME = re.compile(r"NRT_[A-Z_]{3,40}")
 
 
