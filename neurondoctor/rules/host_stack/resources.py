@@ -13,7 +13,7 @@ from neurondoctor.facts.host import PciFunction
 from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
-from neurondoctor.rules.fix import Command, Fix, Shell, command, export, pipeline
+from neurondoctor.rules.fix import Command, Fix, Shell, alternative, command, pipeline
 from neurondoctor.rules.host_stack.cache_words import cache_word
 from neurondoctor.rules.host_stack.compiler_installs import compiler_environments, installed_compiler_versions
 
@@ -40,7 +40,9 @@ def compile_cache_space(ctx: RuleContext) -> list[Finding]:
                   "total_bytes": cache.total_bytes},
         fix=Fix([pipeline(["du", "-sh", (*cache_word(cache), Shell("/*"))], ["sort", "-h"], ["tail"]),
                  *_other_compilers_removal(ctx),
-                 export("NEURON_COMPILE_CACHE_URL", "/path/on/a/larger/disk")]),
+                 # A way out, not a command: which disk is larger is the user's to name, and a placeholder path
+                 # pasted into a shell would send the next compile nowhere useful.
+                 alternative("set NEURON_COMPILE_CACHE_URL to a folder on a larger disk")]),
     )]
 
 
