@@ -27,12 +27,12 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from neurondoctor.cli.explain_command import INPUT_LIMIT  # noqa: E402
+from neurondoctor.log_text import MAX_LINE  # noqa: E402
 from neurondoctor.release_data.probe_data import (  # noqa: E402
     load_compiler_fixes,
     load_error_signatures,
     load_op_support,
 )
-from neurondoctor.log_text import MAX_LINE  # noqa: E402
 from neurondoctor.rules.probes.error_explanation import explain_text  # noqa: E402
 from tests.test_explain import REPORTS  # noqa: E402
 
