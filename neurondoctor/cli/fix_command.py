@@ -15,7 +15,7 @@ from typing import Callable, Optional, TextIO
 from neurondoctor import exit_codes
 from neurondoctor.actions.check.check_run import CheckOptions, run_check
 from neurondoctor.actions.check.fix_apply import MOVE, RUN, SKIP, EnvironmentFix, apply_step, plan_fixes, utc_stamp
-from neurondoctor.output_text import write_text
+from neurondoctor.output_text import field_text, write_text
 from neurondoctor.release_data.catalog import ReleaseCatalog
 from neurondoctor.report.model import Report
 
@@ -27,13 +27,14 @@ def refuse_unless_live(root: str) -> None:
 
 
 def _plan_lines(fixes: list[EnvironmentFix]) -> list[str]:
+    """Each environment's plan; its path, steps and reasons are one field each (`field_text`)."""
     lines = []
     for fix in fixes:
-        lines.append(f"{fix.path} ({', '.join(dict.fromkeys(fix.findings))}):")
+        lines.append(f"{field_text(fix.path)} ({', '.join(dict.fromkeys(fix.findings))}):")
         for number, step in enumerate(fix.steps, 1):
             what = {RUN: "", MOVE: "  [moves the files into a backup folder instead]"}.get(
-                step.action, f"  [not applied: {step.why}]")
-            lines.append(f"  {number:>2}. {step.line}{what}")
+                step.action, f"  [not applied: {field_text(step.why)}]")
+            lines.append(f"  {number:>2}. {field_text(step.line)}{what}")
     return lines
 
 
@@ -81,9 +82,11 @@ def fix_then_recheck(options: CheckOptions, catalog: ReleaseCatalog, yes: bool,
             if step.action == SKIP:
                 continue
             result = apply_step(step, stamp, environ)
-            write_text(f"  {'ok' if result.ok else 'FAILED'} {fix.path} step {number}: {result.message}\n", err)
+            write_text(f"  {'ok' if result.ok else 'FAILED'} {field_text(fix.path)} step {number}: "
+                       f"{field_text(result.message)}\n", err)
             if not result.ok:  # the later steps build on this one
-                write_text(f"--fix: stopped {fix.path} at step {number}; its other steps were not run\n", err)
+                write_text(f"--fix: stopped {field_text(fix.path)} at step {number}; its other steps were not run\n",
+                           err)
                 break
     err.write("--fix: checking again\n")
     return run_check(options, catalog=catalog)
