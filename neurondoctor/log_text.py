@@ -22,12 +22,12 @@ MAX_LINE = 8192
 def cut_lines(text: str, limit: int = MAX_LINE) -> str:
     """The text with every line (up to each `\\n`) cut at `limit` characters; the text itself when no line is longer,
     found without splitting it (8 MiB of short lines costs len/limit steps)."""
-    if not has_long_line(text, limit):
+    if not _has_long_line(text, limit):
         return text
     return "\n".join(line[:limit] for line in text.split("\n"))
 
 
-def has_long_line(text: str, limit: int = MAX_LINE) -> bool:
+def _has_long_line(text: str, limit: int = MAX_LINE) -> bool:
     """Whether some `limit` + 1 characters in a row hold no newline: each step jumps to the last newline of the next
     window."""
     start = 0

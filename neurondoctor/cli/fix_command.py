@@ -26,7 +26,7 @@ from neurondoctor.actions.check.fix_apply import (
     release_step,
     utc_stamp,
 )
-from neurondoctor.output_text import write_text
+from neurondoctor.output_text import field_text, write_text
 from neurondoctor.release_data.catalog import ReleaseCatalog
 from neurondoctor.report.model import Report
 
@@ -38,13 +38,14 @@ def refuse_unless_live(root: str) -> None:
 
 
 def _plan_lines(fixes: list[EnvironmentFix]) -> list[str]:
+    """Each environment's plan; its path, steps and reasons are one field each (`field_text`)."""
     lines = []
     for fix in fixes:
-        lines.append(f"{fix.path} ({', '.join(dict.fromkeys(fix.findings))}):")
+        lines.append(f"{field_text(fix.path)} ({', '.join(dict.fromkeys(fix.findings))}):")
         for number, step in enumerate(fix.steps, 1):
             what = {RUN: "", MOVE: "  [moves the files into a backup folder instead]"}.get(
-                step.action, f"  [not applied: {step.why}]")
-            lines.append(f"  {number:>2}. {step.line}{what}")
+                step.action, f"  [not applied: {field_text(step.why)}]")
+            lines.append(f"  {number:>2}. {field_text(step.line)}{what}")
     return lines
 
 
@@ -108,8 +109,10 @@ def _ask_then_apply(fixes: list[EnvironmentFix], applicable: list[FixStep], yes:
             if step.action == SKIP:
                 continue
             result = apply_step(step, stamp, environ)
-            write_text(f"  {'ok' if result.ok else 'FAILED'} {fix.path} step {number}: {result.message}\n", err)
+            write_text(f"  {'ok' if result.ok else 'FAILED'} {field_text(fix.path)} step {number}: "
+                       f"{field_text(result.message)}\n", err)
             if not result.ok:  # the later steps build on this one
-                write_text(f"--fix: stopped {fix.path} at step {number}; its other steps were not run\n", err)
+                write_text(f"--fix: stopped {field_text(fix.path)} at step {number}; its other steps were not run\n",
+                           err)
                 break
     return True

@@ -89,8 +89,8 @@ def _device_memory(text: str) -> Optional[TextDetail]:
                     if column != "TOTAL" and (_bytes(value) or 0) > 0), key=lambda item: -(_bytes(item[1]) or 0))
     what = f"{size} more for {usage} on ND {device}:NC {core}"
     if held:
-        listed = ", ".join(f"{column.lower()} {value}" for column, value in parts[:3])
-        what += f", which already held {held}" + (f" ({listed})" if parts else "")
+        largest_parts = ", ".join(f"{column.lower()} {value}" for column, value in parts[:3])
+        what += f", which already held {held}" + (f" ({largest_parts})" if parts else "")
     shared = _SHARED_HBM.search(text)
     ways: list[str] = []
     if shared:
