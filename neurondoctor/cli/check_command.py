@@ -30,8 +30,8 @@ from neurondoctor.output_text import write_text
 FORMATS = ("text", "json", "markdown", "nhc", "npd")
 
 
-def apply_health_conf(targets: Targets, environ: Mapping[str, str]) -> None:
-    """`--health-conf`: the node's own options under the flags given; a problem in the file is a usage error (the
+def apply_health_conf(targets: Targets, environ: Mapping[str, str]) -> Targets:
+    """`--health-conf`: the node's own options under the options given; a problem in the file is a usage error (the
     node's doctor then answers with one line, never with a verdict reached on options it could not read)."""
     from neurondoctor.actions.health.config_file import load_health_config
 
@@ -39,12 +39,7 @@ def apply_health_conf(targets: Targets, environ: Mapping[str, str]) -> None:
     if config.problems:
         raise exit_codes.UserError(config.problems[0] + (f" (+{len(config.problems) - 1} more)"
                                                          if len(config.problems) > 1 else ""))
-    targets.root = targets.root or config.root
-    targets.venvs = targets.venvs or list(config.venvs)
-    targets.pythons = targets.pythons or list(config.pythons)
-    targets.release = targets.release or config.release
-    targets.select = targets.select or list(config.select)
-    targets.skip = targets.skip or list(config.skip)
+    return targets.over(config)
 
 
 def run_by(check: object) -> str:
@@ -119,9 +114,9 @@ def check(
     from neurondoctor.release_data.catalog import load_catalog
     from neurondoctor.typed_paths import check_directories, check_interpreters
 
-    targets = Targets(root, venv or [], python or [], release, select or [], skip or [])
+    targets = Targets.named(root, venv, python, release, select, skip)
     if health_conf:
-        apply_health_conf(targets, environ)
+        targets = apply_health_conf(targets, environ)
     check_directories("--venv", targets.venvs)
     check_interpreters("--python", targets.pythons, environ)
     catalog = load_catalog()

@@ -120,7 +120,7 @@ def health(
     from neurondoctor.actions.health.owned_files import is_prometheus_textfile, is_report_document, replace_owned_file
     from neurondoctor.release_data.catalog import load_catalog
 
-    targets = Targets(root, venv or [], python or [], release, select or [], skip or [])
+    targets = Targets.named(root, venv, python, release, select, skip)
     env = dict(invocation_environ(ctx))
     env.setdefault("PATH", SAFE_PATH)  # slurmd passes no PATH; the check's commands need one
     config = load_health_config(env)
@@ -132,9 +132,9 @@ def health(
     deadline_s = deadline if deadline is not None else config.deadline_s
     if not 0 < deadline_s < 3600:
         raise exit_codes.UserError(f"--deadline {deadline_s:g}: give seconds above 0")
-    options = CheckOptions(root=targets.root or config.root, venvs=targets.venvs or config.venvs,
-                           pythons=targets.pythons or config.pythons, release=targets.release or config.release,
-                           select=targets.select or config.select, skip=targets.skip or config.skip, environ=env,
+    chosen = targets.over(config)
+    options = CheckOptions(root=chosen.root or "/", venvs=chosen.venvs, pythons=chosen.pythons,
+                           release=chosen.release, select=chosen.select, skip=chosen.skip, environ=env,
                            kernel_log_since=since, operator_environments=True, compile_cache=config.compile_cache)
     warn_about_environment(env)
     if since and options.root != "/":

@@ -5,9 +5,12 @@ the release, the checks. Both commands read the same words the same way, and `fl
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
+
+if TYPE_CHECKING:
+    from neurondoctor.actions.health.config import HealthConfig
 
 RootOption = Annotated[Optional[str], typer.Option(
     "--root", metavar="DIR", help="Inspect the Linux tree under DIR (a mounted AMI, a container rootfs); default /.")]
@@ -34,6 +37,19 @@ class Targets:
     release: Optional[str] = None
     select: list[str] = field(default_factory=list)
     skip: list[str] = field(default_factory=list)
+
+    @classmethod
+    def named(cls, root: Optional[str], venvs: Optional[list[str]], pythons: Optional[list[str]],
+              release: Optional[str], select: Optional[list[str]], skip: Optional[list[str]]) -> Targets:
+        """What the command line named (typer gives None for a repeatable option not given)."""
+        return cls(root, list(venvs or []), list(pythons or []), release, list(select or []), list(skip or []))
+
+    def over(self, config: HealthConfig) -> Targets:
+        """These options over health.conf's, as `health` and `check --health-conf` both take them: what the command
+        line named wins, the file fills the rest."""
+        return Targets(self.root or config.root, self.venvs or list(config.venvs),
+                       self.pythons or list(config.pythons), self.release or config.release,
+                       self.select or list(config.select), self.skip or list(config.skip))
 
     @property
     def named_any(self) -> bool:
