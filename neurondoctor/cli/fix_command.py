@@ -24,11 +24,11 @@ from neurondoctor.actions.check.fix_apply import (
     hold_step,
     plan_fixes,
     release_step,
-    utc_stamp,
 )
 from neurondoctor.output_text import field_text, write_text
 from neurondoctor.release_data.catalog import ReleaseCatalog
 from neurondoctor.report.model import Report
+from neurondoctor.rules.fix import aside_stamp
 
 
 def refuse_unless_live(root: str) -> None:
@@ -103,7 +103,7 @@ def _ask_then_apply(fixes: list[EnvironmentFix], applicable: list[FixStep], yes:
     if not yes and not ask(err, f"Apply {len(applicable)} step(s)? [y/N] ", reader):
         err.write("--fix: nothing changed\n")
         return False
-    stamp = utc_stamp()
+    stamp = aside_stamp()
     for fix in fixes:
         for number, step in enumerate(fix.steps, 1):
             if step.action == SKIP:

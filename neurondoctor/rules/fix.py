@@ -12,6 +12,7 @@ argv with no shell, refusing any form it cannot run that way.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Optional, Union
@@ -198,3 +199,9 @@ class Fix:
 
     def __repr__(self) -> str:
         return f"Fix({self.lines()!r})"
+
+
+def aside_stamp(now: Optional[float] = None) -> str:
+    """The UTC time a folder moved aside is named by (`<folder>.neurondoctor-20261205T143000Z`): one form for every
+    fix line and action that moves something aside, so backups sort by time."""
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now))

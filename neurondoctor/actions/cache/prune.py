@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import errno
 import os
-import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Optional
@@ -44,6 +43,7 @@ from neurondoctor.actions.held_directories import (
 )
 from neurondoctor.facts.cache_index import ENTRY_DONE, ENTRY_FAILED, CacheEntry, CacheIndex
 from neurondoctor.neuron_version import normalize_neuron_version
+from neurondoctor.rules.fix import aside_stamp
 from neurondoctor.rules.host_stack.compile_cache import STALE_LOCK_S, locks_may_be_live, stale
 
 
@@ -123,11 +123,7 @@ def plan_moves(index: CacheIndex, criteria: PruneCriteria, installed_compilers: 
 
 
 def backup_name(cache_dir: str, now: float) -> str:
-    return f"{os.path.basename(cache_dir.rstrip('/'))}.neurondoctor-{utc_stamp(now)}"
-
-
-def utc_stamp(now: float) -> str:
-    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now))
+    return f"{os.path.basename(cache_dir.rstrip('/'))}.neurondoctor-{aside_stamp(now)}"
 
 
 class HeldCache:
@@ -192,7 +188,7 @@ def apply_moves(held: HeldCache, moves: Sequence[Move], now: float) -> PruneResu
     that fails (the entry went away, a compiler directory was swapped for a link) is recorded and the rest go on; a
     filesystem that is full or read-only stops the moves. A backup folder that cannot be made is one UserError."""
     try:
-        backup = make_backup_folder(held.cache, utc_stamp(now))
+        backup = make_backup_folder(held.cache, aside_stamp(now))
     except OSError as error:
         raise exit_codes.UserError(f"could not create a backup folder beside {held.cache.path}: "
                                    f"{error.strerror or error}; nothing was moved") from None

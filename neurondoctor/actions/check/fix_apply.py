@@ -16,7 +16,6 @@ import errno
 import os
 import re
 import stat
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,10 +65,6 @@ class EnvironmentFix:
     path: str
     findings: list[str]
     steps: list[FixStep]
-
-
-def utc_stamp() -> str:
-    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
 
 
 def _inside(path: str, folders: Sequence[str]) -> bool:
