@@ -3,14 +3,14 @@ metadata is damaged."""
 
 from __future__ import annotations
 
-import re
-import time
+from pathlib import PurePosixPath
 
 from neurondoctor.facts.python_env import INSTALLATION_KINDS, SITE_ROLE_VENV, Distribution, PythonEnvironment
+from neurondoctor.pyenv.layouts import PYTHON_DIR
 from neurondoctor.rules.check import FindingSpec, RuleSet, environment_check
 from neurondoctor.rules.context import RuleContext, pin, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
-from neurondoctor.rules.fix import Fix, Step, command, note
+from neurondoctor.rules.fix import Fix, Step, aside_stamp, command, note
 from neurondoctor.rules.python_stack import python_support, shadowing
 
 CATEGORY = "broken-venv"
@@ -66,13 +66,12 @@ def missing_interpreter(ctx: RuleContext) -> list[Finding]:
     return findings
 
 
-_SITE_VERSION = re.compile(r"/python(\d+\.\d+)t?/site-packages$")
 NOT_REINSTALLED = frozenset({"pip", "setuptools", "wheel"})  # `python -m venv` brings its own
 
 
 def _package_versions(env: PythonEnvironment) -> list[str]:
     """X.Y of the environment's own `lib/pythonX.Y/site-packages` that hold installed distributions."""
-    found = [_SITE_VERSION.search(site.path) for site in env.site_dirs
+    found = [PYTHON_DIR.match(PurePosixPath(site.path).parent.name) for site in env.site_dirs
              if site.role == SITE_ROLE_VENV and site.distributions]
     return sorted({match.group(1) for match in found if match})
 
@@ -95,7 +94,7 @@ def _rebuild_commands(ctx: RuleContext, env: PythonEnvironment, version: str) ->
     by_hand = sorted(dist.display_name for dist in own if _built_from_source(dist))
     pins = sorted(pin(dist.display_name, dist.version) for dist in own if not _built_from_source(dist))
     neuron = any(dist.name in ctx.catalog.neuron_pip_packages() for dist in own)
-    kept = f"{path}.neurondoctor-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
+    kept = f"{path}.neurondoctor-{aside_stamp()}"
     lines: list[Step] = [command("mv", path, kept, note="the old environment, kept"),
              command(str(interpreter), "-m", "venv", path)]
     if any(source.origin == f"{path}/pip.conf" for source in env.pip_config):  # its own index settings go along
