@@ -114,10 +114,13 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
                   r"(?P<value>(?:\\.|(?!(?P=quote)).)*)(?P=quote)",
                   lambda match: f"{match.group('key')}{match.group('quote')}{MARK}{match.group('quote')}",
                   needs=("'", '"'), needs_also=(":", "=")),
+    # A name right after `/` followed by `:` is a file's path and the reason after it (`/etc/passwd: not a
+    # directory`, `/run/secrets/token: permission denied`), as every tool words a file error: the reason stays.
     # An unquoted value runs to the end of the line (a password may hold spaces, `;` or `@`), but stops before
     # the next option or assignment of a command line, so `--epochs 3` after it stays readable.
     SecretPattern("secret assignment (KEY=value, key: value)",
-                  r"(?i)(?P<key>(?<![\w-])" + _SECRET_NAME + r"\s*(?:=|:(?!//))[ \t]*)"
+                  r"(?i)(?P<key>(?<![\w-])(?:(?<=/)(?P<path>)|(?<!/))" + _SECRET_NAME
+                  + r"\s*(?(path)=|(?:=|:(?!//)))[ \t]*)"
                   r"(?P<value>(?!['\"])" + _UNQUOTED_VALUE + ")", _keep_key, needs=("=", ":")),
     SecretPattern("secret command-line option",
                   r"(?i)(?P<key>(?<![\w-])--?" + _NAME_BODY + r"(?:=|\s+))(?P<value>(?!-)[^\s'\"\\]+)", _keep_key,

@@ -106,8 +106,20 @@ def test_the_case_folding_of_the_pre_checks_covers_every_character_re_matches() 
 
 def test_ordinary_text_stays_readable() -> None:
     for text in ("aws-neuronx-dkms 2.29.0.0 2.9.0.2.15.32035", "torch==2.9.0 passthrough compass",
-                 "NEURON_RT_VISIBLE_CORES=0-3", "sha256 5d41402abc4b2a76b9719d911017c592aaaaaaaa"):
+                 "NEURON_RT_VISIBLE_CORES=0-3", "sha256 5d41402abc4b2a76b9719d911017c592aaaaaaaa",
+                 # A file error names the path, then the reason: the reason is the doctor's, never a secret.
+                 "--root /etc/passwd: not a directory", "open /run/secrets/db_password: permission denied"):
         assert redact_secrets(text) == text
+    # The same names as keys are still secrets, also with `=` right after a path.
+    assert redact_secrets("passwd: hunter2") == "passwd: [REDACTED]"
+    assert redact_secrets("/srv/app/token=abc123") == "/srv/app/token=[REDACTED]"
+
+
+def test_a_root_that_is_a_file_is_named_with_its_reason() -> None:
+    """`check --root /etc/passwd` says why it refuses; redaction once took the reason for a password."""
+    run = run_cli(["check", "--root", "/etc/passwd"])
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr == "error: --root /etc/passwd: not a directory\n"
 
 
 def _plant(tmp_path: Path) -> tuple[Path, dict[str, str]]:
