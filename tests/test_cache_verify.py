@@ -58,3 +58,14 @@ def test_prune_broken_moves_only_those(tmp_path: Path) -> None:
                                                             "MODULE_eefadb0dc66df9ddcde2+39f12043"]
     again = run_cli(["cache", "verify", str(cache)], env=cli_env(), timeout=60)
     assert again.returncode == 0 and again.stdout == f"{cache}: 2 finished entries checked, 0 not whole\n"
+
+
+def test_verify_of_a_default_cache_that_is_not_there_says_so(tmp_path: Path) -> None:
+    """Without a cache there is nothing to verify: "0 finished entries checked" read as a cache found whole."""
+    root = tmp_path / "root"
+    (root / "var/tmp").mkdir(parents=True)
+    text = run_cli(["cache", "verify", "--root", str(root)], env=cli_env(), timeout=60)
+    assert text.returncode == 0 and text.stdout == "/var/tmp/neuron-compile-cache: not present, nothing to verify\n"
+    document = json.loads(run_cli(["cache", "verify", "--root", str(root), "--json"], env=cli_env(),
+                                  timeout=60).stdout)["verify"]
+    assert document == {"cache": "/var/tmp/neuron-compile-cache", "present": False, "checked": 0, "problems": []}

@@ -72,7 +72,8 @@ def verify(
     if index.problem or (cache and not index.exists):
         raise exit_codes.UserError(f"{path}: {index.problem or 'no such directory'}")
     checked, problems = verify_entries(index)
-    _emit(verify_document(root, path, checked, problems), render_verify_text(path, checked, problems), json_out)
+    _emit(verify_document(root, path, checked, problems, index.exists),
+          render_verify_text(path, checked, problems, index.exists), json_out)
     raise typer.Exit(exit_codes.FINDINGS if problems else exit_codes.OK)
 
 

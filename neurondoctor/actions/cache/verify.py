@@ -74,14 +74,18 @@ def verify_entries(index: CacheIndex) -> tuple[int, list[EntryProblem]]:
     return checked, problems
 
 
-def verify_document(root: str, path: str, checked: int, problems: Sequence[EntryProblem]) -> dict[str, Any]:
+def verify_document(root: str, path: str, checked: int, problems: Sequence[EntryProblem],
+                    present: bool = True) -> dict[str, Any]:
     return {"schema": "neurondoctor.cache/1", "root": root,
-            "verify": {"cache": path, "checked": checked,
+            "verify": {"cache": path, "present": present, "checked": checked,
                        "problems": [{"entry": item.entry, "problem": item.problem} for item in problems]}}
 
 
-def render_verify_text(path: str, checked: int, problems: Sequence[EntryProblem]) -> str:
-    """Each entry's name is the cache's, and its problem may quote the file: each is one field (`field_text`)."""
+def render_verify_text(path: str, checked: int, problems: Sequence[EntryProblem], present: bool = True) -> str:
+    """Each entry's name is the cache's, and its problem may quote the file: each is one field (`field_text`). A
+    default cache that does not exist says so: "0 entries checked" would read as a cache found whole."""
+    if not present:
+        return f"{field_text(path)}: not present, nothing to verify\n"
     lines = [f"{field_text(path)}: {checked:,} finished entr{'y' if checked == 1 else 'ies'} checked, "
              f"{len(problems):,} not whole"]
     lines += [f"  {field_text(item.entry)}: {field_text(item.problem)}" for item in problems]
