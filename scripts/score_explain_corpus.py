@@ -26,7 +26,8 @@ TIMEOUT_SECONDS = 120  # one explain of a log of a few KiB; far above what it ta
 
 
 def _explain(path: Path, no_host: bool) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "neurondoctor", "explain", "--json"] + (["--no-host"] if no_host else []) + [str(path)]
+    options = ["--json", "--no-host"] if no_host else ["--json"]
+    command = [sys.executable, "-m", "neurondoctor", "explain", *options, str(path)]
     return subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT_SECONDS, check=False)
 
 
