@@ -77,7 +77,7 @@ def test_one_third_is_held_out_overall_and_in_every_kind() -> None:
     for kind in INDEX["kinds"]:
         of_kind = [entry for entry in ENTRIES if entry["kind"] == kind]
         held_of_kind = [entry for entry in of_kind if entry["split"] == "held-out"]
-        assert len(held_of_kind) == round(len(of_kind) / 3), kind
+        assert abs(len(held_of_kind) - len(of_kind) / 3) <= 1, kind  # each batch's own rounding, at most one
 
 
 def test_no_text_is_recorded_twice() -> None:
