@@ -2,7 +2,9 @@
 
 `NEURON_RT_VISIBLE_CORES`: an index or inclusive range (`0-3`), taking precedence over
 `NEURON_RT_NUM_CORES` (a count; 0 = all) (neuron-runtime/guides/configuration-guide.rst).
-`NEURON_LOGICAL_NC_CONFIG` is 1 or 2 and applies to Trn2/Trn3 only (logical-neuroncore-config.rst).
+`NEURON_LOGICAL_NC_CONFIG` is 1 or 2 and applies to Trn2/Trn3 only (logical-neuroncore-config.rst). Those values
+and families are read from manifests/env-vars.json, which also drives the retired-variable and value rules
+(documented_env_vars.py).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from neurondoctor.rules.check import Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_INFO, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Command, Fix, export, unset
-from neurondoctor.rules.host_stack import compile_cache, operating_system, resources
+from neurondoctor.rules.host_stack import compile_cache, documented_env_vars, operating_system, resources
 from neurondoctor.rules.host_stack.resources import GIB
 from neurondoctor.strict_numbers import count_problem, parse_count
 
@@ -169,21 +171,32 @@ def num_cores(ctx: RuleContext) -> list[Finding]:
     return []
 
 
+def _logical_core_values(ctx: RuleContext) -> tuple[str, ...]:
+    """The values NEURON_LOGICAL_NC_CONFIG takes (env-vars.json; logical-neuroncore-config.rst: 1 or 2), else the
+    logical core configs instances.json lists."""
+    documented = ctx.catalog.env_var_table.documented("NEURON_LOGICAL_NC_CONFIG")
+    if documented is not None and documented.values:
+        return documented.values
+    return tuple(sorted({str(config) for props in ctx.catalog.instances.values()
+                         for config in props.get("logical_nc_configs") or ()}))
+
+
 def logical_core_config(ctx: RuleContext) -> list[Finding]:
-    """ND-ENV-003: NEURON_LOGICAL_NC_CONFIG on a family without logical cores, or not 1/2."""
+    """ND-ENV-003: NEURON_LOGICAL_NC_CONFIG on a family without logical cores, or not a value the docs give."""
     value = ctx.facts.environ.get("NEURON_LOGICAL_NC_CONFIG")
     if value is None:
         return []
-    if value not in ("1", "2"):
+    allowed = _logical_core_values(ctx)
+    if allowed and value not in allowed:
         problem = count_problem(value, max_digits=_MAX_DIGITS)
         return [_finding("ND-ENV-003", SEVERITY_ERROR,
-                         f"NEURON_LOGICAL_NC_CONFIG={_shown(value)!r}: it must be 1 or 2",
+                         f"NEURON_LOGICAL_NC_CONFIG={_shown(value)!r}: it must be {' or '.join(allowed)}",
                          "It must also match the compiler's `-lnc` setting" + (f"; this value is {problem}."
                                                                                if problem else "."),
                          "NEURON_LOGICAL_NC_CONFIG", value, unset("NEURON_LOGICAL_NC_CONFIG"))]
     family = ctx.facts.host.instance_family
-    supported = ctx.catalog.compat.get("logical_nc_config_families", [])
-    if family is None or family in supported:
+    supported = ctx.catalog.logical_nc_families()
+    if family is None or not supported or family in supported:
         return []
     return [_finding("ND-ENV-003", SEVERITY_WARNING,
                      f"NEURON_LOGICAL_NC_CONFIG={value} is set on {ctx.facts.host.instance_type}, which has no "
@@ -245,5 +258,6 @@ RULE_SET = RuleSet(
     ),
 )
 CHECK = Check("host-env", "Environment",
-              (RULE_SET, resources.RULE_SET, compile_cache.RULE_SET, operating_system.RULE_SET), host_env_summary,
+              (RULE_SET, documented_env_vars.RULE_SET, resources.RULE_SET, compile_cache.RULE_SET,
+               operating_system.RULE_SET), host_env_summary,
               needs=("system", "resources"))
