@@ -18,12 +18,15 @@ from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_INFO, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Command, Fix, export, unset
+from neurondoctor.strict_numbers import parse_count
 
 # Owners whose variables the host's own Neuron packages read: their retirement is judged against the host release.
 _HOST_OWNERS = frozenset({"runtime", "collectives", "tools"})
 # How people spell a switch they mean to turn on or off; the fix writes the documented 1 or 0 instead.
 _ON_WORDS = frozenset({"yes", "y", "on", "enable", "enabled"})
 _OFF_WORDS = frozenset({"no", "n", "off", "disable", "disabled"})
+# Longer numbers are no size any documented variable takes (strict_numbers: ASCII digits only).
+_MAX_DIGITS = 9
 
 
 def _shown(value: str) -> str:
@@ -48,18 +51,22 @@ def _retired_status(ctx: RuleContext, retired: RetiredVariable) -> tuple[str, st
             "Neuron software reads it is not stated", False)
 
 
+def _carries_over(ctx: RuleContext, equivalent: str, value: str) -> bool:
+    """Whether `value` can be given to the equivalent as it is: a number where the equivalent takes one (a value
+    the report cut or redacted is not, so it is never carried into a fix)."""
+    documented = ctx.catalog.env_var_table.documented(equivalent)
+    return documented is None or documented.kind != "integer" or parse_count(value, max_digits=_MAX_DIGITS) is not None
+
+
 def _retired_fix(ctx: RuleContext, retired: RetiredVariable, value: str, ignored: bool) -> Fix:
     """Carry the value to a direct equivalent, or unset what is ignored; anything else would change what runs, so
     the detail names the way forward and no line is printed."""
-    steps: list[Command] = []
     equivalent = retired.direct_equivalent
-    if equivalent is not None:
-        if equivalent not in ctx.facts.environ:
-            steps.append(export(equivalent, value))
-        steps.append(unset(retired.name))
-    elif ignored:
-        steps.append(unset(retired.name))
-    return Fix(steps)
+    if equivalent is not None and equivalent in ctx.facts.environ:
+        return Fix([unset(retired.name)])
+    if equivalent is not None and _carries_over(ctx, equivalent, value):
+        return Fix([export(equivalent, value), unset(retired.name)])
+    return Fix([unset(retired.name)] if ignored else [])
 
 
 def _retired_finding(ctx: RuleContext, retired: RetiredVariable, value: str) -> Finding:
