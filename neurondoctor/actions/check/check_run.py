@@ -324,8 +324,8 @@ def run_check(options: CheckOptions, catalog: Optional[ReleaseCatalog] = None) -
     step = time.perf_counter()
     environments, cut = collect_environments(fs, options, timings, host.collector_failures, catalog, listed)
     _timed(timings, "environments", step)
-    facts = Facts(host=host, environments=environments, environ=relevant_environ(options.environ, catalog.env_var_table.names),
-                  listed_environments=listed,
+    environ = relevant_environ(options.environ, catalog.env_var_table.names)
+    facts = Facts(host=host, environments=environments, environ=environ, listed_environments=listed,
                   environments_cut_at=len(environments) + len(listed) if cut else None)
     ctx = RuleContext(facts, catalog, target_release=options.release)
     checks = run_checks(ctx, select_checks(options.select, options.skip), options.select, options.skip)

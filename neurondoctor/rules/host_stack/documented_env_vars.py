@@ -29,8 +29,8 @@ _OFF_WORDS = frozenset({"no", "n", "off", "disable", "disabled"})
 _MAX_DIGITS = 9
 
 
-def _shown(value: str) -> str:
-    """A value as a title shows it: whole when short, cut when someone set a megabyte."""
+def shown_value(value: str) -> str:
+    """A variable's value as a title shows it: whole when short, cut when someone set a megabyte."""
     return value if len(value) <= 40 else value[:37] + "..."
 
 
@@ -106,7 +106,7 @@ def _value_finding(variable: DocumentedVariable, value: str, problem: str) -> Fi
                    "intended.")
     return Finding(
         id="ND-ENV-006", category="env-var-misconfig", severity=SEVERITY_ERROR if fails else SEVERITY_WARNING,
-        title=f"{variable.name}={_shown(value)!r} is {problem}",
+        title=f"{variable.name}={shown_value(value)!r} is {problem}",
         detail=f"{consequence} ({variable.source})",
         evidence={"variable": variable.name, "value": value, "owner": variable.owner, "kind": variable.kind},
         fix=Fix([_value_fix(variable, value)]))
