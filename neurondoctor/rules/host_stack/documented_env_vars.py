@@ -52,10 +52,11 @@ def _retired_status(ctx: RuleContext, retired: RetiredVariable) -> tuple[str, st
 
 
 def _carries_over(ctx: RuleContext, equivalent: str, value: str) -> bool:
-    """Whether `value` can be given to the equivalent as it is: a number where the equivalent takes one (a value
-    the report cut or redacted is not, so it is never carried into a fix)."""
+    """Whether `value` can be given to the equivalent as it is: only a number, to an equivalent that takes one. Any
+    other value may be one the report cut or redacted, so it is never carried into a fix."""
     documented = ctx.catalog.env_var_table.documented(equivalent)
-    return documented is None or documented.kind != "integer" or parse_count(value, max_digits=_MAX_DIGITS) is not None
+    return (documented is not None and documented.kind == "integer"
+            and parse_count(value, max_digits=_MAX_DIGITS) is not None)
 
 
 def _retired_fix(ctx: RuleContext, retired: RetiredVariable, value: str, ignored: bool) -> Fix:
