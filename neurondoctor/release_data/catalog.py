@@ -22,11 +22,13 @@ from neurondoctor.neuron_version import (
 )
 from neurondoctor.python_packaging import canonical_name, matches
 from neurondoctor.regular_files import read_regular_file
+from neurondoctor.release_data.env_var_table import EnvVarTable
 from neurondoctor.release_data.os_support import OsSupport
 from neurondoctor.release_data.schema import (
     SchemaError,
     check_compat_document,
     check_end_of_support_document,
+    check_env_vars_document,
     check_instances_document,
     check_os_support_document,
     check_release_document,
@@ -90,6 +92,7 @@ class ReleaseCatalog:
     instances: dict[str, dict[str, Any]] = field(default_factory=dict)
     os_support: dict[str, Any] = field(default_factory=dict)
     end_of_support: dict[str, Any] = field(default_factory=dict)
+    env_vars: dict[str, Any] = field(default_factory=dict)
     _index: dict[str, dict[str, list[str]]] = field(default_factory=dict, repr=False)
     _neuron_pip: Optional[frozenset[str]] = field(default=None, repr=False)
 
@@ -105,6 +108,20 @@ class ReleaseCatalog:
     def os_facts(self) -> OsSupport:
         """Lookups over `os-support.json`, built once per run (two OS rules ask)."""
         return OsSupport(self.os_support)
+
+    @functools.cached_property
+    def env_var_table(self) -> EnvVarTable:
+        """Lookups over `env-vars.json`, built once per run (the environment rules ask for every variable set)."""
+        return EnvVarTable(self.env_vars)
+
+    def logical_nc_families(self) -> tuple[str, ...]:
+        """The instance families with logical NeuronCores: where `env-vars.json` gives NEURON_LOGICAL_NC_CONFIG's
+        families, else the families `instances.json` lists with more than one logical core config."""
+        documented = self.env_var_table.documented("NEURON_LOGICAL_NC_CONFIG")
+        if documented is not None and documented.families:
+            return documented.families
+        return tuple(sorted({str(props.get("family")) for props in self.instances.values()
+                             if len(props.get("logical_nc_configs") or ()) > 1}))
 
     def framework_entry(self, release: str, name: str) -> Optional[PackageEntry]:
         """The newest entry of `name` a PyTorch/XLA torch-neuronx environment of `release` installs: for
@@ -351,8 +368,10 @@ def load_catalog(directory: Optional[Path] = None, compat_directory: Optional[Pa
         "instances", {})
     os_support = _read_json(compat_base / "os-support.json", check_os_support_document, problems) or {}
     end_of_support = _read_json(compat_base / "end-of-support.json", check_end_of_support_document, problems) or {}
+    env_vars = _read_json(compat_base / "env-vars.json", check_env_vars_document, problems) or {}
     names = sdk.get("releases") or sorted(
         (path.stem for path in (base / "releases").glob("*.json")), key=release_tuple, reverse=True)
     releases = load_release_files(base, names, problems)
     _apply_carryover(releases, compat)
-    return ReleaseCatalog(str(base), sdk, compat, releases, problems, instances, os_support, end_of_support)
+    return ReleaseCatalog(str(base), sdk, compat, releases, problems, instances, os_support, end_of_support,
+                          env_vars)

@@ -1,7 +1,8 @@
 """Shape checks for release-data documents, so a corrupt file is refused with a message, not a traceback.
 
 AWS's `n2-manifest.json` is checked before conversion and whenever `manifests update` downloads one; the
-project's own `sdk.json`, `releases/X.Y.Z.json`, `compat.json`, `instances.json` and `os-support.json` on load.
+project's own `sdk.json`, `releases/X.Y.Z.json`, `compat.json`, `instances.json`, `os-support.json` and
+`env-vars.json` on load.
 """
 
 from __future__ import annotations
@@ -289,3 +290,69 @@ def check_end_of_support_document(doc: Any) -> None:
         _release_name(item.get("release"), f"{where}.release")
         for key in ("date", "source", "why"):
             _require(isinstance(item.get(key), str), f"{where}.{key}", "expected a string")
+
+
+ENV_VARS_SCHEMA = "neurondoctor.env-vars/1"
+# What a variable's value is, as its page describes it; `unstated` where the page gives no type.
+ENV_VAR_KINDS = frozenset({"bool", "integer", "enum", "core-list", "count-list", "path", "flags", "address", "text",
+                           "unstated"})
+ENV_VAR_OWNERS = frozenset({"runtime", "compiler", "collectives", "framework", "tools", "containers"})
+RETIRED_EFFECTS = frozenset({"ignored", "honoured", "not stated"})
+NOT_STATED = "not stated"
+RUNTIME_BOOLEANS = "runtime booleans"
+
+
+def _check_variable(name: str, item: dict[str, Any], has_booleans: bool) -> None:
+    where = f"env-vars.variables.{name}"
+    _require(item.get("owner") in ENV_VAR_OWNERS, f"{where}.owner", f"expected one of {sorted(ENV_VAR_OWNERS)}")
+    _require(item.get("kind") in ENV_VAR_KINDS, f"{where}.kind", f"expected one of {sorted(ENV_VAR_KINDS)}")
+    _require(isinstance(item.get("source"), str) and item["source"] != "", f"{where}.source", "expected a page")
+    values = item.get("values")
+    if isinstance(values, list):
+        _string_list(values, f"{where}.values")
+        _require(values != [], f"{where}.values", "expected at least one value")
+    else:
+        _require(values in (NOT_STATED, RUNTIME_BOOLEANS), f"{where}.values",
+                 f"expected a list, {NOT_STATED!r} or {RUNTIME_BOOLEANS!r}")
+        _require(values != RUNTIME_BOOLEANS or has_booleans, f"{where}.values", "runtime_booleans is missing")
+    _require(isinstance(item.get("closed"), bool), f"{where}.closed", "expected true or false")
+    bounds = item.get("range")
+    if bounds is not None:
+        _require(isinstance(bounds, list) and len(bounds) == 2 and type(bounds[0]) is int
+                 and (bounds[1] is None or type(bounds[1]) is int), f"{where}.range", "expected [low, high or null]")
+    _require(not item["closed"] or values != NOT_STATED or (item["kind"] == "integer" and bounds is not None),
+             f"{where}.closed", "a closed variable needs its values or its range")
+    for key in ("default", "invalid", "judged_by", "since", "per_family", "note"):
+        _require(isinstance(item.get(key, ""), str), f"{where}.{key}", "expected a string")
+    _require(isinstance(item.get("case_insensitive", False), bool), f"{where}.case_insensitive", "expected a bool")
+    _string_list(item.get("families", []), f"{where}.families")
+
+
+def _check_retired(name: str, item: dict[str, Any]) -> None:
+    where = f"env-vars.retired.{name}"
+    _require(item.get("owner") in ENV_VAR_OWNERS, f"{where}.owner", f"expected one of {sorted(ENV_VAR_OWNERS)}")
+    _require(item.get("effect") in RETIRED_EFFECTS, f"{where}.effect", f"expected one of {sorted(RETIRED_EFFECTS)}")
+    for key in ("source", "replacement"):
+        _require(isinstance(item.get(key), str) and item[key] != "", f"{where}.{key}", "expected a string")
+    if item.get("retired_in") is not None:
+        _release_name(item["retired_in"], f"{where}.retired_in")
+    _require(item.get("retired_in") is not None or isinstance(item.get("deprecated_in"), str), where,
+             "expected retired_in or deprecated_in")
+    _string_list(item.get("replaced_by"), f"{where}.replaced_by")
+    equivalent = item.get("direct_equivalent")
+    _require(equivalent is None or equivalent in item["replaced_by"], f"{where}.direct_equivalent",
+             "expected null or one of replaced_by")
+    _require(isinstance(item.get("warns", False), bool), f"{where}.warns", "expected a bool")
+
+
+def check_env_vars_document(doc: Any) -> None:
+    """`manifests/env-vars.json`: the documented variables (owner, kind, values, page) and the retired ones."""
+    top = _object(doc, "env-vars")
+    _require(top.get("schema") == ENV_VARS_SCHEMA, "env-vars.schema", f"expected {ENV_VARS_SCHEMA!r}")
+    booleans = top.get("runtime_booleans")
+    if booleans is not None:
+        _string_list(_object(booleans, "env-vars.runtime_booleans").get("values"), "env-vars.runtime_booleans.values")
+    for name, props in _object(top.get("variables"), "env-vars.variables").items():
+        _check_variable(name, _object(props, f"env-vars.variables.{name}"), booleans is not None)
+    for name, props in _object(top.get("retired"), "env-vars.retired").items():
+        _check_retired(name, _object(props, f"env-vars.retired.{name}"))

@@ -53,7 +53,7 @@ class RuleContext:
         instance takes, else the instance's default (2 on Trn2/Trn3); None on families without logical cores."""
         profile = self.instance_profile()
         family = self.facts.host.instance_family
-        if family not in self.catalog.compat.get("logical_nc_config_families", []):
+        if family not in self.catalog.logical_nc_families():
             return None
         allowed = profile.get("logical_nc_configs") or [1, 2]
         value = parse_count(self.facts.environ.get("NEURON_LOGICAL_NC_CONFIG", ""), maximum=8)

@@ -42,7 +42,7 @@ EXECUTED = {  # id -> the test that runs its printed fix lines and checks again
     "ND-RT-002": "tests/test_venv_create.py::test_a_compiler_newer_than_the_host_runtime_without_touching_the_host",
     "ND-PIP-004": "tests/test_venv_create.py::test_check_reports_a_broken_guard",
     **{f"ND-ENV-00{number}": "tests/fixes/test_env_var_fixes.py::test_the_env_var_fix_in_the_users_shell"
-       for number in range(1, 5)},
+       for number in range(1, 7)},
     **{f"ND-CACHE-00{number}": "tests/fixes/test_cache_fixes.py::test_the_prune_line_moves_the_plant_and_keeps_the_rest"
        for number in range(1, 4)},
     "ND-CACHE-004": "tests/fixes/test_cache_fixes.py::test_a_cache_another_user_made_gets_a_cache_of_ones_own",

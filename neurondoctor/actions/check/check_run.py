@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -103,13 +103,15 @@ def validate_options(options: CheckOptions, catalog: ReleaseCatalog) -> None:
 ENV_VALUE_LIMIT = 4096
 
 
-def relevant_environ(environ: Mapping[str, str]) -> dict[str, str]:
-    """Neuron/XLA/Python variables only (the report must not carry the rest of a user's environment), redacted,
-    each cut to ENV_VALUE_LIMIT characters (a megabyte value must not make a megabyte report)."""
+def relevant_environ(environ: Mapping[str, str], named: Collection[str] = ()) -> dict[str, str]:
+    """Neuron/XLA/Python variables only, plus the ones the release data names (`NEURONCORE_GROUP_SIZES`,
+    `FI_PROVIDER`, `BUCKET_CAP_MB`: env-vars.json), so the rules see what the docs name; the report must not carry
+    the rest of a user's environment. Redacted, each cut to ENV_VALUE_LIMIT characters (a megabyte value must not
+    make a megabyte report)."""
     from neurondoctor.redaction import redact_variable
 
     return {key: redact_variable(key, value[:ENV_VALUE_LIMIT]) for key, value in sorted(environ.items())
-            if key.startswith(NEURON_ENV_PREFIXES)}
+            if key.startswith(NEURON_ENV_PREFIXES) or key in named}
 
 
 def _timed(timings: dict[str, float], key: str, started: float) -> None:
@@ -322,8 +324,8 @@ def run_check(options: CheckOptions, catalog: Optional[ReleaseCatalog] = None) -
     step = time.perf_counter()
     environments, cut = collect_environments(fs, options, timings, host.collector_failures, catalog, listed)
     _timed(timings, "environments", step)
-    facts = Facts(host=host, environments=environments, environ=relevant_environ(options.environ),
-                  listed_environments=listed,
+    environ = relevant_environ(options.environ, catalog.env_var_table.names)
+    facts = Facts(host=host, environments=environments, environ=environ, listed_environments=listed,
                   environments_cut_at=len(environments) + len(listed) if cut else None)
     ctx = RuleContext(facts, catalog, target_release=options.release)
     checks = run_checks(ctx, select_checks(options.select, options.skip), options.select, options.skip)

@@ -2,7 +2,9 @@
 
 `NEURON_RT_VISIBLE_CORES`: an index or inclusive range (`0-3`), taking precedence over
 `NEURON_RT_NUM_CORES` (a count; 0 = all) (neuron-runtime/guides/configuration-guide.rst).
-`NEURON_LOGICAL_NC_CONFIG` is 1 or 2 and applies to Trn2/Trn3 only (logical-neuroncore-config.rst).
+`NEURON_LOGICAL_NC_CONFIG` is 1 or 2 and applies to Trn2/Trn3 only (logical-neuroncore-config.rst). Those values
+and families are read from manifests/env-vars.json, which also drives the retired-variable and value rules
+(documented_env_vars.py).
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from neurondoctor.rules.check import Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_INFO, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Command, Fix, export, unset
-from neurondoctor.rules.host_stack import compile_cache, operating_system, resources
+from neurondoctor.rules.host_stack import compile_cache, documented_env_vars, operating_system, resources
+from neurondoctor.rules.host_stack.documented_env_vars import shown_value
 from neurondoctor.rules.host_stack.resources import GIB
 from neurondoctor.strict_numbers import count_problem, parse_count
 
@@ -63,11 +66,6 @@ def parse_core_list(value: str) -> Optional[CoreList]:
     return CoreList(tuple(merged))
 
 
-def _shown(value: str) -> str:
-    """A variable's value as a title shows it: whole when short, cut when someone set a megabyte."""
-    return value if len(value) <= 40 else value[:37] + "..."
-
-
 def _finding(finding_id: str, severity: str, title: str, detail: str, variable: str, value: str,
              fix: Command) -> Finding:
     return Finding(id=finding_id, category="env-var-misconfig", severity=severity, title=title, detail=detail,
@@ -87,7 +85,7 @@ def visible_cores(ctx: RuleContext) -> list[Finding]:
         return []
     total = ctx.total_cores()
     cores = parse_core_list(value)
-    shown = _shown(value)
+    shown = shown_value(value)
     if cores is None:
         return [_finding("ND-ENV-001", SEVERITY_ERROR, f"NEURON_RT_VISIBLE_CORES={shown!r} is not a core index or "
                          "range", "Use an index (`3`) or an inclusive range (`0-3`).", "NEURON_RT_VISIBLE_CORES",
@@ -138,7 +136,7 @@ def _cores_of_devices_not_given(ctx: RuleContext, value: str, cores: CoreList, t
     usable = ",".join(f"{device * per_device}-{device * per_device + per_device - 1}" for device in sorted(given))
     devices = ", ".join(f"/dev/neuron{device}" for device in missing[:4]) + ("…" if len(missing) > 4 else "")
     return [_finding("ND-ENV-001", SEVERITY_WARNING,
-                     f"NEURON_RT_VISIBLE_CORES={_shown(value)} names cores of {devices}, which this container was "
+                     f"NEURON_RT_VISIBLE_CORES={shown_value(value)} names cores of {devices}, which this container was "
                      f"not given (it has {', '.join(f'/dev/neuron{device}' for device in sorted(given))}: cores "
                      f"{usable})",
                      f"Core indexes are the instance's ({per_device} {_core_kind(ctx)}cores per device); the runtime "
@@ -155,7 +153,8 @@ def num_cores(ctx: RuleContext) -> list[Finding]:
     total = ctx.total_cores()
     problem = count_problem(value, max_digits=_MAX_DIGITS)
     if problem is not None:
-        return [_finding("ND-ENV-002", SEVERITY_ERROR, f"NEURON_RT_NUM_CORES={_shown(value)!r} is not a core count",
+        return [_finding("ND-ENV-002", SEVERITY_ERROR,
+                         f"NEURON_RT_NUM_CORES={shown_value(value)!r} is not a core count",
                          f"It is a count of cores to claim (0 = all); this value is {problem}.",
                          "NEURON_RT_NUM_CORES", value, unset("NEURON_RT_NUM_CORES"))]
     if total is not None and int(value) > total:
@@ -169,21 +168,32 @@ def num_cores(ctx: RuleContext) -> list[Finding]:
     return []
 
 
+def _logical_core_values(ctx: RuleContext) -> tuple[str, ...]:
+    """The values NEURON_LOGICAL_NC_CONFIG takes (env-vars.json; logical-neuroncore-config.rst: 1 or 2), else the
+    logical core configs instances.json lists."""
+    documented = ctx.catalog.env_var_table.documented("NEURON_LOGICAL_NC_CONFIG")
+    if documented is not None and documented.values:
+        return documented.values
+    return tuple(sorted({str(config) for props in ctx.catalog.instances.values()
+                         for config in props.get("logical_nc_configs") or ()}))
+
+
 def logical_core_config(ctx: RuleContext) -> list[Finding]:
-    """ND-ENV-003: NEURON_LOGICAL_NC_CONFIG on a family without logical cores, or not 1/2."""
+    """ND-ENV-003: NEURON_LOGICAL_NC_CONFIG on a family without logical cores, or not a value the docs give."""
     value = ctx.facts.environ.get("NEURON_LOGICAL_NC_CONFIG")
     if value is None:
         return []
-    if value not in ("1", "2"):
+    allowed = _logical_core_values(ctx)
+    if allowed and value not in allowed:
         problem = count_problem(value, max_digits=_MAX_DIGITS)
         return [_finding("ND-ENV-003", SEVERITY_ERROR,
-                         f"NEURON_LOGICAL_NC_CONFIG={_shown(value)!r}: it must be 1 or 2",
+                         f"NEURON_LOGICAL_NC_CONFIG={shown_value(value)!r}: it must be {' or '.join(allowed)}",
                          "It must also match the compiler's `-lnc` setting" + (f"; this value is {problem}."
                                                                                if problem else "."),
                          "NEURON_LOGICAL_NC_CONFIG", value, unset("NEURON_LOGICAL_NC_CONFIG"))]
     family = ctx.facts.host.instance_family
-    supported = ctx.catalog.compat.get("logical_nc_config_families", [])
-    if family is None or family in supported:
+    supported = ctx.catalog.logical_nc_families()
+    if family is None or not supported or family in supported:
         return []
     return [_finding("ND-ENV-003", SEVERITY_WARNING,
                      f"NEURON_LOGICAL_NC_CONFIG={value} is set on {ctx.facts.host.instance_type}, which has no "
@@ -245,5 +255,6 @@ RULE_SET = RuleSet(
     ),
 )
 CHECK = Check("host-env", "Environment",
-              (RULE_SET, resources.RULE_SET, compile_cache.RULE_SET, operating_system.RULE_SET), host_env_summary,
+              (RULE_SET, documented_env_vars.RULE_SET, resources.RULE_SET, compile_cache.RULE_SET,
+               operating_system.RULE_SET), host_env_summary,
               needs=("system", "resources"))
