@@ -108,7 +108,7 @@ def read_compile_cache(fs: RootFS, environ: Mapping[str, str], choice: CacheChoi
             return cache
     cache.mount = path_mount(fs, table if table is not None else read_mount_table(fs), location, shown)
     resolved = fs.resolve(existing) if existing else None
-    if resolved is None:
+    if existing is None or resolved is None:
         return cache
     cache.disk_not_known = (view or LiveView(fs)).not_measured(existing)
     if cache.disk_not_known is not None:
