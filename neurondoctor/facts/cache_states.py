@@ -6,6 +6,3 @@ ENTRY_FAILED = "failed"  # model.log and no usable NEFF: skipped until --retry_f
 ENTRY_INCOMPLETE = "incomplete"  # neither: a compile that was stopped, or one under way (then it is locked)
 ENTRY_STATES = (ENTRY_DONE, ENTRY_FAILED, ENTRY_INCOMPLETE)
 
-# Filesystems where another machine may hold a lock: a compile on another node is invisible to /proc/locks here.
-NETWORK_FILESYSTEMS = frozenset({"nfs", "nfs4", "lustre", "cifs", "smb3", "ceph", "glusterfs", "gpfs", "beegfs",
-                                 "9p", "fuse.s3fs", "fuse.mountpoint-s3", "fuse.sshfs", "fuse.glusterfs"})

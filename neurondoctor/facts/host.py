@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Optional
 
+from neurondoctor.facts.mounts import MountTable, PathMount
+
 if TYPE_CHECKING:  # the index is made (and its module imported) only where a cache exists
     from neurondoctor.facts.cache_index import CacheIndex
 
@@ -145,6 +147,9 @@ class CompileCache:
     path_redacted: bool = False  # `path` had a secret cut (a URL's credentials): a fix names its variable instead
     # Why an unattended verdict leaves it unmeasured: another user controls the way to the default location
     not_judged: Optional[str] = None
+    mount: Optional[PathMount] = None  # the mount it (or its nearest existing parent) is on, from the host's table
+    # Why its free disk and this machine's read-only flag are not known: the root is not a live view of this machine
+    disk_not_known: Optional[str] = None
 
 
 @dataclass
@@ -207,6 +212,8 @@ class HostSnapshot:
     group_names: list[str] = field(default_factory=list)
     neuron_ls: list[NeuronLsDevice] = field(default_factory=list)
     commands: list[CommandFact] = field(default_factory=list)
+    mount_table: MountTable = field(default_factory=MountTable)  # the host's own (host/mount_table.py)
+    mounts: list[PathMount] = field(default_factory=list)  # of /tmp and each environment's folder, where known
 
     @property
     def has_neuron_hardware(self) -> bool:

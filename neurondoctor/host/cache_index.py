@@ -33,6 +33,8 @@ from neurondoctor.facts.cache_index import (
     CacheLock,
     CompilerCache,
 )
+from neurondoctor.host.live_view import LiveView
+from neurondoctor.host.mount_table import path_mount
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.redaction import redact_secrets
 from neurondoctor.regular_files import read_untrusted_file
@@ -136,20 +138,6 @@ _Scanned = tuple[str, int, tuple[CacheLock, ...]]
 COMPILER_COMMANDS = frozenset({"neuronx-cc", "walrus_driver"})
 
 
-def mount_type(fs: RootFS, inner: str) -> Optional[str]:
-    """The type of the filesystem `inner` is on: the longest mount point of /proc/self/mounts that holds it."""
-    best: tuple[int, Optional[str]] = (-1, None)
-    for line in (fs.try_read_text("/proc/self/mounts", limit=1 << 20) or "").splitlines():
-        fields = line.split()
-        if len(fields) < 3:
-            continue
-        point = fields[1].replace("\\040", " ")
-        inside = inner == point or inner.startswith(point.rstrip("/") + "/")
-        if inside and len(point) > best[0]:
-            best = (len(point), fields[2])
-    return best[1]
-
-
 def compilers_running(fs: RootFS) -> list[str]:
     """`PID COMM` of every neuronx-cc process this host (this PID namespace) shows."""
     try:
@@ -171,7 +159,7 @@ class _LockHolders:
 
     def __init__(self, fs: RootFS, mount_path: str) -> None:
         self.fs = fs
-        self.mount_path = mount_path  # the cache as /proc/self/mounts names it: resolved on the live host
+        self.mount_path = mount_path  # the cache's in-root path: its links are followed inside the root
         self._holders: Optional[dict[tuple[int, int, int], int]] = None
         self._looked_around = False
 
@@ -183,7 +171,9 @@ class _LockHolders:
     def look_around(self, index: CacheIndex) -> None:
         if not self._looked_around:
             self._looked_around = True
-            index.filesystem = mount_type(self.fs, self.mount_path)
+            if index.filesystem is None:  # check sets it from the table it read; `cache status` reads it here
+                found = path_mount(self.fs, LiveView(self.fs).mount_table(), self.mount_path)
+                index.filesystem = found.filesystem if found is not None else None
             index.compilers_running = compilers_running(self.fs)
 
 
@@ -334,7 +324,7 @@ def index_cache(fs: RootFS, inner: str, max_entries: Optional[int] = None,
         return index
     index.exists, index.host_path, index._identity = True, base, (found.st_dev, found.st_ino)
     started, now = time.monotonic(), time.time()
-    holders = _LockHolders(fs, base if fs.is_live else inner)
+    holders = _LockHolders(fs, inner)
     try:
         top = sorted(os.scandir(base), key=lambda item: item.name)
     except OSError as error:

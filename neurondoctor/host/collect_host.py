@@ -16,6 +16,7 @@ from typing import Callable, Optional
 from neurondoctor.command_runner import COMMAND_TIMEOUT_VARIABLE, duration_from_environ, run_command
 from neurondoctor.facts import CollectorFailure
 from neurondoctor.facts.host import CORE_COUNT_COLLECTOR, ECC_COLLECTOR, CommandFact, HostSnapshot, SysfsDevice
+from neurondoctor.facts.mounts import TMP
 from neurondoctor.host import (
     compile_cache,
     device_holders,
@@ -24,6 +25,7 @@ from neurondoctor.host import (
     host_tree,
     kernel_modules,
     memlock_limits,
+    mount_table,
     neuron_devices,
     neuron_ls,
     os_packages,
@@ -32,6 +34,7 @@ from neurondoctor.host import (
     runtime_files,
 )
 from neurondoctor.host.kernel_log import read_kernel_log
+from neurondoctor.host.live_view import LiveView
 from neurondoctor.host.os_packages import PackageDatabaseUnreadable
 from neurondoctor.host.rootfs import RootFS
 
@@ -202,8 +205,14 @@ def collect_host_snapshot(fs: RootFS, environ: Mapping[str, str], failures: list
         if snapshot.device_nodes:  # without device nodes nothing can hold one: skip the /proc walk
             snapshot.holders = device_holders.read_device_holders(fs)
 
+    view = LiveView(fs)
+
+    def mounts() -> None:
+        snapshot.mount_table = view.mount_table()
+        snapshot.mounts = [found for found in [mount_table.path_mount(fs, snapshot.mount_table, TMP)] if found]
+
     def resources() -> None:
-        snapshot.compile_cache = compile_cache.read_compile_cache(fs, environ, cache_choice)
+        snapshot.compile_cache = compile_cache.read_compile_cache(fs, environ, cache_choice, snapshot.mount_table, view)
         if not snapshot.container:  # a container's limit is the runtime's `--ulimit`, not the image's files
             snapshot.memlock_limit, snapshot.memlock_source = memlock_limits.read_memlock_limit(fs)
         if fs.is_live:
@@ -212,7 +221,8 @@ def collect_host_snapshot(fs: RootFS, environ: Mapping[str, str], failures: list
             snapshot.user_name, snapshot.group_names = _names(snapshot.uid, snapshot.groups)
 
     collectors = (("system", system), ("hardware", hardware), ("kernel-log", kernel_log), ("driver", driver),
-                  ("packages", packages), ("runtime", runtime), ("processes", processes), ("resources", resources))
+                  ("packages", packages), ("runtime", runtime), ("processes", processes), ("mounts", mounts),
+                  ("resources", resources))
     missing = host_tree.missing_host_parts(fs)
     if missing:  # nothing to collect: every area that needs a host is unknown, never judged on an empty snapshot
         reason = f"{fs.root} is not a Linux host tree ({'; '.join(missing)})"

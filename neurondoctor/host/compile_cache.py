@@ -15,9 +15,13 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Optional
 
 from neurondoctor.facts.host import CompileCache
+from neurondoctor.facts.mounts import MountTable
+from neurondoctor.host.live_view import LiveView
+from neurondoctor.host.mount_table import path_mount, read_mount_table
 from neurondoctor.host.path_control import controlled_by_another_user
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.redaction import redact_secrets
@@ -84,9 +88,13 @@ def _nearest_existing(fs: RootFS, inner: str) -> Optional[str]:
         path = path.rsplit("/", 1)[0] or "/"
 
 
-def read_compile_cache(fs: RootFS, environ: Mapping[str, str], choice: CacheChoice = CacheChoice()) -> CompileCache:
-    """Disk figures come from `statvfs` on the cache directory or its nearest existing parent; an unattended run
-    leaves them out (and says why in `not_judged`) for a default cache another user controls."""
+def read_compile_cache(fs: RootFS, environ: Mapping[str, str], choice: CacheChoice = CacheChoice(),
+                       table: Optional[MountTable] = None, view: Optional[LiveView] = None) -> CompileCache:
+    """Read-only, noexec and network come from the host's own mount table (`table`); free disk and this
+    machine's read-only flag from `statvfs` on the cache directory or its nearest existing parent, only where that
+    measures the host's filesystem (host/live_view.py: the live host, or a live view of it), else they are not
+    known and `disk_not_known` says why. An unattended run leaves the disk out (and says why in `not_judged`) for a
+    default cache another user controls."""
     location, source = cache_location(environ, choice.configured)
     shown = redact_secrets(location)
     cache = CompileCache(path=shown, source=source, remote="://" in location, path_redacted=shown != location)
@@ -98,22 +106,41 @@ def read_compile_cache(fs: RootFS, environ: Mapping[str, str], choice: CacheChoi
         if foreign:
             cache.not_judged = redact_secrets(foreign)  # it names the paths on the way, which anyone may name
             return cache
+    cache.mount = path_mount(fs, table if table is not None else read_mount_table(fs), location, shown)
     resolved = fs.resolve(existing) if existing else None
-    if resolved is None:
+    if existing is None or resolved is None:
         return cache
-    try:
-        usage = os.statvfs(resolved)
-    except OSError:
-        return cache
-    cache.free_bytes = usage.f_bavail * usage.f_frsize
-    cache.total_bytes = usage.f_blocks * usage.f_frsize
-    cache.read_only = bool(usage.f_flag & os.ST_RDONLY)
-    # Whether this user can write the cache, or create it where its nearest existing parent is (live host only:
-    # under --root the user who will compile is not this one).
-    cache.writable = os.access(resolved, os.W_OK | os.X_OK) if fs.is_live else None
+    cache.disk_not_known = (view or LiveView(fs)).not_measured(existing)
+    if cache.disk_not_known is not None:
+        cache.disk_not_known = redact_secrets(cache.disk_not_known)
+        cache.read_only = cache.mount.read_only if cache.mount is not None else None
+    else:
+        _measure(cache, resolved, fs.is_live)
     if existing == (location.rstrip("/") or "/"):
         from neurondoctor.host.cache_index import index_cache  # only where a cache exists (check's start-up)
 
         cache.index = index_cache(fs, location, max_entries=CHECK_MAX_ENTRIES, flag_samples=CHECK_FLAG_SAMPLES)
         cache.index.host_path = cache.index.host_path and redact_secrets(cache.index.host_path)
+        if cache.mount is not None:
+            cache.index.filesystem = cache.mount.filesystem
     return cache
+
+
+def _measure(cache: CompileCache, resolved: Path, live: bool) -> None:
+    """Free and total disk from this machine's `statvfs`, which measures the host's own filesystem here (the
+    caller has judged so); on the live host its read-only flag and this user's access too."""
+    try:
+        usage = os.statvfs(resolved)
+    except OSError:
+        return
+    cache.free_bytes = usage.f_bavail * usage.f_frsize
+    cache.total_bytes = usage.f_blocks * usage.f_frsize
+    # The read-only flag is the mount's the path is seen through: under a live view that is the view's own
+    # (the node-problem-detector DaemonSet mounts the node's / read-only at /host), so it comes from the host's table.
+    if live:
+        cache.read_only = bool(usage.f_flag & os.ST_RDONLY)
+    else:
+        cache.read_only = cache.mount.read_only if cache.mount is not None else None
+    # Whether this user can write the cache, or create it where its nearest existing parent is (live host only:
+    # under --root the user who will compile is not this one).
+    cache.writable = os.access(resolved, os.W_OK | os.X_OK) if live else None

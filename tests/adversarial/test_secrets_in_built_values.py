@@ -17,6 +17,7 @@ from tests.cache_fixture import entry
 from tests.conftest import check_json, cli_env, findings_by_id, run_cli
 from tests.doubles.slurm import FakeSlurm
 from tests.host_fixture import HostSpec, build_host
+from tests.mount_tables import as_live_view
 from tests.small_filesystem import small_filesystem
 
 # (how the cache is configured, the secrets in it)
@@ -91,6 +92,7 @@ def test_a_key_in_a_local_cache_path_never_reaches_the_drain_reason(tmp_path: Pa
     key = "AKIAZ7QWERTYUIOPASDF"
     root = build_host(tmp_path / "root", HostSpec())
     with small_filesystem(root / "mnt" / key):
+        as_live_view(root)
         slurm = FakeSlurm(tmp_path, "IDLE")
         env = slurm.env(NEURON_COMPILE_CACHE_URL=f"/mnt/{key}/neuron-cache")
         dry = run_cli(["health", "--slurm", "--dry-run", "--root", str(root)], env=env)

@@ -2,7 +2,8 @@
 lives: a link there to a small or full filesystem must not drain a healthy node. Unattended `health` judges the
 default cache, like the environments it finds, only where root controls every link and folder on the way to it,
 or where the operator configured it; otherwise it says why in an info (never degraded, never a drain). `check`, run
-by a user, judges it as before.
+by a user, judges it as before. Each root is made a live view of this machine once its small filesystem is mounted
+(the DaemonSet's /host): only then are its disk figures the host's (host/live_view.py).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import pytest
 from tests.conftest import cli_env, findings_by_id, run_cli
 from tests.doubles.slurm import FakeSlurm
 from tests.host_fixture import HostSpec, build_host
+from tests.mount_tables import as_live_view
 from tests.small_filesystem import small_filesystem
 
 NOBODY = 65534
@@ -64,6 +66,7 @@ def _health(root: Path, tmp_path: Path, config: str = "", **variables: str) -> t
 def test_a_cache_another_user_controls_never_drains_a_node(how: str, tmp_path: Path) -> None:
     root = _host(tmp_path)
     with small_filesystem(root / "mnt/full"):
+        as_live_view(root)
         _plant(root, how)
         code, log, report = _health(root, tmp_path)
         assert code == 0 and "slurm: none" in log and "would run" not in log, log
@@ -80,6 +83,7 @@ def test_a_cache_folder_another_user_owns_never_drains_a_node(tmp_path: Path) ->
     """No link at all: the cache folder itself, on a full filesystem, is another user's (they compiled first)."""
     root = _host(tmp_path)
     with small_filesystem(root / CACHE):
+        as_live_view(root)
         os.chown(root / CACHE, NOBODY, NOBODY)
         code, log, report = _health(root, tmp_path)
         assert code == 0 and "would run" not in log, log
@@ -90,6 +94,7 @@ def test_a_cache_root_made_on_a_full_filesystem_still_drains(tmp_path: Path) -> 
     """Near miss: root's own link to root's full filesystem is the node's real state: unhealthy, drained."""
     root = _host(tmp_path)
     with small_filesystem(root / "mnt/full"):
+        as_live_view(root)
         _plant(root, "root's link")
         code, log, report = _health(root, tmp_path)
         assert code == 1 and "would run: scontrol update 'nodename=trn1-a' 'state=drain'" in log, log
@@ -102,6 +107,7 @@ def test_a_cache_the_operator_configured_is_judged_whoever_owns_it(configured: s
     """Near miss: the operator named the location (health.conf, or the environment health runs with): judged."""
     root = _host(tmp_path)
     with small_filesystem(root / "mnt/full"):
+        as_live_view(root)
         _plant(root, "nobody's link")
         if configured == "health.conf":
             code, log, report = _health(root, tmp_path, config=f"compile_cache = /{CACHE}\n")

@@ -76,6 +76,10 @@ ADVICE_ONLY = {  # id -> why no command can be run for it
                                  "by its operator; the line runs the node's own check" for number in (12, 13, 14)},
     "ND-CACHE-005": "the compiler flags are the user's choice: keep them (one compile) or set back the cached ones",
     "ND-CACHE-006": "an operator's choice: name the cache in health.conf or give the way to it to root",
+    "ND-CACHE-007": "a shared cache is the operator's choice: nothing to repair",
+    "ND-CACHE-008": "a writable /tmp is given by the host's or the container's mounts (a tmpfs, a pod's emptyDir)",
+    "ND-RES-005": "remounting without noexec is root's (fstab, the pod's volume), or the environment is made again "
+                  "elsewhere",
     "ND-HW-001": "uncorrectable memory errors: the instance is stopped and started (or replaced) by its operator",
     "ND-HW-002": "a NEURON_HW_ERR in the kernel log: the instance is stopped and started (or replaced) by its operator",
     "ND-DEV-005": "devices missing from the instance: a reboot, then a stop and start (or replacement) by its operator",

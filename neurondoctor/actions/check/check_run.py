@@ -21,6 +21,7 @@ from neurondoctor.host.collect_host import collect_host_snapshot
 from neurondoctor.host.compile_cache import CacheChoice
 from neurondoctor.host.host_tree import missing_host_parts
 from neurondoctor.host.instance_identity import read_hostname, read_instance_id, read_instance_type
+from neurondoctor.host.mount_table import mounts_of
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.pyenv.discovery import (
     discover_environments,
@@ -323,6 +324,7 @@ def run_check(options: CheckOptions, catalog: Optional[ReleaseCatalog] = None) -
     listed: list[ListedEnvironment] = []
     step = time.perf_counter()
     environments, cut = collect_environments(fs, options, timings, host.collector_failures, catalog, listed)
+    host.snapshot.mounts += mounts_of(fs, host.snapshot.mount_table, [env.path for env in environments])
     _timed(timings, "environments", step)
     environ = relevant_environ(options.environ, catalog.env_var_table.names)
     facts = Facts(host=host, environments=environments, environ=environ, listed_environments=listed,

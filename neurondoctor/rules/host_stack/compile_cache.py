@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Optional
 
-from neurondoctor.facts.cache_states import ENTRY_DONE, ENTRY_FAILED, NETWORK_FILESYSTEMS
+from neurondoctor.facts.cache_states import ENTRY_DONE, ENTRY_FAILED
+from neurondoctor.facts.mounts import NETWORK_FILESYSTEMS, TMP, PathMount
 from neurondoctor.facts.python_env import PythonEnvironment
 from neurondoctor.host.compile_cache import CACHE_DIR_FLAG
 from neurondoctor.rules.check import FindingSpec, RuleSet
@@ -191,15 +192,80 @@ def unwritable(ctx: RuleContext) -> list[Finding]:
         fix = command("export", (Shell("NEURON_CC_FLAGS="), f"{flags} --cache_dir=".lstrip(), PER_USER_CACHE))
     else:
         fix = command("export", (Shell("NEURON_COMPILE_CACHE_URL="), PER_USER_CACHE))
+    mount = cache.mount
+    if cache.read_only and mount is not None and mount.read_only:
+        title += f" ({mount.point} is mounted read-only: {mount.table})"
     return [_finding(
         "ND-CACHE-004", SEVERITY_WARNING, title=title,
-        detail=("neuronx-cc stores each compiled graph in the cache; where it cannot write, what it compiles is not "
-                "kept for the next start (ASSUMED: the compile wrapper's exact behaviour, an error or a compile "
-                "without caching, is not documented). A cache made by one user (often root, with sudo) is not "
-                "writable by the others: give each user a cache of their own."),
+        detail=("neuronx-cc stores each compiled graph in the cache, and the compile wrapper opens a lock file in it "
+                "even to use a graph that is there: on a read-only cache users meet `OSError: [Errno 30] Read-only "
+                "file system: '…/lock'` (a serving container given a cache inside its read-only model folder). "
+                "Where this user cannot write, what it compiles is not kept for the next start (ASSUMED: the "
+                "wrapper's exact behaviour, an error or a compile without caching, is not documented). A cache made "
+                "by one user (often root, with sudo) is not writable by the others: give each user a cache of "
+                "their own."),
         evidence={"path": cache.path, "source": cache.source, "read_only": cache.read_only,
-                  "writable": cache.writable, "user": ctx.facts.host.snapshot.user_name},
+                  "writable": cache.writable, "user": ctx.facts.host.snapshot.user_name,
+                  **_mount_evidence(mount)},
         fix=Fix([fix]),
+    )]
+
+
+def _mount_evidence(mount: Optional[PathMount]) -> dict[str, object]:
+    if mount is None:
+        return {}
+    return {"mount": mount.point, "filesystem": mount.filesystem, "mount_options": mount.options,
+            "mount_table": mount.table}
+
+
+def on_network_filesystem(ctx: RuleContext) -> list[Finding]:
+    """ND-CACHE-007: the cache is on a network filesystem (EFS, FSx for Lustre, NFS, an S3 mount): an info, never a
+    warning. Sharing a cache across nodes is a design AWS documents (vLLM Neuron's remote tier is an NFS or FSx
+    mount); what it changes is what this node can know: a compile on another node holds locks /proc/locks here
+    does not show, so stale locks are not judged (ND-CACHE-002)."""
+    cache = ctx.facts.host.snapshot.compile_cache
+    mount = cache.mount if cache is not None else None
+    if cache is None or cache.remote or mount is None or not mount.network:
+        return []
+    return [_finding(
+        "ND-CACHE-007", SEVERITY_INFO,
+        title=f"the compile cache {cache.path} is on {mount.filesystem} ({mount.point}): other nodes may compile "
+              "into it",
+        detail=("A cache on a network filesystem is shared by every node that mounts it. Its lock files may be held "
+                "by a compile on another node, which this node's /proc/locks does not show: the doctor does not call "
+                "them stale, and a run here may wait on a compile elsewhere. Each compile's graph also travels over "
+                "the network. Node-local caches avoid both; a shared one saves each node its own compile."),
+        evidence={"path": cache.path, "source": cache.source, **_mount_evidence(mount)},
+        fix=Fix([note("nothing to repair: keep the shared cache, or give each node a local one (a folder on its "
+                      "own disk in NEURON_COMPILE_CACHE_URL)")]),
+    )]
+
+
+# The compile wrapper makes a graph's workdir under /tmp/<user>/neuroncc_compile_workdir/<id>/ (its
+# `Call compiler with cmd: neuronx-cc compile … /tmp/ubuntu/neuroncc_compile_workdir/…` log lines in users'
+# reports); TorchNeuron's torch.compile backend keeps its artifacts in TORCH_NEURONX_DEBUG_DIR, /tmp/neuron_backend
+# by default (torch-neuronx environment variables reference).
+
+
+def workdir_read_only(ctx: RuleContext) -> list[Finding]:
+    """ND-CACHE-008: /tmp, where every compile writes its graph first, is on a read-only mount, in an environment
+    that compiles."""
+    tmp = next((mount for mount in ctx.facts.host.snapshot.mounts if mount.path == TMP), None)
+    envs = compiler_environments(ctx.facts.environments)
+    if tmp is None or not tmp.read_only or not envs:
+        return []
+    return [_finding(
+        "ND-CACHE-008", SEVERITY_WARNING,
+        title=f"{TMP} is on a read-only mount ({tmp.point}, {tmp.filesystem}): neuronx-cc cannot write a graph's "
+              "workdir there",
+        detail=("Before neuronx-cc runs, the compile wrapper writes the graph to "
+                "/tmp/<user>/neuroncc_compile_workdir/<id>/, and TorchNeuron's torch.compile backend keeps its "
+                "artifacts in /tmp/neuron_backend (TORCH_NEURONX_DEBUG_DIR): on a read-only /tmp no graph that is "
+                "not cached can compile. Containers started with a read-only root filesystem have it unless /tmp "
+                "is a mount of its own. ASSUMED: whether TMPDIR moves the wrapper's workdir is not documented."),
+        evidence={"path": TMP, **_mount_evidence(tmp),
+                  "environments": [env.path for env, _ in envs]},
+        fix=Fix([note("give the host or the container a writable /tmp (a tmpfs, or a pod's emptyDir at /tmp)")]),
     )]
 
 
@@ -283,7 +349,8 @@ def not_judged(ctx: RuleContext) -> list[Finding]:
 
 
 RULE_SET = RuleSet(
-    rules=(failed_entries, stale_locks, other_compilers, unwritable, other_flags, not_judged),
+    rules=(failed_entries, stale_locks, other_compilers, unwritable, other_flags, not_judged, on_network_filesystem,
+           workdir_read_only),
     findings=(
         FindingSpec("ND-CACHE-001", CATEGORY, SEVERITY_WARNING, "failed compilations in the compile cache that "
                     "later runs skip"),
@@ -296,5 +363,9 @@ RULE_SET = RuleSet(
                     "with the NEURON_CC_FLAGS set now"),
         FindingSpec("ND-CACHE-006", CATEGORY, SEVERITY_INFO, "unattended health did not judge the default compile "
                     "cache: another user controls the way to it"),
+        FindingSpec("ND-CACHE-007", CATEGORY, SEVERITY_INFO, "the compile cache is on a network filesystem (EFS, "
+                    "FSx, NFS, an S3 mount): other nodes may compile into it"),
+        FindingSpec("ND-CACHE-008", CATEGORY, SEVERITY_WARNING, "the temporary folder, where compiles write their "
+                    "graphs first, is on a read-only mount"),
     ),
 )

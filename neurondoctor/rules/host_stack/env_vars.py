@@ -236,6 +236,8 @@ def host_env_summary(ctx: RuleContext) -> str:
     cache = ctx.facts.host.snapshot.compile_cache
     if cache is not None:
         free = f", {cache.free_bytes / GIB:.0f} GiB free" if cache.free_bytes is not None else ""
+        if cache.disk_not_known is not None:
+            free = f" (free disk not known: {cache.disk_not_known})"
         parts.append(f"compile cache {cache.path}{free}")
     return "; ".join(parts)
 

@@ -13,7 +13,7 @@ from neurondoctor.facts.host import PciFunction
 from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
-from neurondoctor.rules.fix import Command, Fix, Shell, alternative, command, pipeline
+from neurondoctor.rules.fix import Command, Fix, Shell, alternative, command, note, pipeline
 from neurondoctor.rules.host_stack.cache_words import cache_word
 from neurondoctor.rules.host_stack.compiler_installs import compiler_environments, installed_compiler_versions
 
@@ -137,13 +137,41 @@ def memlock_limit(ctx: RuleContext) -> list[Finding]:
     )]
 
 
+def environment_on_noexec(ctx: RuleContext) -> list[Finding]:
+    """ND-RES-005: an environment whose folder is on a mount with `noexec`. The kernel refuses to map a file of a
+    noexec filesystem for execution (mmap(2): EPERM with PROT_EXEC), which every native extension needs: `import
+    torch` fails with `failed to map segment from shared object` (users' reports of the same error for libraries on
+    noexec partitions and a tmpfs /tmp). A documented refusal, so an error."""
+    mounts = {mount.path: mount for mount in ctx.facts.host.snapshot.mounts}
+    found = []
+    for env in ctx.facts.environments:
+        mount = mounts.get(env.path)
+        if mount is None or not mount.noexec:
+            continue
+        found.append(Finding(
+            id="ND-RES-005", category="resource", severity=SEVERITY_ERROR,
+            title=f"the environment {env.path} is on a noexec mount ({mount.point}): its native libraries cannot "
+                  "be loaded",
+            detail=("Python extensions and the libraries beside them (torch's libtorch, libneuronxla, neuronx-cc's "
+                    "own) are mapped for execution when imported; on a filesystem mounted noexec the kernel refuses "
+                    "and the import fails with `ImportError: …so: failed to map segment from shared object`."),
+            evidence={"environment": env.path, "resolved": mount.resolved, "mount": mount.point,
+                      "filesystem": mount.filesystem, "mount_options": mount.options, "mount_table": mount.table},
+            fix=Fix([note("remount {} without noexec (its line in /etc/fstab, or the pod's volume), or create the "
+                          "environment on a filesystem that allows execution", mount.point)]),
+        ))
+    return found
+
+
 RULE_SET = RuleSet(
-    rules=(compile_cache_space, efa_absent, efa_short, memlock_limit),
+    rules=(compile_cache_space, efa_absent, efa_short, memlock_limit, environment_on_noexec),
     findings=(
         FindingSpec("ND-RES-001", "resource", SEVERITY_WARNING, "little free disk for the compile cache",
                     also=(SEVERITY_ERROR,)),
         FindingSpec("ND-RES-002", "resource", SEVERITY_WARNING, "no EFA on a trn1.32xlarge/trn1n"),
         FindingSpec("ND-RES-004", "resource", SEVERITY_WARNING, "fewer EFA interfaces than the instance type has"),
         FindingSpec("ND-RES-003", "resource", SEVERITY_WARNING, "a finite memlock limit with EFA"),
+        FindingSpec("ND-RES-005", "resource", SEVERITY_ERROR, "a Python environment on a noexec mount: its native "
+                    "libraries cannot be loaded"),
     ),
 )
