@@ -23,7 +23,7 @@ from neurondoctor.rules.python_stack.support_ranges import in_span, severity_of
 from neurondoctor.rules.registry import all_finding_specs
 from tests.conftest import check_json, cli_env, findings_by_id
 from tests.host_fixture import HostSpec, build_host
-from tests.neuron_envs import HEALTHY_STACKS, simple_wheel, stack_wheels
+from tests.neuron_envs import HEALTHY_STACKS, jax_stack_wheels, simple_wheel, stack_wheels
 from tests.wheelhouse import VenvFactory, WheelSpec
 
 DATA = bundled_manifest_dir() / "support-ranges.json"
@@ -31,13 +31,6 @@ DATA = bundled_manifest_dir() / "support-ranges.json"
 # 2.33's vLLM Neuron line, 0.29.0.1.x (the vLLM Omni Neuron setup guide of 2.33.0), which the release data does not
 # list: a member of it.
 VLLM_NEURON_2_33 = simple_wheel("vllm-neuron", "0.29.0.1.0")
-
-
-def _jax_venv(jax: str, libneuronxla: str = "3.0.3854.0") -> list[WheelSpec]:
-    """The DLAMI's JAX venv of Neuron 2.31.1 (tests/test_framework_lines.py JAX_2_31) with JAX `jax`."""
-    return [simple_wheel("jax-neuronx", "0.10.0.1.0.10466", ("libneuronxla>=3.0", "neuronx-cc>=2.26")),
-            simple_wheel("libneuronxla", libneuronxla), simple_wheel("neuronx-cc", "2.26.6360.0"),
-            simple_wheel("jax", jax, (f"jaxlib<={jax},>={jax}",)), simple_wheel("jaxlib", jax)]
 
 
 def _check(tmp_path: Path, venvs: VenvFactory, instance_type: str, release: str, wheels: list[WheelSpec],
@@ -126,14 +119,14 @@ def test_a_support_file_of_garbage_is_one_line_and_the_report_still_comes(tmp_pa
 ])
 def test_jax_on_a_2_31_1_trn1_against_the_release_notes_range(tmp_path: Path, venvs: VenvFactory, jax: str,
                                                               expected: list[tuple[str, ...]]) -> None:
-    _, report = _check(tmp_path, venvs, "trn1.32xlarge", "2.31.1", _jax_venv(jax))
+    _, report = _check(tmp_path, venvs, "trn1.32xlarge", "2.31.1", jax_stack_wheels(jax))
     eos = [(item["id"], item["evidence"]["announcement"]) for item in report["findings"]
            if item["id"].startswith("ND-EOS")]
     assert _sup(report) + eos == expected
 
 
 def test_the_jax_finding_names_the_range_the_page_and_the_pin(tmp_path: Path, venvs: VenvFactory) -> None:
-    venv, report = _check(tmp_path, venvs, "trn1.32xlarge", "2.31.1", _jax_venv("0.11.2"))
+    venv, report = _check(tmp_path, venvs, "trn1.32xlarge", "2.31.1", jax_stack_wheels("0.11.2"))
     (finding,) = findings_by_id(report)["ND-SUP-001"]
     assert finding["title"] == (f"{venv}: jax 0.11.2 is outside the versions Neuron 2.31.1 supports beside "
                                 "jax-neuronx (jax>=0.7.0,<=0.10.0)")
@@ -190,7 +183,7 @@ def test_the_2_34_range_applies_once_the_data_holds_2_34(tmp_path: Path, venvs: 
     env = cli_env({"NEURONDOCTOR_MANIFESTS": str(manifests)})
     found = {}
     for jax in ("0.12.0", "0.9.2", "0.11.2"):
-        _, report = _check(tmp_path / jax, venvs, "trn1.32xlarge", "2.33.0", _jax_venv(jax, "3.0.10135.0"),
+        _, report = _check(tmp_path / jax, venvs, "trn1.32xlarge", "2.33.0", jax_stack_wheels(jax, "3.0.10135.0"),
                            ("--release", "2.34.0"), env)
         eos = [(item["id"], item["evidence"]["announcement"]) for item in report["findings"]
                if item["id"] == "ND-EOS-001"]
