@@ -21,7 +21,7 @@ from neurondoctor.python_packaging import valid_specifier
 from neurondoctor.release_data.catalog import bundled_manifest_dir, load_catalog
 from neurondoctor.rules.python_stack.support_ranges import in_span, severity_of
 from neurondoctor.rules.registry import all_finding_specs
-from tests.conftest import check_json, cli_env, findings_by_id
+from tests.conftest import check_json, cli_env, findings_by_id, run_cli
 from tests.host_fixture import HostSpec, build_host
 from tests.neuron_envs import HEALTHY_STACKS, jax_stack_wheels, simple_wheel, stack_wheels
 from tests.wheelhouse import VenvFactory, WheelSpec
@@ -253,3 +253,12 @@ def test_torchneuron_on_trn1_is_left_to_nd_inst_001(tmp_path: Path, venvs: VenvF
     _, report = _check(tmp_path, venvs, "trn1.32xlarge", "2.33.0", wheels)
     assert _sup(report) == []
     assert any(item["evidence"]["package"] == "torch-neuronx" for item in findings_by_id(report)["ND-INST-001"])
+
+
+def test_manifests_status_names_the_rules_and_what_is_not_published() -> None:
+    done = run_cli(["manifests", "status", "--json"])
+    document = json.loads(done.stdout)
+    assert {"jax-2.34", "vllm-neuron-trn2-trn3"} <= {item["id"] for item in document["support_rules"]}
+    assert "the numpy bounds of each neuronx-cc line" in [item["what"] for item in document["not_published"]]
+    text = run_cli(["manifests", "status"]).stdout
+    assert "not published, so never judged: the numpy bounds of each neuronx-cc line;" in text
