@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from neurondoctor.python_packaging import valid_specifier
+from neurondoctor.python_packaging import canonical_name, valid_specifier
 from neurondoctor.release_data.catalog import bundled_manifest_dir, load_catalog
 from neurondoctor.rules.python_stack.support_ranges import in_span, severity_of
 from neurondoctor.rules.registry import all_finding_specs
@@ -61,6 +61,8 @@ def test_every_entry_has_its_page_a_valid_range_and_a_known_cover() -> None:
     for entry in [*document["ranges"], *document["instances"]]:
         assert entry["source"].startswith("https://") and entry["outside"] in ("fails", "unsupported"), entry["id"]
         assert entry.get("covered_by") in (None, *finding_ids), entry["id"]
+        names = [entry["package"], *entry.get("beside", {})]
+        assert names == [canonical_name(name) for name in names], entry["id"]  # installed records are keyed so
     for entry in document["ranges"]:
         assert valid_specifier(entry["supported"]) and entry["supported"], entry["id"]
         assert all(valid_specifier(spec) for spec in entry["beside"].values()), entry["id"]
