@@ -43,6 +43,44 @@ def matches(version: str, specifier: str) -> Optional[bool]:
         return None
 
 
+def valid_specifier(specifier: str) -> bool:
+    """Whether pip reads this as a version set (`>=0.10.0,<=0.11.2`; '' admits every version)."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    try:
+        SpecifierSet(specifier)
+    except InvalidSpecifier:
+        return False
+    return True
+
+
+def below_range(version: str, specifier: str) -> Optional[bool]:
+    """Whether `version` fails a lower bound (`>=`, `>`) of the set: older than every version it admits. None when
+    either side is not PEP 440."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        parsed = Version(version)
+        return any(item.operator in (">=", ">") and not item.contains(parsed, prereleases=True)
+                   for item in SpecifierSet(specifier))
+    except (InvalidSpecifier, InvalidVersion):
+        return None
+
+
+def newest_admitted(specifier: str) -> Optional[str]:
+    """The one version a set names as its top (`<=0.11.2` or `==0.13.0` → that version), which an install can pin;
+    None when the set has no such bound (`>=3.20` admits every later version: the set itself is the pin)."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    try:
+        tops = [item.version for item in SpecifierSet(specifier)
+                if item.operator in ("<=", "==", "===") and "*" not in item.version]
+    except InvalidSpecifier:
+        return None
+    return tops[0] if len(tops) == 1 else None
+
+
 @functools.lru_cache(maxsize=8192)
 def metadata_problem(name: str, version: str) -> str:
     """Why a distribution record's name or version is not one pip could have written ('' when both are): such a

@@ -83,6 +83,15 @@ def native_stack_wheels(stack: NativeStack) -> list[WheelSpec]:
     ]
 
 
+def jax_stack_wheels(jax: str, libneuronxla: str = "3.0.3854.0") -> list[WheelSpec]:
+    """The DLAMI's JAX venv (dlami/index.rst: `/opt/aws_neuronx_venv_jax_0_9` in 2.31) with release 2.31.1's JAX
+    line: jax-neuronx 0.10.0.1.0.10466, libneuronxla 3.0.3854.0 (JAX needs the 3.* line,
+    release-notes/components/jax.rst), neuronx-cc 2.26.6360.0; with JAX `jax` and its jaxlib."""
+    return [simple_wheel("jax-neuronx", "0.10.0.1.0.10466", ("libneuronxla>=3.0", "neuronx-cc>=2.26")),
+            simple_wheel("libneuronxla", libneuronxla), simple_wheel("neuronx-cc", "2.26.6360.0"),
+            simple_wheel("jax", jax, (f"jaxlib<={jax},>={jax}",)), simple_wheel("jaxlib", jax)]
+
+
 def torch_wheel(version: str, version_py: Optional[str] = None, cuda: Optional[str] = None,
                 requires: tuple[str, ...] = ()) -> WheelSpec:
     shown = version_py or (version if "+" in version else f"{version}+cpu")

@@ -16,7 +16,7 @@ from tests.fixes.harness import bad_findings, user_env
 from tests.host_fixture import HostSpec, build_host, pinned_inf1_host
 from tests.host_simulator import HostSimulator
 from tests.layouts import conda_install, source_built_python
-from tests.neuron_envs import HEALTHY_STACKS, NEURON_REPO, simple_wheel, stack_wheels, torch_wheel
+from tests.neuron_envs import HEALTHY_STACKS, NEURON_REPO, jax_stack_wheels, simple_wheel, stack_wheels, torch_wheel
 from tests.wheelhouse import VenvFactory, WheelSpec, image_venv
 
 
@@ -167,11 +167,8 @@ def test_the_tensorflow_dlc_images_are_clean(tmp_path: Path, venvs: VenvFactory,
 
 # --- JAX (jax-neuronx) ------------------------------------------------------------------------------------------
 # The DLAMI's JAX venv (dlami/index.rst: `/opt/aws_neuronx_venv_jax_0_9` in 2.31, `…_jax_0_10` from 2.32) with
-# release 2.31.1's JAX line: jax-neuronx 0.10.0.1.0.10466, libneuronxla 3.0.3854.0 (JAX needs the 3.* line,
-# release-notes/components/jax.rst), neuronx-cc 2.26.6360.0, on Python 3.11.
-JAX_2_31 = [simple_wheel("jax-neuronx", "0.10.0.1.0.10466", ("libneuronxla>=3.0", "neuronx-cc>=2.26")),
-            simple_wheel("libneuronxla", "3.0.3854.0"), simple_wheel("neuronx-cc", "2.26.6360.0"),
-            simple_wheel("jax", "0.10.0", ("jaxlib<=0.10.0,>=0.10.0",)), simple_wheel("jaxlib", "0.10.0")]
+# release 2.31.1's JAX line and JAX 0.10.0, on Python 3.11.
+JAX_2_31 = jax_stack_wheels("0.10.0")
 
 
 def test_the_dlami_jax_venv_is_clean(tmp_path: Path, venvs: VenvFactory) -> None:

@@ -20,13 +20,16 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from neurondoctor.python_packaging import (
+    below_range,
     canonical_name,
     marker_applies,
     marker_extras,
     marker_variables,
     matches,
     metadata_problem,
+    newest_admitted,
     parse_requirement,
+    valid_specifier,
 )
 
 _SEPARATOR = st.sampled_from(["", ".", "-", "_"])
@@ -222,3 +225,13 @@ def test_a_requirement_shown_on_a_command_line_is_the_same_requirement(drawn: tu
 ])
 def test_a_record_pip_could_not_have_written_is_named(name: str, version: str, problem: str) -> None:
     assert metadata_problem(name, version) == problem
+
+
+def test_a_published_range_read_as_pip_reads_it() -> None:
+    """support-ranges.json: the lower bound a version fails, the one top a range names (the pin a fix installs)."""
+    assert below_range("0.9.2", ">=0.10.0,<=0.11.2") is True
+    assert below_range("0.12.0", ">=0.10.0,<=0.11.2") is False and below_range("0.10.0", ">=0.10.0") is False
+    assert below_range("0.11.2; touch x", ">=0.10.0") is None
+    assert newest_admitted(">=0.10.0,<=0.11.2") == "0.11.2" and newest_admitted("==0.13.0") == "0.13.0"
+    assert newest_admitted(">=3.20") is None and newest_admitted("==0.29.0.1.*") is None
+    assert valid_specifier("") and valid_specifier("==0.29.0.1.*") and not valid_specifier(">=>0.1")

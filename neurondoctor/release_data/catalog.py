@@ -33,6 +33,7 @@ from neurondoctor.release_data.schema import (
     check_os_support_document,
     check_release_document,
     check_sdk_document,
+    check_support_ranges_document,
 )
 
 MANIFEST_FILE_LIMIT = 32 << 20
@@ -93,6 +94,7 @@ class ReleaseCatalog:
     os_support: dict[str, Any] = field(default_factory=dict)
     end_of_support: dict[str, Any] = field(default_factory=dict)
     env_vars: dict[str, Any] = field(default_factory=dict)
+    support_ranges: dict[str, Any] = field(default_factory=dict)
     _index: dict[str, dict[str, list[str]]] = field(default_factory=dict, repr=False)
     _neuron_pip: Optional[frozenset[str]] = field(default=None, repr=False)
 
@@ -369,9 +371,10 @@ def load_catalog(directory: Optional[Path] = None, compat_directory: Optional[Pa
     os_support = _read_json(compat_base / "os-support.json", check_os_support_document, problems) or {}
     end_of_support = _read_json(compat_base / "end-of-support.json", check_end_of_support_document, problems) or {}
     env_vars = _read_json(compat_base / "env-vars.json", check_env_vars_document, problems) or {}
+    support_ranges = _read_json(compat_base / "support-ranges.json", check_support_ranges_document, problems) or {}
     names = sdk.get("releases") or sorted(
         (path.stem for path in (base / "releases").glob("*.json")), key=release_tuple, reverse=True)
     releases = load_release_files(base, names, problems)
     _apply_carryover(releases, compat)
     return ReleaseCatalog(str(base), sdk, compat, releases, problems, instances, os_support, end_of_support,
-                          env_vars)
+                          env_vars, support_ranges)

@@ -61,6 +61,9 @@ class DataStatus:
     # the published releases whose package lists the data does not have (said, never guessed).
     announcements: tuple[dict[str, Any], ...] = ()
     releases_without_data: tuple[dict[str, Any], ...] = ()
+    # manifests/support-ranges.json: the published support rules judged, and what no page publishes (never judged)
+    support_rules: tuple[dict[str, Any], ...] = ()
+    not_published: tuple[dict[str, Any], ...] = ()
 
     def copy(self, role: str) -> Optional[DataCopy]:
         return next((item for item in self.copies if item.role == role), None)
@@ -103,10 +106,13 @@ def data_status(environ: Mapping[str, str]) -> DataStatus:
     in_use = Path(catalog.source_dir).resolve()
     role = next((item.role for item in reversed(copies) if item.present
                  and Path(item.directory).resolve() == in_use), "bundled")
-    ends = catalog.end_of_support
+    ends, support = catalog.end_of_support, catalog.support_ranges
     return DataStatus(copies, role,
                       tuple(item for item in ends.get("announcements", []) if isinstance(item, dict)),
-                      tuple(item for item in ends.get("releases_without_package_data", []) if isinstance(item, dict)))
+                      tuple(item for item in ends.get("releases_without_package_data", []) if isinstance(item, dict)),
+                      tuple(item for key in ("ranges", "instances") for item in support.get(key, [])
+                            if isinstance(item, dict)),
+                      tuple(item for item in support.get("not_published", []) if isinstance(item, dict)))
 
 
 _ROLE_WORDS = {"bundled": "bundled", "cached": "manifests update", "override": MANIFEST_DIR_ENV}
@@ -144,6 +150,9 @@ def render_status(status: DataStatus, now: Optional[float] = None) -> str:
         lines += [f"  {end.get('what')}: from {end.get('ends_in')}" + (
             f" (announced in {end['announced_in']})" if end.get("announced_in") else "") for end in
             status.announcements]
+    if status.support_rules:
+        lines.append(f"Published support rules judged (ND-SUP-001/002): {len(status.support_rules)}; not published, "
+                     "so never judged: " + "; ".join(str(item.get("what")) for item in status.not_published))
     lines += render_device_formats()
     age = used.age_days(now) if used else None
     if status.in_use != "override" and age is not None and age > STALE_AFTER_DAYS:
@@ -166,4 +175,7 @@ def status_document(status: DataStatus, now: Optional[float] = None) -> dict[str
             "end_of_support": [{key: item.get(key) for key in ("id", "what", "announced_in", "ends_in", "source")}
                                for item in status.announcements],
             "releases_without_package_data": [dict(item) for item in status.releases_without_data],
+            "support_rules": [{key: item.get(key) for key in ("id", "package", "releases", "outside", "covered_by",
+                                                              "source")} for item in status.support_rules],
+            "not_published": [{key: item.get(key) for key in ("what", "source")} for item in status.not_published],
             "device_formats": device_formats_document()}

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from neurondoctor.python_packaging import valid_specifier
+
 RELEASE_PATTERN = re.compile(r"^\d+\.\d+\.\d+$")
 
 SDK_SCHEMA = "neurondoctor.sdk/1"
@@ -356,3 +358,58 @@ def check_env_vars_document(doc: Any) -> None:
         _check_variable(name, _object(props, f"env-vars.variables.{name}"), booleans is not None)
     for name, props in _object(top.get("retired"), "env-vars.retired").items():
         _check_retired(name, _object(props, f"env-vars.retired.{name}"))
+
+
+SUPPORT_RANGES_SCHEMA = "neurondoctor.support-ranges/1"
+SUPPORT_OUTSIDE = ("fails", "unsupported")  # documented as not working (an error) / not supported (a warning)
+
+
+def _specifier(value: Any, where: str, empty_allowed: bool) -> None:
+    """A PEP 440 specifier set as pip reads it (`>=0.10.0,<=0.11.2`); "" where any version is meant."""
+    _require(isinstance(value, str) and (empty_allowed or value != ""), where, "expected a version specifier")
+    _require(valid_specifier(str(value)), where, f"{value!r} is not a version specifier")
+
+
+def _check_support_entry(item: dict[str, Any], where: str) -> None:
+    """What every support entry carries: its id, package, page, release span and what the page says of the rest."""
+    for key in ("id", "package", "source"):
+        _require(isinstance(item.get(key), str) and item[key] != "", f"{where}.{key}", "expected a string")
+    _require(str(item["source"]).startswith("https://"), f"{where}.source", "expected an https page")
+    _require(item.get("outside") in SUPPORT_OUTSIDE, f"{where}.outside", f"expected one of {SUPPORT_OUTSIDE}")
+    span = _object(item.get("releases"), f"{where}.releases")
+    _release_name(span.get("from"), f"{where}.releases.from")
+    if span.get("to") is not None:
+        _release_name(span.get("to"), f"{where}.releases.to")
+        first = tuple(int(part) for part in str(span["from"]).split("."))
+        _require(first <= tuple(int(part) for part in str(span["to"]).split(".")), f"{where}.releases",
+                 "expected `from` no later than `to`")
+    for key in ("covered_by", "below_covered_by", "note", "way_forward"):
+        _require(item.get(key) is None or isinstance(item[key], str), f"{where}.{key}", "expected a string")
+
+
+def check_support_ranges_document(doc: Any) -> None:
+    """`manifests/support-ranges.json`: AWS's published version ranges and instance families per release."""
+    top = _object(doc, "support-ranges")
+    _require(top.get("schema") == SUPPORT_RANGES_SCHEMA, "support-ranges.schema",
+             f"expected {SUPPORT_RANGES_SCHEMA!r}")
+    for key in ("ranges", "instances", "not_published"):
+        _require(isinstance(top.get(key), list), f"support-ranges.{key}", "expected a list")
+    for index, entry in enumerate(top["ranges"]):
+        where = f"support-ranges.ranges[{index}]"
+        item = _object(entry, where)
+        _check_support_entry(item, where)
+        _specifier(item.get("supported"), f"{where}.supported", empty_allowed=False)
+        for name, specifier in _object(item.get("beside"), f"{where}.beside").items():
+            _specifier(specifier, f"{where}.beside.{name}", empty_allowed=True)
+    for index, entry in enumerate(top["instances"]):
+        where = f"support-ranges.instances[{index}]"
+        item = _object(entry, where)
+        _check_support_entry(item, where)
+        _specifier(item.get("versions"), f"{where}.versions", empty_allowed=True)
+        _string_list(item.get("instances"), f"{where}.instances")
+        _require(bool(item["instances"]), f"{where}.instances", "expected at least one family")
+    for index, entry in enumerate(top["not_published"]):
+        where = f"support-ranges.not_published[{index}]"
+        item = _object(entry, where)
+        for key in ("what", "why", "source"):
+            _require(isinstance(item.get(key), str) and item[key] != "", f"{where}.{key}", "expected a string")

@@ -14,7 +14,14 @@ from tests.fixes.harness import user_env
 from tests.fixes.local_release_data import local_release_data
 from tests.host_fixture import HostSpec, build_host
 from tests.local_index import serve, served_index
-from tests.neuron_envs import HEALTHY_STACKS, placeholder_wheel, simple_wheel, stack_wheels, torch_wheel
+from tests.neuron_envs import (
+    HEALTHY_STACKS,
+    jax_stack_wheels,
+    placeholder_wheel,
+    simple_wheel,
+    stack_wheels,
+    torch_wheel,
+)
 from tests.wheelhouse import VenvFactory, WheelSpec, add_pip, write_pip_conf
 
 STACK = HEALTHY_STACKS["2.31.1"]
@@ -33,7 +40,7 @@ def indexes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FixIndexes]:
     root = tmp_path_factory.mktemp("fix-indexes")
     newest = HEALTHY_STACKS["2.33.0"]  # what a host without a release is offered
     others = [simple_wheel("starlette", "0.38.6"), simple_wheel("typing-extensions", "4.12.2"),
-              simple_wheel("nki", "0.5.0")]
+              simple_wheel("nki", "0.5.0"), *jax_stack_wheels("0.10.0")[3:]]  # the JAX 2.31.1 supports
     pypi_wheels = list({(spec.name, spec.version): spec for spec in [*stack_wheels(STACK), *stack_wheels(newest),
                                                                       *others]
                         if spec.name != "torch"}.values())  # torch: the CPU index's

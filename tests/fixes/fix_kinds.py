@@ -49,6 +49,8 @@ EXECUTED = {  # id -> the test that runs its printed fix lines and checks again
     "ND-EOS-001": "tests/test_venv_create.py::"
                   "test_a_pytorch_2_6_environment_after_its_end_is_rebuilt_for_the_hosts_release",
     "ND-EOS-002": "tests/test_end_of_support.py::test_the_printed_torchneuron_environment_is_built_and_checks_clean",
+    "ND-SUP-001": "tests/fixes/test_support_fixes.py::test_a_jax_above_the_releases_range_is_pinned_back",
+    "ND-SUP-002": "tests/fixes/test_support_fixes.py::test_vllm_neuron_on_trn1_is_removed",
 }
 
 HOST_SIMULATED = {  # id -> the case of tests/fixes/test_host_fixes.py that runs its lines in the host simulator

@@ -13,7 +13,7 @@ from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_INFO, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Fix, command
 from neurondoctor.rules.host_stack import instance, runtime
-from neurondoctor.rules.python_stack import end_of_support
+from neurondoctor.rules.python_stack import end_of_support, support_ranges
 from neurondoctor.rules.python_stack.framework_pins import describe_releases, realign_command
 from neurondoctor.rules.python_stack.package_index import placeholder_words
 
@@ -136,5 +136,6 @@ RULE_SET = RuleSet(
     ),
 )
 CHECK = Check("neuron-release", "Neuron release",
-              (RULE_SET, runtime.HOST_RELEASE_RULE_SET, instance.RULE_SET, end_of_support.RULE_SET), release_summary,
+              (RULE_SET, runtime.HOST_RELEASE_RULE_SET, instance.RULE_SET, end_of_support.RULE_SET,
+               support_ranges.RULE_SET), release_summary,
               needs=("packages", "environments"))

@@ -116,6 +116,13 @@ def _neuron_side(ctx: RuleContext, env: PythonEnvironment, dist: Distribution) -
             or (dist.name in PINNED_BESIDE and ctx.neuron_env(env)))
 
 
+def reported_unmet(ctx: RuleContext, env: PythonEnvironment) -> frozenset[str]:
+    """The packages ND-REQ-001 reports a declared requirement on: a published range of the same package is then
+    the same fact, and ND-REQ-001 alone says it."""
+    return frozenset(item.requirement.name for item in unmet_requirements(ctx, env)
+                     if item.extra is None and not _pin_rules_judge(ctx, item) and _neuron_side(ctx, env, item.dist))
+
+
 def _install(ctx: RuleContext, env: PythonEnvironment, items: list[Unmet], neuron_index: bool = False) -> Fix:
     specs = [item.requirement.shown() for item in items]
     index = neuron_index or any(item.requirement.name in ctx.catalog.neuron_pip_packages() for item in items)
