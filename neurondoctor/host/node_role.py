@@ -53,5 +53,5 @@ def node_role(snapshot: HostSnapshot, markers: list[str]) -> Optional[NodeRole]:
     if ecs:
         return NodeRole("ecs", "ECS node (ECS optimized AMI)", [*ecs, *hook])
     if hook:
-        return NodeRole("oci-hook", "container host (the Neuron OCI hook, no runtime on the host)", hook)
+        return NodeRole("oci-hook", "container host (Neuron OCI hook, no runtime on the host)", hook)
     return None
