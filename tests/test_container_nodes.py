@@ -179,3 +179,25 @@ def test_near_miss_the_oldest_driver_the_data_knows(tmp_path: Path) -> None:
     _, report = _check(tmp_path, **BOTTLEROCKET_INF2, loaded_version="2.5.41.0")
     assert "ND-DRV-006" not in findings_by_id(report)
     assert [finding["severity"] for finding in findings_by_id(report)["ND-DRV-005"]] == ["info"]
+
+
+# Bottlerocket on inf1.xlarge: the kernel kit's Inf1 build (kmod-6.1-neuron.spec `neuron_2_24`), 2.24.13.0 in pull
+# request 389 and 2.21.37.0 in pull request 250; drivers after 2.24 do not support Inf1
+# (announce-correction-neuron-driver-support-inf1), so the way forward there is the 2.24 line, not the newest release.
+BOTTLEROCKET_INF1 = {"instance_type": "inf1.xlarge", "release": None, "kernel": "6.1.161", "node": "bottlerocket",
+                     "module_recording": "bottlerocket-inf1-2.24.13.0.txt"}
+
+
+def test_an_inf1_bottlerocket_node_on_an_older_inf1_driver(tmp_path: Path) -> None:
+    _, report = _check(tmp_path, **BOTTLEROCKET_INF1, loaded_version="2.21.37.0")
+    info = findings_by_id(report)["ND-DRV-005"][0]
+    assert info["severity"] == "info" and info["title"].endswith("the newest driver for Inf1 is 2.24.7.0")
+    assert "Neuron 2.33.0" not in info["title"] and "error" not in _severities(report)
+
+
+def test_near_miss_an_inf1_bottlerocket_node_on_the_2_24_line(tmp_path: Path) -> None:
+    """2.24.13.0, the Inf1 patch for kernel 6.18 (Neuron facts §9), is newer than any 2.24 the release data lists:
+    not behind, not judged."""
+    _, report = _check(tmp_path, **BOTTLEROCKET_INF1, loaded_version="2.24.13.0")
+    assert "ND-DRV-005" not in findings_by_id(report) and "ND-DRV-006" not in findings_by_id(report)
+    assert "error" not in _severities(report) and "warning" not in _severities(report)

@@ -17,7 +17,7 @@ from typing import Optional
 from neurondoctor.facts.host import HostSnapshot, NodeRole
 from neurondoctor.neuron_version import names_a_release, normalize_neuron_version, release_tuple, release_words
 from neurondoctor.rules.check import FindingSpec, RuleSet
-from neurondoctor.rules.context import RuleContext
+from neurondoctor.rules.context import RuleContext, inf1_host
 from neurondoctor.rules.finding import SEVERITY_INFO, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Fix, Note, note
 
@@ -89,6 +89,21 @@ def documented_limits(ctx: RuleContext, driver: str) -> list[str]:
     return limits
 
 
+def _newest_driver(ctx: RuleContext) -> tuple[Optional[str], str]:
+    """The newest driver this node could move to, and how the title says it: the newest release's, or on Inf1 the
+    newest of the line that still supports Inf1 (drivers after 2.24 do not: announce-correction-neuron-driver-
+    support-inf1; the EKS and ECS AMIs pin Inf1 nodes to it)."""
+    if inf1_host(ctx):
+        inf1 = [entry.version for release in ctx.catalog.release_names for entry in ctx.catalog.entries(release, DKMS)
+                if "inf1" in entry.instances]
+        newest = max(inf1, key=release_tuple, default=None)
+        return newest, f"the newest driver for Inf1 is {newest}"
+    latest = ctx.catalog.latest
+    newest = max((entry.version for entry in ctx.catalog.entries(latest, DKMS)), key=release_tuple, default=None) \
+        if latest else None
+    return newest, f"Neuron {latest} ships {newest}"
+
+
 def _move_on(role: NodeRole) -> list[Note]:
     return [note(_MOVE_ON[role.platform])]
 
@@ -117,21 +132,19 @@ def node_driver_release(ctx: RuleContext) -> list[Finding]:
             evidence={**evidence, "oldest_known": known[0]},
             fix=Fix(_move_on(role)),
         )]
-    latest = ctx.catalog.latest
-    newest = max((entry.version for entry in ctx.catalog.entries(latest, DKMS)), key=release_tuple, default=None) \
-        if latest else None
+    newest, newest_words = _newest_driver(ctx)
     if newest is None or release_tuple(driver) >= release_tuple(newest):
         return []
     limits = documented_limits(ctx, driver)
     return [Finding(
         id="ND-DRV-005", category="driver-runtime-mismatch", severity=SEVERITY_INFO,
-        title=(f"this {role.name} runs the driver of Neuron {release_words(releases)} ({driver}); Neuron {latest} "
-               f"ships {newest}"),
+        title=(f"this {role.name} runs the driver of Neuron {release_words(releases)} ({driver}); "
+               f"{newest_words}"),
         detail=(f"Containers of Neuron {release_words(releases)} run on it, and those of older releases as the driver "
                 "is backward compatible with older runtimes (nrt-ts)"
                 + (", except where AWS documents otherwise: " + "; ".join(limits) if limits else "")
                 + ". A newer container may need a newer driver: the node gets it with its image's next release."),
-        evidence={**evidence, "releases": list(releases), "latest_release": latest, "latest_driver": newest,
+        evidence={**evidence, "releases": list(releases), "latest_release": ctx.catalog.latest, "latest_driver": newest,
                   "documented_limits": limits},
         fix=Fix(_move_on(role)),
     )]
