@@ -68,7 +68,7 @@ def driver_missing(ctx: RuleContext) -> list[Finding]:
     if snapshot.container:
         return _container_driver_missing(ctx)
     has_runtime = any(name.startswith("aws-neuronx-") for name in snapshot.packages)
-    if DKMS_PACKAGE in snapshot.packages or "neuron" in snapshot.modules or snapshot.driver_module is not None:
+    if DKMS_PACKAGE in snapshot.packages or "neuron" in snapshot.modules or _image_module(snapshot):
         return []  # a module file without a package (Bottlerocket) is a driver that is not loaded: ND-DRV-002
     if not snapshot.has_neuron_hardware and not has_runtime:
         return []
@@ -88,6 +88,12 @@ def driver_missing(ctx: RuleContext) -> list[Finding]:
         fix=Fix([*repository_commands(ctx, snapshot), headers_command(snapshot),
                  install_command(snapshot, [(DKMS_PACKAGE, version)])]),
     )]
+
+
+def _image_module(snapshot: HostSnapshot) -> bool:
+    """A module file on a host without a package database (Bottlerocket): the image's driver. Where a package
+    manager is, a module left behind by a removed package is no installed driver."""
+    return snapshot.driver_module is not None and snapshot.package_source is None
 
 
 def _bottlerocket_without_driver(snapshot: HostSnapshot) -> Finding:
@@ -252,7 +258,7 @@ def _module_file_not_loaded(snapshot: HostSnapshot) -> list[Finding]:
     """ND-DRV-002 without a driver package: the module file the image ships (Bottlerocket's kernel kit) is there and
     not loaded. Bottlerocket loads it at boot for the hardware it finds (load-neuron-latest-modules.service)."""
     module = snapshot.driver_module
-    if module is None or not snapshot.has_neuron_hardware:
+    if module is None or not _image_module(snapshot) or not snapshot.has_neuron_hardware:
         return []
     bottlerocket = snapshot.os.id == "bottlerocket"
     return [Finding(
