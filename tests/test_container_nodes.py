@@ -201,3 +201,13 @@ def test_near_miss_an_inf1_bottlerocket_node_on_the_2_24_line(tmp_path: Path) ->
     _, report = _check(tmp_path, **BOTTLEROCKET_INF1, loaded_version="2.24.13.0")
     assert "ND-DRV-005" not in findings_by_id(report) and "ND-DRV-006" not in findings_by_id(report)
     assert "error" not in _severities(report) and "warning" not in _severities(report)
+
+
+def test_near_miss_a_removed_packages_leftover_module_is_no_driver(tmp_path: Path) -> None:
+    """On Ubuntu (a package database) a neuron.ko left in updates/dkms after aws-neuronx-dkms was removed is not an
+    installed driver: ND-DRV-001 with the install, not ND-DRV-002."""
+    root = build_host(tmp_path / "node", HostSpec(package_versions={"aws-neuronx-dkms": None}, driver_loaded=False))
+    (root / "lib/modules/6.8.0-1015-aws/updates/dkms").mkdir(parents=True)
+    (root / "lib/modules/6.8.0-1015-aws/updates/dkms/neuron.ko").write_bytes(b"\x7fELF")
+    _, report, _ = check_json(["--root", str(root)], env=cli_env({"HOME": str(tmp_path / "operator")}))
+    assert "ND-DRV-001" in findings_by_id(report) and "ND-DRV-002" not in findings_by_id(report)
