@@ -93,6 +93,7 @@ OS_LIBC = {"ubuntu26": ("dpkg", "2.43-2ubuntu1"), "ubuntu24": ("dpkg", "2.39-0ub
 # fields; the variant an EKS node group runs); no package manager; the kernel kit's Neuron module stored under
 # /usr/libexec/neuron/neuron_latest/ and linked for the running kernel into /lib/modules/<kernel>/kernel/drivers/
 # neuron/ (bottlerocket-kernel-kit kmod-6.1-neuron.spec and kmod-6.12-neuron.spec; pull request 388's `find`).
+# ASSUMED: the mode of Bottlerocket's /dev/neuron* is not published; the fixture keeps `node_mode`'s 0666.
 BOTTLEROCKET_OS_RELEASE = ('NAME=Bottlerocket\nID=bottlerocket\nVERSION="{version} ({variant})"\n'
                            'PRETTY_NAME="Bottlerocket OS {version} ({variant})"\nVARIANT_ID={variant}\n'
                            'VERSION_ID={version}\nBUILD_ID=472e4fbb\n'
