@@ -88,6 +88,27 @@ OS_LIBC = {"ubuntu26": ("dpkg", "2.43-2ubuntu1"), "ubuntu24": ("dpkg", "2.39-0ub
            "rhel9": ("banner", "2.34"), "rhel10": ("banner", "2.39")}
 
 
+# Container nodes (HostSpec.node): what each image is, from what AWS and Bottlerocket publish.
+# Bottlerocket: os-release as `cat /etc/os-release` printed it (bottlerocket pull request 3345, VERSION/VARIANT_ID
+# fields; the variant an EKS node group runs); no package manager; the kernel kit's Neuron module stored under
+# /usr/libexec/neuron/neuron_latest/ and linked for the running kernel into /lib/modules/<kernel>/kernel/drivers/
+# neuron/ (bottlerocket-kernel-kit kmod-6.1-neuron.spec and kmod-6.12-neuron.spec; pull request 388's `find`).
+# ASSUMED: the mode of Bottlerocket's /dev/neuron* is not published; the fixture keeps `node_mode`'s 0666.
+BOTTLEROCKET_OS_RELEASE = ('NAME=Bottlerocket\nID=bottlerocket\nVERSION="{version} ({variant})"\n'
+                           'PRETTY_NAME="Bottlerocket OS {version} ({variant})"\nVARIANT_ID={variant}\n'
+                           'VERSION_ID={version}\nBUILD_ID=472e4fbb\n'
+                           'HOME_URL="https://github.com/bottlerocket-os/bottlerocket"\n')
+# The EKS optimized AMI (awslabs/amazon-eks-ami templates/al2023): install-worker.sh writes /etc/eks/release and
+# /usr/bin/kubelet; install-neuron-driver.sh installs aws-neuronx-dkms and aws-neuronx-tools only, moves
+# neuron-kmod-load.sh to /etc/eks/ and links /etc/modules-load.d/neuron.conf to /dev/null.
+EKS_RELEASE = 'BASE_AMI_ID="ami-0abcdef1234567890"\nBUILD_TIME="Mon Jul 14 00:00:00 UTC 2026"\n' \
+              'BUILD_KERNEL="{kernel}"\nARCH="x86_64"\n'
+# The ECS optimized Neuron AMI (aws/amazon-ecs-ami): setup-ecs-config-dir.sh makes /etc/ecs/ecs.config; the Neuron
+# AMI adds ECS_ENABLE_INF_SUPPORT=true to /var/lib/ecs/ecs.config (enable-ecs-agent-inferentia-support.sh) and
+# carries aws-neuronx-dkms, aws-neuronx-tools and aws-neuronx-oci-hook (al2023/neuron/neuron-inf1-downgrade.sh).
+OCI_HOOK = {"2.31.1": "2.17.30.0", "2.33.0": "2.19.65.0"}  # AWS's n2-manifest.json; 2.33.0 release content
+
+
 @dataclass
 class Holder:
     pid: int
@@ -134,6 +155,15 @@ class HostSpec:
     pci_tree: bool = False
     efa_missing: tuple[int, ...] = ()
     moved_ecc: bool = True  # under the 2.31 layout: the ECC counters at their (assumed) new place, or nowhere
+    # A container node: `bottlerocket`, `eks` or `ecs` (the images above); the runtime and collectives are in the
+    # containers, so none is on the node. Bottlerocket's driver is its module file, written with `module_suffix`
+    # (``, `.gz`, `.xz`, `.zst`) from the recorded `modinfo` `module_recording` (its version set to the loaded one).
+    node: Optional[str] = None
+    variant: str = "aws-k8s-1.33"
+    module_suffix: str = ".gz"
+    module_recording: str = "bottlerocket-inf2-2.26.10.0.txt"
+    module_version: Optional[str] = None  # the module file's version when it is not the loaded one
+    sysfs_version: bool = True  # sys/module/neuron/version of the loaded module (a snapshot may lack /sys/module)
 
 
 def _write(path: Path, text: str) -> None:
@@ -276,9 +306,50 @@ def default_layout(loaded: str) -> str:
     return "driver-2.31" if len(parts) == 2 and tuple(parts) >= (2, 31) else "classic"
 
 
+def _container_node(root: Path, spec: HostSpec, versions: dict[str, str]) -> None:
+    """The files that say what a container node is (the comments on BOTTLEROCKET_OS_RELEASE and after)."""
+    if spec.node == "bottlerocket":
+        from tests.module_files import compressed, elf_module, recorded_modinfo
+
+        loaded = spec.loaded_version or versions.get("aws-neuronx-dkms", "")
+        module = compressed(elf_module(recorded_modinfo(spec.module_recording, spec.module_version or loaded)),
+                            spec.module_suffix)
+        for folder in (f"lib/modules/{spec.kernel}/kernel/drivers/neuron", "usr/libexec/neuron/neuron_latest"):
+            (root / folder).mkdir(parents=True, exist_ok=True)
+            (root / folder / f"neuron.ko{spec.module_suffix}").write_bytes(module)
+    elif spec.node == "eks":
+        _write(root / "etc/eks/release", EKS_RELEASE.format(kernel=spec.kernel))
+        _write(root / "etc/eks/neuron-kmod-load.sh", "#!/usr/bin/env bash\nkmod-util load aws-neuronx\n")
+        _write(root / "usr/bin/kubelet", "ELF")
+        (root / "etc/modules-load.d/neuron.conf").unlink(missing_ok=True)
+        (root / "etc/modules-load.d/neuron.conf").symlink_to("/dev/null")
+    elif spec.node == "ecs":
+        _write(root / "etc/ecs/ecs.config", "")
+        _write(root / "var/lib/ecs/ecs.config", "ECS_ENABLE_INF_SUPPORT=true\n")
+    if spec.node in ("eks", "ecs") and spec.repo_file:  # the Neuron yum repository both AMI scripts write
+        _write(root / "etc/yum.repos.d/neuron.repo",
+               "[neuron]\nname=Neuron YUM Repository\nbaseurl=https://yum.repos.neuron.amazonaws.com\nenabled=1\n")
+
+
+def _node_versions(spec: HostSpec, versions: dict[str, str]) -> dict[str, str]:
+    """A container node's packages: none on Bottlerocket; the driver and tools (and the ECS AMI's OCI hook)."""
+    if spec.node == "bottlerocket":
+        return {}
+    if spec.node in ("eks", "ecs"):
+        kept = {name: version for name, version in versions.items()
+                if name not in ("aws-neuronx-runtime-lib", "aws-neuronx-collectives")}
+        if spec.node == "ecs" and spec.release in OCI_HOOK:
+            kept.setdefault("aws-neuronx-oci-hook", OCI_HOOK[spec.release])
+        return kept
+    return versions
+
+
 def build_host(root: Path, spec: HostSpec) -> Path:
     root.mkdir(parents=True, exist_ok=True)
-    _write(root / "etc/os-release", OS_RELEASES[spec.os])
+    if spec.node == "bottlerocket":
+        _write(root / "etc/os-release", BOTTLEROCKET_OS_RELEASE.format(version="1.50.0", variant=spec.variant))
+    else:
+        _write(root / "etc/os-release", OS_RELEASES[spec.os])
     _write(root / "proc/sys/kernel/osrelease", spec.kernel + "\n")
     _write(root / "proc/uptime", "86400.00 100000.00\n")
     dmi = root / "sys/devices/virtual/dmi/id"
@@ -302,15 +373,18 @@ def build_host(root: Path, spec: HostSpec) -> Path:
     if spec.pci and spec.efa and efa_functions:  # the EFA installer's limits file (aws-efa-installer: 01_efa.conf)
         _write(root / "etc/security/limits.d/01_efa.conf",
                "# EFA settings\n* soft memlock unlimited\n* hard memlock unlimited\n")
-    versions = package_versions(spec)
-    host_driver = versions.get("aws-neuronx-dkms")
+    all_versions = package_versions(spec)
+    versions = _node_versions(spec, all_versions)
+    host_driver = versions.get("aws-neuronx-dkms") or (all_versions.get("aws-neuronx-dkms")
+                                                       if spec.node == "bottlerocket" else None)
     if spec.container and not spec.image_dkms:  # DLC Dockerfiles install runtime, collectives and tools only
         versions.pop("aws-neuronx-dkms", None)
     status = "".join(_dpkg_stanza(name, version, spec.dpkg_states.get(name, "install ok installed")) + "\n"
                      for name, version in versions.items())
     status += _dpkg_stanza("bash", "5.2.21-2ubuntu4") + "\n" + _dpkg_stanza("python3", "3.12.3-0ubuntu2") + "\n"
-    status += _c_library(root, spec.os)
-    _write(root / "var/lib/dpkg/status", status)
+    if spec.node != "bottlerocket":  # no package database; its C library is not needed by the checks
+        status += _c_library(root, spec.os)
+        _write(root / "var/lib/dpkg/status", status)
     dkms_version = versions.get("aws-neuronx-dkms")
     if dkms_version:
         base = root / f"var/lib/dkms/aws-neuronx/{dkms_version}"
@@ -325,14 +399,15 @@ def build_host(root: Path, spec: HostSpec) -> Path:
         _write(root / "lib/udev/rules.d/neuron-udev.rules", 'KERNEL=="neuron*", MODE="0666"\n')
     if spec.legacy_dkms:
         (root / "var/lib/dkms/aws-neuron/1.19.3.0").mkdir(parents=True, exist_ok=True)
-    if spec.headers and not spec.container:
+    if spec.headers and not spec.container and spec.node != "bottlerocket":
         (root / f"lib/modules/{spec.kernel}/build").mkdir(parents=True, exist_ok=True)
     modules = "ena 180224 0 - Live 0x0000000000000000\n"
-    loaded = spec.loaded_version or (host_driver if spec.container else dkms_version)
+    loaded = spec.loaded_version or (host_driver if spec.container or spec.node == "bottlerocket" else dkms_version)
     if spec.driver_loaded and loaded:  # in a container, proc/modules and sys/module show the host's driver
         used = len(spec.holders)
         modules = f"neuron 532480 {used} - Live 0x0000000000000000\n" + modules
-        _write(root / "sys/module/neuron/version", loaded + "\n")
+        if spec.sysfs_version:
+            _write(root / "sys/module/neuron/version", loaded + "\n")
         node_count = devices if spec.device_nodes is None else spec.device_nodes
         for index in range(node_count):
             _make_node(root / f"dev/neuron{index}", index, spec.node_mode)
@@ -341,15 +416,16 @@ def build_host(root: Path, spec: HostSpec) -> Path:
             write_device_sysfs(root, index, device_id, cores, spec.ecc.get(index, {}), layout, spec.moved_ecc,
                                count_mode=count_mode(loaded))
     _write(root / "proc/modules", modules)
-    if spec.runtime_library:
+    if spec.runtime_library and spec.node is None:
         _write(root / "opt/aws/neuron/lib/libnrt.so.1", "ELF")
-    if spec.collectives_library:
+    if spec.collectives_library and spec.node is None:
         _write(root / "opt/aws/neuron/lib/libnccom.so.2", "ELF")
-    if spec.tools:
+    if spec.tools and spec.node != "bottlerocket":
         for tool in ("neuron-ls", "neuron-top", "neuron-monitor"):
             _write(root / f"opt/aws/neuron/bin/{tool}", "#!/bin/sh\n")
-    if spec.repo_file:
+    if spec.repo_file and spec.node is None:
         _write(root / "etc/apt/sources.list.d/neuron.list", "deb https://apt.repos.neuron.amazonaws.com noble main\n")
+    _container_node(root, spec, versions)
     if spec.container:
         _write(root / ".dockerenv", "")
     if spec.kern_log is not None:

@@ -110,3 +110,30 @@ def test_a_healthy_host_of_every_layout(tmp_path: Path, venvs: VenvFactory, rele
     assert [(finding["id"], finding["title"]) for finding in report["findings"]] == [], layout
     assert code == 0 and len(report["environments"]) == (3 if layout == "dlami" else 1)
     assert {env["kind"] for env in report["environments"]} == {"venv" if layout == "dlami" else layout}
+
+
+# Bottlerocket nodes as the kernel kit's pull requests show them (tests/recorded/modinfo/SOURCES.md): the trn2.48xlarge
+# on kernel 6.18.20 with the 2.x.8072.0 build (pull request 430, a plain neuron.ko), the inf2.xlarge with 2.26.10.0
+# (pull request 389) and the trn1.2xlarge with 2.23.9.0 (pull request 277), both stored as neuron.ko.gz on kernel 6.1
+# (kmod-6.1-neuron.spec). No package database, no runtime, no Python environment: the containers bring them.
+BOTTLEROCKET_NODES = {
+    "trn2.48xlarge": ("6.18.20", "2.x.8072.0", "", "bottlerocket-2.x.8072.0.txt"),
+    "inf2.xlarge": ("6.1.161", "2.26.10.0", ".gz", "bottlerocket-inf2-2.26.10.0.txt"),
+    "trn1.2xlarge": ("6.1.161", "2.23.9.0", ".gz", "bottlerocket-trn1-2.23.9.0.txt"),
+}
+
+
+@pytest.mark.parametrize("instance_type", sorted(BOTTLEROCKET_NODES))
+def test_a_healthy_bottlerocket_node(tmp_path: Path, instance_type: str) -> None:
+    """Clean: no warning or error. A driver that names a release older than the newest says which (ND-DRV-005, an
+    info); the 2.x build names none and gets nothing."""
+    kernel, driver, suffix, recording = BOTTLEROCKET_NODES[instance_type]
+    root = build_host(tmp_path / "node", HostSpec(instance_type=instance_type, release=None, kernel=kernel,
+                                                  node="bottlerocket", loaded_version=driver, module_suffix=suffix,
+                                                  module_recording=recording, sysfs_layout="classic"))
+    code, report, _ = check_json(["--root", str(root)], env=cli_env({"HOME": str(tmp_path / "operator")}))
+    assert code == 0 and report["health"]["state"] == "ok"
+    assert [(finding["id"], finding["severity"]) for finding in report["findings"]] == (
+        [] if driver.startswith("2.x.") else [("ND-DRV-005", "info")])
+    assert report["facts"]["host"]["snapshot"]["node_role"]["platform"] == "bottlerocket"
+    assert report["facts"]["host"]["snapshot"]["driver_module"]["version"] == driver

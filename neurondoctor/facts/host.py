@@ -19,6 +19,7 @@ class OsRelease:
     pretty_name: Optional[str] = None
     codename: Optional[str] = None
     id_like: list[str] = field(default_factory=list)
+    variant_id: Optional[str] = None  # VARIANT_ID: Bottlerocket's `aws-k8s-1.33`, `aws-ecs-3`
 
     @property
     def package_manager(self) -> str:
@@ -112,6 +113,28 @@ class DkmsState:
 
 
 @dataclass
+class DriverModuleFile:
+    """The `neuron` module file on disk for the running kernel, and the version its `.modinfo` section carries: what
+    a node without a package database (Bottlerocket) has instead of a package version. `version` is None with the
+    reason in `problem` when it cannot be read (a `.zst` module, a damaged file)."""
+
+    path: str
+    version: Optional[str] = None
+    problem: Optional[str] = None
+
+
+@dataclass
+class NodeRole:
+    """What this machine is for, from evidence: a node that carries the driver (and perhaps the OCI hook and the
+    tools) while the runtime, compiler and frameworks run in containers. `platform` is `bottlerocket`, `eks`,
+    `ecs` or `oci-hook`; `name` says it in words; `evidence` lists what showed it."""
+
+    platform: str
+    name: str
+    evidence: list[str] = field(default_factory=list)
+
+
+@dataclass
 class DeviceHolder:
     pid: int
     command: str
@@ -189,6 +212,8 @@ class HostSnapshot:
     sysfs_layout: Optional[str] = None  # `classic` or `driver-2.31` (host/neuron_devices.py)
     modules: dict[str, KernelModule] = field(default_factory=dict)
     loaded_driver_version: Optional[str] = None
+    driver_module: Optional[DriverModuleFile] = None
+    node_role: Optional[NodeRole] = None  # a container node (driver only); None for a host that runs the stack
     packages: dict[str, OsPackage] = field(default_factory=dict)
     package_source: Optional[str] = None
     dkms: DkmsState = field(default_factory=DkmsState)

@@ -21,6 +21,7 @@ from neurondoctor.host import (
     compile_cache,
     device_holders,
     dkms_state,
+    driver_module,
     glibc_version,
     host_tree,
     kernel_modules,
@@ -28,6 +29,7 @@ from neurondoctor.host import (
     mount_table,
     neuron_devices,
     neuron_ls,
+    node_role,
     os_packages,
     os_release,
     pci_devices,
@@ -176,6 +178,7 @@ def collect_host_snapshot(fs: RootFS, environ: Mapping[str, str], failures: list
             failures.append(CollectorFailure("driver", f"could not read /proc/modules: {error.strerror or error}"))
         snapshot.loaded_driver_version = kernel_modules.read_loaded_driver_version(fs)
         snapshot.dkms = dkms_state.read_dkms_state(fs, snapshot.kernel)
+        snapshot.driver_module = driver_module.read_driver_module(fs, snapshot.kernel)
 
     def packages() -> None:
         status = os_packages.read_dpkg_status(fs)
@@ -193,6 +196,9 @@ def collect_host_snapshot(fs: RootFS, environ: Mapping[str, str], failures: list
         snapshot.runtime_libraries, snapshot.collectives_libraries, snapshot.tools = (
             runtime_files.read_runtime_files(fs))
         snapshot.neuron_repo_files = runtime_files.read_neuron_repo_files(fs)
+
+    def node() -> None:  # after packages and runtime: a host that has the runtime is no container node
+        snapshot.node_role = node_role.node_role(snapshot, node_role.read_node_markers(fs))
 
     def kernel_log() -> None:
         if not snapshot.has_neuron_hardware:  # the driver logs NEURON_HW_ERR only where there is hardware
@@ -221,7 +227,8 @@ def collect_host_snapshot(fs: RootFS, environ: Mapping[str, str], failures: list
             snapshot.user_name, snapshot.group_names = _names(snapshot.uid, snapshot.groups)
 
     collectors = (("system", system), ("hardware", hardware), ("kernel-log", kernel_log), ("driver", driver),
-                  ("packages", packages), ("runtime", runtime), ("processes", processes), ("mounts", mounts),
+                  ("packages", packages), ("runtime", runtime), ("node", node), ("processes", processes),
+                  ("mounts", mounts),
                   ("resources", resources))
     missing = host_tree.missing_host_parts(fs)
     if missing:  # nothing to collect: every area that needs a host is unknown, never judged on an empty snapshot

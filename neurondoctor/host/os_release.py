@@ -27,7 +27,7 @@ def parse_os_release(text: str) -> OsRelease:
     return OsRelease(id=values.get("ID") or None, version_id=values.get("VERSION_ID") or None,
                      pretty_name=values.get("PRETTY_NAME") or None,
                      codename=values.get("VERSION_CODENAME") or values.get("UBUNTU_CODENAME") or None,
-                     id_like=values.get("ID_LIKE", "").split())
+                     id_like=values.get("ID_LIKE", "").split(), variant_id=values.get("VARIANT_ID") or None)
 
 
 def read_os_release(fs: RootFS) -> OsRelease:

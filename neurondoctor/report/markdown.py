@@ -14,6 +14,7 @@ from neurondoctor.report.status_lines import (
     environment_line,
     host_line,
     listed_line,
+    node_line,
     release_line,
     verdict_line,
 )
@@ -46,6 +47,9 @@ def render_markdown(report: Report) -> str:
     ]
     if report.target_release:
         lines.append(f"- target release: {report.target_release}")
+    node = node_line(report)
+    if node:
+        lines.append(f"- Node: {markdown_prose(node)}")
     host = host_line(report)
     if host:
         lines.append(f"- Host: {markdown_prose(host)}")

@@ -86,6 +86,15 @@ def host_line(report: Report) -> str | None:
         f"{name} {version}" for name, version in versions.items())
 
 
+def node_line(report: Report) -> str | None:
+    """What the node is for, when it is a container node: `Bottlerocket node (aws-k8s-1.33): the Neuron runtime and
+    frameworks run in its containers`; None for a host that runs the stack itself."""
+    role = report.facts.host.snapshot.node_role
+    if role is None:
+        return None
+    return f"{role.name}: the Neuron runtime and frameworks run in its containers ({'; '.join(role.evidence)})"
+
+
 def release_line(report: Report) -> str | None:
     """One line: the host's release, each environment's, and whether they go together."""
     if report.host_release is None:

@@ -34,6 +34,7 @@ from neurondoctor.report.status_lines import (
     environment_line,
     host_line,
     listed_line,
+    node_line,
     release_line,
     verdict_line,
 )
@@ -141,7 +142,7 @@ def render_terminal(report: Report, stream: TextIO, verbose: bool = False, color
     for message in report.internal_problems:
         say(f"[red]internal error:[/red] {escape(message)}")
     say()
-    labelled = [("Host", host_line(report))]
+    labelled = [("Node", node_line(report)), ("Host", host_line(report))]
     labelled += [("Python", environment_line(env, report.latest_release)) for env in report.environments]
     labelled += [("Python", listed_line(report.facts.listed_environments, report.facts.environments_cut_at))]
     labelled += [("Release", release_line(report)),

@@ -62,6 +62,10 @@ def has_environments(ctx: RuleContext) -> bool:
 
 
 def no_environment(ctx: RuleContext) -> str:
+    """Why an area that judges Python environments judged none: on a container node they are in the images."""
+    role = ctx.facts.host.snapshot.node_role
+    if role is not None and not ctx.facts.environments:
+        return f"not on this node: Python environments run in its containers ({role.name})"
     return NO_ENVIRONMENT
 
 

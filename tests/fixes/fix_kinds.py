@@ -88,6 +88,10 @@ ADVICE_ONLY = {  # id -> why no command can be run for it
     "ND-RES-002": "EFA interfaces are attached when the instance is launched",
     "ND-RES-004": "EFA interfaces are attached when the instance is launched",
     "ND-OS-001": "moving to another OS release is a rebuild, not a command",
+    "ND-DRV-005": "a container node gets a newer driver with its image's next release (a node group update), not "
+                  "a command on the node",
+    "ND-DRV-006": "a container node gets a newer driver with its image's next release (a node group update), not "
+                  "a command on the node",
     "ND-OS-004": "moving the framework to an OS its matrix supports is a rebuild, not a command",
     "ND-OP-001": "a code rewrite of the user's model",
     "ND-OP-002": "a code rewrite of the user's model",

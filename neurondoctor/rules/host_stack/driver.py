@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from typing import Optional
 
-from neurondoctor.facts.host import HostSnapshot
-from neurondoctor.neuron_version import names_a_release, normalize_neuron_version, release_tuple
+from neurondoctor.facts.host import DriverModuleFile, HostSnapshot
+from neurondoctor.neuron_version import names_a_release, normalize_neuron_version, release_tuple, release_words
 from neurondoctor.rules.check import Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, neuron_host
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Command, Fix, Step, command, note, pipeline
+from neurondoctor.rules.host_stack import node_driver
+from neurondoctor.rules.host_stack.node_driver import node_driver_version
 from neurondoctor.rules.host_stack.os_commands import (
     RELOAD_DRIVER,
     headers_command,
@@ -66,10 +68,12 @@ def driver_missing(ctx: RuleContext) -> list[Finding]:
     if snapshot.container:
         return _container_driver_missing(ctx)
     has_runtime = any(name.startswith("aws-neuronx-") for name in snapshot.packages)
-    if DKMS_PACKAGE in snapshot.packages or "neuron" in snapshot.modules:
-        return []
+    if DKMS_PACKAGE in snapshot.packages or "neuron" in snapshot.modules or _image_module(snapshot):
+        return []  # a module file without a package (Bottlerocket) is a driver that is not loaded: ND-DRV-002
     if not snapshot.has_neuron_hardware and not has_runtime:
         return []
+    if snapshot.os.id == "bottlerocket":
+        return [_bottlerocket_without_driver(snapshot)]
     release = host_target_release(ctx)
     version = release_version(ctx, release, DKMS_PACKAGE)
     return [Finding(
@@ -84,6 +88,27 @@ def driver_missing(ctx: RuleContext) -> list[Finding]:
         fix=Fix([*repository_commands(ctx, snapshot), headers_command(snapshot),
                  install_command(snapshot, [(DKMS_PACKAGE, version)])]),
     )]
+
+
+def _image_module(snapshot: HostSnapshot) -> bool:
+    """A module file on a host without a package database (Bottlerocket): the image's driver. Where a package
+    manager is, a module left behind by a removed package is no installed driver."""
+    return snapshot.driver_module is not None and snapshot.package_source is None
+
+
+def _bottlerocket_without_driver(snapshot: HostSnapshot) -> Finding:
+    """Bottlerocket has no package manager: the driver comes with the variant (its aws variants carry the kernel
+    kit's kmod-*-neuron, which the nvidia flavors conflict with: bottlerocket-kernel-kit kmod-6.1-neuron.spec)."""
+    return Finding(
+        id="ND-DRV-001", category="driver-missing", severity=SEVERITY_ERROR,
+        title=(f"no Neuron driver in this Bottlerocket image ({snapshot.os.variant_id or 'variant not known'}) "
+               f"with {len(snapshot.pci)} Neuron device(s) on PCI"),
+        detail=("Bottlerocket cannot install packages: the Neuron driver comes with the variant, and its nvidia "
+                "variants do not carry it."),
+        evidence={"pci_functions": [function.address for function in snapshot.pci],
+                  "variant": snapshot.os.variant_id, "modules_searched": "/lib/modules/<kernel>, /usr/libexec/neuron"},
+        fix=Fix([note("launch this node from a Bottlerocket aws-k8s or aws-ecs variant that is not an nvidia one")]),
+    )
 
 
 def legacy_driver_package(ctx: RuleContext) -> list[Finding]:
@@ -211,8 +236,10 @@ def _build_tool_install(snapshot: HostSnapshot, tool: str) -> list[Step]:
 def driver_not_loaded(ctx: RuleContext) -> list[Finding]:
     """ND-DRV-002: the module is built for this kernel but not loaded."""
     snapshot = ctx.facts.host.snapshot
-    if DKMS_PACKAGE not in snapshot.packages or "neuron" in snapshot.modules or snapshot.container:
+    if "neuron" in snapshot.modules or snapshot.container:
         return []
+    if DKMS_PACKAGE not in snapshot.packages:
+        return _module_file_not_loaded(snapshot)
     if not (snapshot.dkms.installed_module or snapshot.dkms.built_for_kernel):
         return []  # module_not_built explains why
     return [Finding(
@@ -224,6 +251,26 @@ def driver_not_loaded(ctx: RuleContext) -> list[Finding]:
                "/etc/modules-load.d/neuron.conf.",
         evidence={"module": snapshot.dkms.installed_module, "kernel": snapshot.kernel},
         fix=Fix([MODPROBE, pipeline(["echo", "neuron"], ["sudo", "tee", "/etc/modules-load.d/neuron.conf"])]),
+    )]
+
+
+def _module_file_not_loaded(snapshot: HostSnapshot) -> list[Finding]:
+    """ND-DRV-002 without a driver package: the module file the image ships (Bottlerocket's kernel kit) is there and
+    not loaded. Bottlerocket loads it at boot for the hardware it finds (load-neuron-latest-modules.service)."""
+    module = snapshot.driver_module
+    if module is None or not _image_module(snapshot) or not snapshot.has_neuron_hardware:
+        return []
+    bottlerocket = snapshot.os.id == "bottlerocket"
+    return [Finding(
+        id="ND-DRV-002", category="driver-not-loaded", severity=SEVERITY_ERROR,
+        title=f"the Neuron driver {module.path} is on this node but the `neuron` module is not loaded",
+        detail=("No container can open a NeuronCore until it is loaded"
+                + ("; Bottlerocket loads it at boot for the Neuron hardware it finds "
+                   "(load-neuron-latest-modules.service)." if bottlerocket else ".")),
+        evidence={"module": module.path, "version": module.version, "version_problem": module.problem,
+                  "kernel": snapshot.kernel},
+        fix=Fix([note("reboot the node; if the module is still not loaded, replace the node")] if bottlerocket
+                else [MODPROBE]),
     )]
 
 
@@ -293,11 +340,26 @@ def driver_summary(ctx: RuleContext) -> str:
         return (f"host driver {normalize_neuron_version(loaded)} loaded{unnamed} (seen from this container; the "
                 "driver lives on the host)" if loaded else "this is a container: the driver lives on the host")
     package = snapshot.packages.get(DKMS_PACKAGE)
-    parts = [f"{DKMS_PACKAGE} {normalize_neuron_version(package.version)}" if package else "no driver package"]
-    parts.append(f"loaded {normalize_neuron_version(loaded)}{unnamed}" if loaded else "not loaded")
+    module = snapshot.driver_module
+    parts = [f"{DKMS_PACKAGE} {normalize_neuron_version(package.version)}" if package else
+             _module_words(module) if module else "no driver package"]
+    parts.append(f"loaded {normalize_neuron_version(loaded)}{unnamed}" if loaded else
+                 "loaded, its version not shown (no /sys/module/neuron/version)" if "neuron" in snapshot.modules
+                 else "not loaded")
     if snapshot.kernel and (snapshot.dkms.installed_module or snapshot.dkms.built_for_kernel):
         parts.append(f"built for {snapshot.kernel}")
+    driver, _ = node_driver_version(snapshot)
+    releases = ctx.catalog.releases_with(DKMS_PACKAGE, driver) if driver and names_a_release(driver) else []
+    if snapshot.node_role is not None and releases:
+        parts.append(f"the driver of Neuron {release_words(releases)}")
+    if module is not None and module.problem and not loaded and not package:
+        parts.append(module.problem)  # one line, no finding: an unknown version is not a fault
     return ", ".join(parts)
+
+
+def _module_words(module: DriverModuleFile) -> str:
+    """`module /lib/modules/6.1.161/kernel/drivers/neuron/neuron.ko.gz 2.26.5.0` (no package: the image's own)."""
+    return f"module {module.path}" + (f" {normalize_neuron_version(module.version)}" if module.version else "")
 
 
 RULE_SET = RuleSet(
@@ -319,5 +381,5 @@ RULE_SET = RuleSet(
         FindingSpec("ND-DKMS-004", "dkms-build", SEVERITY_ERROR, "the deprecated aws-neuron-dkms is installed"),
     ),
 )
-CHECK = Check("driver", "Driver", (RULE_SET,), driver_summary, applies=neuron_host,
+CHECK = Check("driver", "Driver", (RULE_SET, node_driver.RULE_SET), driver_summary, applies=neuron_host,
               needs=("system", "hardware", "driver", "packages"))

@@ -69,6 +69,12 @@ def os_support(ctx: RuleContext) -> list[Finding]:
             fix=Fix([note(f"move this host to {end.replacement} (Neuron DLAMIs are Ubuntu 24.04 from 2.30)"),
                      alternative(f"stay on Neuron {end.last_line}, the last release that supports this OS")]))]
     family = ctx.facts.host.instance_family
+    role = snapshot.node_role
+    if role is not None and role.platform == "bottlerocket":
+        return []  # Bottlerocket builds the driver into its own kernel kit; the runtime's OS is each image's
+    if role is not None and any(os_matches(os_id, version, row.os, row.version)
+                                for row in support.tested(release, "driver", family)):
+        return []  # a container node runs only the driver: the runtime's table is the images' concern
     runtime = support.tested(release, "runtime", family)
     if not runtime:
         return []  # before 2.28.0 no table is published: only documented ends judge

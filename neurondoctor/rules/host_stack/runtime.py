@@ -129,6 +129,8 @@ def runtime_files_missing(ctx: RuleContext) -> list[Finding]:
     snapshot = ctx.facts.host.snapshot
     if "neuron" not in snapshot.modules and "aws-neuronx-dkms" not in snapshot.packages:
         return []
+    if snapshot.node_role is not None:
+        return []  # a container node: the runtime and collectives come in the images, the tools are optional
     release = host_target_release(ctx)
     missing: list[tuple[str, str]] = []
     # Inf1's frameworks (torch-neuron, tensorflow-neuron) bundle their runtime: no aws-neuronx-runtime-lib there
@@ -274,6 +276,9 @@ def runtime_summary(ctx: RuleContext) -> str:
     versions = ctx.host_release().versions
     shown = [f"{name.replace('aws-neuronx-', '')} {versions[name]}" for name in (RUNTIME, COLLECTIVES, TOOLS)
              if name in versions]
+    role = ctx.facts.host.snapshot.node_role
+    if role is not None:
+        return "; ".join(["not on this node: the runtime and collectives run in its containers", *shown])
     return ", ".join(shown) or "runtime files present"
 
 

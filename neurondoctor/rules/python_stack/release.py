@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from neurondoctor.neuron_version import release_words
 from neurondoctor.release_data.catalog import Neighbours
-from neurondoctor.rules.check import NO_ENVIRONMENT, Check, FindingSpec, RuleSet
+from neurondoctor.rules.check import Check, FindingSpec, RuleSet, no_environment
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_INFO, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Fix, command
@@ -105,7 +105,7 @@ def release_summary(ctx: RuleContext) -> str:
     envs = ctx.facts.environments
     if not envs:  # the host's packages were still judged (ND-REL-003, ND-INST-*)
         host = ctx.host_release().release
-        return (f"host on Neuron {host}; " if host else "") + NO_ENVIRONMENT
+        return (f"host on Neuron {host}; " if host else "") + no_environment(ctx)
     named = sorted({release_words(ctx.release_of(env).agreed) for env in envs
                     if ctx.release_of(env).release and ctx.release_of(env).packages})  # --release alone names none
     if not named:

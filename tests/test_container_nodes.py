@@ -1,0 +1,213 @@
+"""Container nodes: Bottlerocket and the EKS and ECS optimized AMIs carry the Neuron driver (and perhaps the tools
+and the OCI hook); the runtime, compiler and frameworks come in the containers they run. Such a node is judged by
+that purpose: clean when the driver is loaded and the devices are there, its runtime and Python areas "not on this
+node", and a driver that lags the SDK is information naming its release and the image's way forward.
+
+The node images are the published ones (tests/host_fixture.py: BOTTLEROCKET_OS_RELEASE, EKS_RELEASE, the ECS
+comment): Bottlerocket's driver versions are those `modinfo neuron` printed in bottlerocket-kernel-kit pull requests
+(tests/recorded/modinfo/SOURCES.md); the EKS accelerated AMI of July 2026 ships aws-neuronx-dkms 2.29.0.0
+(awslabs/amazon-eks-ami CHANGELOG, v20260714). Every failure has a near miss beside it that stays clean.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import check_json, cli_env, findings_by_id
+from tests.host_fixture import HostSpec, build_host
+
+# Bottlerocket inf2.xlarge with the 2.26.10.0 driver (bottlerocket-kernel-kit pull request 389; kernel 6.1 as in
+# pull request 377's filename line, the module stored as neuron.ko.gz by kmod-6.1-neuron.spec)
+BOTTLEROCKET_INF2 = {"instance_type": "inf2.xlarge", "release": "2.28.1", "kernel": "6.1.161", "node": "bottlerocket"}
+EKS_TRN1 = {"instance_type": "trn1.32xlarge", "release": "2.31.1", "os": "al2023", "node": "eks",
+            "kernel": "6.12.40-63.114.amzn2023.x86_64"}
+ECS_INF2 = {"instance_type": "inf2.xlarge", "release": "2.33.0", "os": "al2023", "node": "ecs",
+            "kernel": "6.1.158-180.294.amzn2023.x86_64"}
+
+
+def _check(tmp_path: Path, **spec: Any) -> tuple[int, dict[str, Any]]:
+    root = build_host(tmp_path / "node", HostSpec(**spec))
+    code, report, _ = check_json(["--root", str(root)], env=cli_env({"HOME": str(tmp_path / "operator")}))
+    return code, report
+
+
+def _summary(report: dict[str, Any], check_id: str) -> str:
+    return str(next(check["summary"] for check in report["checks"] if check["id"] == check_id))
+
+
+def _severities(report: dict[str, Any]) -> list[str]:
+    return [finding["severity"] for finding in report["findings"]]
+
+
+def test_a_bottlerocket_node_with_its_kernel_kits_driver_is_healthy(tmp_path: Path) -> None:
+    code, report = _check(tmp_path, **BOTTLEROCKET_INF2)
+    assert code == 0 and report["health"]["state"] == "ok"
+    assert [finding["id"] for finding in report["findings"]] == ["ND-DRV-005"]
+    info = report["findings"][0]
+    assert info["severity"] == "info" and "Neuron 2.28.1 (2.26.10.0)" in info["title"]
+    assert "containers of Neuron 2.30.0 or newer" in info["detail"]  # runtime 2.32 needs driver 2.27 (runtime.rst)
+    assert info["fix"] == ["# update the node to a newer Bottlerocket release: its kernel kit carries the newer "
+                           "driver (replace the node group's nodes, or Bottlerocket's in-place update)"]
+    role = report["facts"]["host"]["snapshot"]["node_role"]
+    assert role["platform"] == "bottlerocket" and role["name"] == "Bottlerocket node (aws-k8s-1.33)"
+    module = report["facts"]["host"]["snapshot"]["driver_module"]
+    assert module == {"path": "/lib/modules/6.1.161/kernel/drivers/neuron/neuron.ko.gz", "version": "2.26.10.0",
+                      "problem": None}
+    assert _summary(report, "runtime") == "not on this node: the runtime and collectives run in its containers"
+    for area in ("python-env", "pytorch-stack", "pip-index"):
+        assert _summary(report, area).startswith("not on this node: Python environments run in its containers")
+    assert "ND-OS-001" not in findings_by_id(report)  # Bottlerocket is no OS the runtime's table lists: not judged
+
+
+def test_near_miss_the_same_driver_only_packages_on_a_plain_ubuntu_host(tmp_path: Path) -> None:
+    """No image says it is a container node, and no OCI hook: a host without its runtime is missing it."""
+    _, report = _check(tmp_path, runtime_library=False, collectives_library=False,
+                       package_versions={"aws-neuronx-runtime-lib": None, "aws-neuronx-collectives": None})
+    assert report["facts"]["host"]["snapshot"]["node_role"] is None
+    assert [finding["severity"] for finding in findings_by_id(report)["ND-RT-003"]] == ["error"]
+
+
+def test_a_host_with_the_oci_hook_and_no_runtime_is_a_container_host(tmp_path: Path) -> None:
+    """The Neuron OCI hook hands devices to containers that bring their runtime (containers/tutorials/
+    tutorial-oci-hook): such a host is clean without aws-neuronx-runtime-lib."""
+    _, report = _check(tmp_path, release="2.33.0", runtime_library=False, collectives_library=False,
+                       package_versions={"aws-neuronx-runtime-lib": None, "aws-neuronx-collectives": None},
+                       extra_packages={"aws-neuronx-oci-hook": "2.19.65.0"})
+    assert report["facts"]["host"]["snapshot"]["node_role"]["platform"] == "oci-hook"
+    assert report["findings"] == [] and report["health"]["state"] == "ok"
+
+
+def test_an_eks_accelerated_ami_node_of_july_2026_is_explained_not_alarmed(tmp_path: Path) -> None:
+    code, report = _check(tmp_path, **EKS_TRN1)
+    assert code == 0 and report["health"]["state"] == "ok"
+    assert [finding["id"] for finding in report["findings"]] == ["ND-DRV-005"]
+    info = report["findings"][0]
+    assert "Neuron 2.31.0/2.31.1 (2.29.0.0); Neuron 2.33.0 ships 2.31.7.0" in info["title"]
+    # driver 2.29 refuses runtimes before 2.33 (runtime.rst 2.31): containers of 2.30.0 and older fail on it
+    assert "containers of Neuron 2.30.0 or older" in info["detail"]
+    assert info["fix"][0].startswith("# move the node group to a newer EKS optimized accelerated AMI")
+    assert _summary(report, "runtime").endswith("; tools 2.31.15.0")
+    assert report["facts"]["host"]["snapshot"]["node_role"]["evidence"] == ["/etc/eks/release",
+                                                                            "/etc/eks/neuron-kmod-load.sh"]
+
+
+def test_near_miss_an_eks_node_with_the_runtime_installed_is_a_full_host(tmp_path: Path) -> None:
+    """Someone installed runtime-lib and collectives on the node: it runs the stack itself, judged as a host."""
+    root = build_host(tmp_path / "node", HostSpec(**EKS_TRN1))  # type: ignore[arg-type]
+    (root / "opt/aws/neuron/lib").mkdir(parents=True, exist_ok=True)
+    (root / "opt/aws/neuron/lib/libnrt.so.1").write_text("ELF")
+    _, report, _ = check_json(["--root", str(root)], env=cli_env({"HOME": str(tmp_path / "operator")}))
+    assert report["facts"]["host"]["snapshot"]["node_role"] is None
+    assert "ND-DRV-005" not in findings_by_id(report)
+    assert _summary(report, "runtime") != "not on this node: the runtime and collectives run in its containers"
+
+
+def test_an_ecs_neuron_ami_node_on_the_current_release_is_clean(tmp_path: Path) -> None:
+    code, report = _check(tmp_path, **ECS_INF2)
+    assert code == 0 and report["findings"] == [] and report["health"]["state"] == "ok"
+    role = report["facts"]["host"]["snapshot"]["node_role"]
+    assert role["platform"] == "ecs" and "aws-neuronx-oci-hook 2.19.65.0 installed" in role["evidence"]
+
+
+def test_bottlerocket_with_the_module_not_loaded(tmp_path: Path) -> None:
+    code, report = _check(tmp_path, **BOTTLEROCKET_INF2, driver_loaded=False)
+    finding = findings_by_id(report)["ND-DRV-002"][0]
+    assert finding["severity"] == "error" and code == 1
+    assert "/lib/modules/6.1.161/kernel/drivers/neuron/neuron.ko.gz" in finding["title"]
+    assert finding["fix"] == ["# reboot the node; if the module is still not loaded, replace the node"]
+    assert "ND-DRV-001" not in findings_by_id(report)  # the driver is there: not "no driver installed"
+
+
+def test_near_miss_bottlerocket_with_the_module_loaded(tmp_path: Path) -> None:
+    _, report = _check(tmp_path, **BOTTLEROCKET_INF2)
+    assert "ND-DRV-002" not in findings_by_id(report) and "error" not in _severities(report)
+
+
+def test_bottlerocket_without_the_neuron_driver(tmp_path: Path) -> None:
+    """An nvidia variant carries no Neuron kernel kit module (kmod-6.1-neuron.spec conflicts with that flavor)."""
+    root = build_host(tmp_path / "node", HostSpec(**{**BOTTLEROCKET_INF2, "variant": "aws-k8s-1.33-nvidia"},
+                                                  driver_loaded=False))  # type: ignore[arg-type]
+    for module in root.rglob("neuron.ko*"):
+        module.unlink()
+    _, report, _ = check_json(["--root", str(root)], env=cli_env({"HOME": str(tmp_path / "operator")}))
+    finding = findings_by_id(report)["ND-DRV-001"][0]
+    assert "aws-k8s-1.33-nvidia" in finding["title"]
+    assert finding["fix"] == ["# launch this node from a Bottlerocket aws-k8s or aws-ecs variant that is not an "
+                              "nvidia one"]
+
+
+def test_near_miss_bottlerocket_on_an_instance_without_neuron(tmp_path: Path) -> None:
+    """Every aws variant stores the kernel kit's module; on an m7i nothing Neuron is judged."""
+    code, report = _check(tmp_path, **{**BOTTLEROCKET_INF2, "instance_type": "m7i.xlarge"}, driver_loaded=False)
+    assert code == 0 and report["findings"] == []
+
+
+def test_bottlerocket_devices_missing(tmp_path: Path) -> None:
+    _, report = _check(tmp_path, **BOTTLEROCKET_INF2, device_nodes=0)
+    assert [finding["severity"] for finding in findings_by_id(report)["ND-DEV-001"]] == ["error"]
+
+
+def test_a_zst_module_without_a_sysfs_version_is_not_known_in_one_line(tmp_path: Path) -> None:
+    """Python 3.11's standard library has no zstd decoder: loaded, with no /sys/module/neuron/version in the
+    snapshot, the driver's version is said not to be known, and nothing is alarmed."""
+    code, report = _check(tmp_path, **BOTTLEROCKET_INF2, module_suffix=".zst", sysfs_version=False)
+    assert code == 0 and report["findings"] == [] and report["health"]["state"] == "ok"
+    summary = _summary(report, "driver")
+    assert "loaded, its version not shown" in summary
+    assert summary.endswith("the version of /lib/modules/6.1.161/kernel/drivers/neuron/neuron.ko.zst is not known: "
+                            "it is zstd-compressed, which Python's standard library cannot read")
+
+
+def test_near_miss_a_gz_module_without_a_sysfs_version_is_read_from_the_file(tmp_path: Path) -> None:
+    _, report = _check(tmp_path, **BOTTLEROCKET_INF2, sysfs_version=False)
+    assert [finding["id"] for finding in report["findings"]] == ["ND-DRV-005"]
+    assert report["findings"][0]["evidence"]["read_from"].endswith("/neuron.ko.gz")
+    assert "module /lib/modules/6.1.161/kernel/drivers/neuron/neuron.ko.gz 2.26.10.0" in _summary(report, "driver")
+
+
+def test_a_node_driver_older_than_any_release_the_data_knows(tmp_path: Path) -> None:
+    """Neuron 2.3.0's 2.5.41.0 is the oldest driver AWS's manifest lists; one before it is of unknown use."""
+    code, report = _check(tmp_path, **BOTTLEROCKET_INF2, loaded_version="2.4.8.0")
+    warning = findings_by_id(report)["ND-DRV-006"][0]
+    assert warning["severity"] == "warning" and warning["category"] == "unknown-version"
+    assert "older than any release the data knows" in warning["title"]
+    assert "2.5.41.0 (Neuron 2.3.0)" in warning["detail"] and code == 0
+
+
+def test_near_miss_the_oldest_driver_the_data_knows(tmp_path: Path) -> None:
+    _, report = _check(tmp_path, **BOTTLEROCKET_INF2, loaded_version="2.5.41.0")
+    assert "ND-DRV-006" not in findings_by_id(report)
+    assert [finding["severity"] for finding in findings_by_id(report)["ND-DRV-005"]] == ["info"]
+
+
+# Bottlerocket on inf1.xlarge: the kernel kit's Inf1 build (kmod-6.1-neuron.spec `neuron_2_24`), 2.24.13.0 in pull
+# request 389 and 2.21.37.0 in pull request 250; drivers after 2.24 do not support Inf1
+# (announce-correction-neuron-driver-support-inf1), so the way forward there is the 2.24 line, not the newest release.
+BOTTLEROCKET_INF1 = {"instance_type": "inf1.xlarge", "release": None, "kernel": "6.1.161", "node": "bottlerocket",
+                     "module_recording": "bottlerocket-inf1-2.24.13.0.txt"}
+
+
+def test_an_inf1_bottlerocket_node_on_an_older_inf1_driver(tmp_path: Path) -> None:
+    _, report = _check(tmp_path, **BOTTLEROCKET_INF1, loaded_version="2.21.37.0")
+    info = findings_by_id(report)["ND-DRV-005"][0]
+    assert info["severity"] == "info" and info["title"].endswith("the newest driver for Inf1 is 2.24.7.0")
+    assert "Neuron 2.33.0" not in info["title"] and "error" not in _severities(report)
+
+
+def test_near_miss_an_inf1_bottlerocket_node_on_the_2_24_line(tmp_path: Path) -> None:
+    """2.24.13.0, the Inf1 patch for kernel 6.18 (Neuron facts §9), is newer than any 2.24 the release data lists:
+    not behind, not judged."""
+    _, report = _check(tmp_path, **BOTTLEROCKET_INF1, loaded_version="2.24.13.0")
+    assert "ND-DRV-005" not in findings_by_id(report) and "ND-DRV-006" not in findings_by_id(report)
+    assert "error" not in _severities(report) and "warning" not in _severities(report)
+
+
+def test_near_miss_a_removed_packages_leftover_module_is_no_driver(tmp_path: Path) -> None:
+    """On Ubuntu (a package database) a neuron.ko left in updates/dkms after aws-neuronx-dkms was removed is not an
+    installed driver: ND-DRV-001 with the install, not ND-DRV-002."""
+    root = build_host(tmp_path / "node", HostSpec(package_versions={"aws-neuronx-dkms": None}, driver_loaded=False))
+    (root / "lib/modules/6.8.0-1015-aws/updates/dkms").mkdir(parents=True)
+    (root / "lib/modules/6.8.0-1015-aws/updates/dkms/neuron.ko").write_bytes(b"\x7fELF")
+    _, report, _ = check_json(["--root", str(root)], env=cli_env({"HOME": str(tmp_path / "operator")}))
+    assert "ND-DRV-001" in findings_by_id(report) and "ND-DRV-002" not in findings_by_id(report)
