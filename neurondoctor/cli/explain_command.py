@@ -98,17 +98,20 @@ def _explanation_text(explanation: dict[str, Any]) -> str:
 
 
 def _host_text(host: dict[str, Any]) -> str:
-    """This host's answer: the findings of the areas that answer the category, each with its fix."""
+    """This host's answer: each area that answers the category with its verdict, then its findings with their fixes
+    (an area that judged nothing says so: a laptop is not a healthy Neuron host)."""
     where = "this host" if host["root"] == "/" else f"the tree at {field_text(host['root'])}"
-    lines = [f"On {where} (check {', '.join(host['areas'])}):"]
+    lines = [f"On {where}:"]
+    lines += [f"  [{check['status']}] {check['title']}" + (f": {field_text(check['summary'])}" if check["summary"]
+                                                          else "") for check in host["checks"]
+              if check["status"] != "skipped" or check["summary"]]  # an area check itself hides when skipped
     for finding in host["findings"]:
         lines.append(f"  {finding['severity']} {finding['id']}: {field_text(finding['title'])}")
         lines += [("    Fix: " if index == 0 else "         ") + field_text(line)
                   for index, line in enumerate(finding["fix"])]
-    lines += [f"  could not judge: {field_text(reason)}" for reason in host["unknown"]]
-    if not host["findings"] and not host["unknown"]:
-        lines.append("  nothing wrong found here: the cause is not (or no longer) on this host; run the failing job's "
-                     "`neurondoctor check` where it ran (its node, its container)")
+    if host["checks"] and all(check["status"] == "ok" for check in host["checks"]):
+        lines.append("  nothing wrong here: the cause is not (or no longer) on this host; run `neurondoctor check` "
+                     "where the failing job ran (its node, its container)")
     return "\n".join(lines) + "\n"
 
 

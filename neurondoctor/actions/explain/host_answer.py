@@ -23,12 +23,12 @@ class HostAnswer:
     root: str
     areas: list[str]
     environments: list[str]
+    checks: list[dict[str, str]] = field(default_factory=list)  # each area: id, title, status, its one-line summary
     findings: list[dict[str, Any]] = field(default_factory=list)
-    unknown: list[str] = field(default_factory=list)  # areas that could not judge, with the reason
 
     def to_json(self) -> dict[str, Any]:
         return {"root": self.root, "areas": list(self.areas), "environments": list(self.environments),
-                "findings": list(self.findings), "unknown": list(self.unknown)}
+                "checks": list(self.checks), "findings": list(self.findings)}
 
 
 def _traceback_environment(root: str, environment: Optional[str]) -> list[str]:
@@ -58,8 +58,8 @@ def answer_on_host(category: str, facts: Mapping[str, str], root: str, venvs: Se
     report = run_check(CheckOptions(root=root, venvs=named, select=areas, environ=environ), catalog=load_catalog())
     answer = HostAnswer(root=root, areas=areas, environments=[summary.path for summary in report.environments])
     for check in report.checks:
-        if check.error:
-            answer.unknown.append(f"{check.title}: {check.error}")
+        answer.checks.append({"id": check.id, "title": check.title, "status": check.status,
+                              "summary": check.error or check.summary})
         for finding in check.findings:
             if finding.severity in _ANSWERING:
                 answer.findings.append({"id": finding.id, "category": finding.category,

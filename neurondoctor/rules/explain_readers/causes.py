@@ -170,7 +170,8 @@ def _library(clue: Clue) -> Optional[Cause]:
 def _symbol_version(clue: Clue) -> Optional[Cause]:
     version = clue.facts.get("symbol_version", "")
     needed_by = clue.facts.get("required_by", "")
-    if not version.startswith("GLIBC_") or "neuron" not in (needed_by + clue.line).lower():
+    if not version.startswith("GLIBC_") or not any(name in (needed_by + clue.line).lower()
+                                                   for name in ("neuron", "torch_xla", "libnrt", "libnccom")):
         return None
     return Cause("os-unsupported", f"{needed_by or 'a Neuron binary'} needs {version}, newer than this system's C "
                  "library: the OS is older than the release supports",

@@ -4,7 +4,10 @@ whose stamp the normaliser has removed):
 
 - a core request it could not meet: `NeuronCore(s) not available - Requested:1 Available:0`, also written
   `Logical Neuron Core(s) not available`, `Neuron Core(s)`, `nc(s)`;
-- a device it could not open: `Failed to open /dev/neuron0`, `Could not open the nd3`, with `Permission denied`
+- the Inf1-era runtime daemon's `NRTD response code 'NERR_RESOURCE_NC' (9) There were insufficent NCs for the
+  requested operation` (its own spelling);
+- a device it could not open: `Failed to open /dev/neuron0`, `Could not open the nd3`, the Neuron 1.x
+  runtime's `Could not open the device index:0`, with `Permission denied`
   or `No such file or directory` when the caller kept errno;
 - no device at all: `No neuron device found`, `No Neuron devices found`, `Found 0 Neuron devices`,
   `neuron device not found`.
@@ -25,7 +28,8 @@ _FUNCTION = re.compile(r"\b(?:nrt|tdrv|nmgr|neff|kmgr|ndl|tpb|nec|enc):([a-z_][a
 _CORES = re.compile(r"(?:neuron ?cores?|nc)\(s\) (?:are )?not available(?: ?[-:,]? ?requested: ?([0-9]{1,6})"
                     r"[ ,]{0,3}available: ?([0-9]{1,6}))?")
 _DEVICE = re.compile(r"(?:failed to open|could not open|cannot open|unable to open) (?:the )?"
-                     r"(?:(?:/dev/neuron|nd)([0-9]{1,5})|/dev/neuron)")
+                     r"(?:(?:/dev/neuron|nd|device index: ?)([0-9]{1,5})|/dev/neuron)")
+_INSUFFICIENT_CORES = re.compile(r"insuff?ic?i?e?n?t (?:ncs|neuron ?cores|nc)\b|nerr_resource_nc")
 _NO_DEVICE = re.compile(r"no (?:neuron|inferentia|trainium) devices? (?:were |was )?(?:found|available|detected)"
                         r"|(?:neuron|inferentia|trainium) devices? (?:were |was |is )?not (?:found|detected)"
                         r"|found 0 (?:neuron|inferentia|trainium) devices?")
@@ -47,7 +51,13 @@ def read(message: Message) -> list[Clue]:
             if found.group(1) is not None:
                 facts["requested"], facts["available"] = found.group(1), found.group(2)
             clues.append(Clue("cores-unavailable", READER, position, message.line(position), facts))
-    for needle in ("open /dev/neuron", "open the nd", "open nd"):
+    for needle in ("insufficent", "insufficient", "insuficient", "nerr_resource_nc"):
+        for position in message.hits(needle, 2):
+            start, end = message.span(position)
+            if _INSUFFICIENT_CORES.search(message.folded, max(start, position - 20), min(end, position + 40)):
+                clues.append(Clue("cores-unavailable", READER, position, message.line(position),
+                                  _function(message, position)))
+    for needle in ("open /dev/neuron", "open the nd", "open nd", "open the device index"):
         for position in message.hits(needle, 4):
             start, end = message.span(position)
             found = _DEVICE.search(message.folded, max(start, position - 20), end)

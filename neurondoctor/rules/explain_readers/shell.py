@@ -1,5 +1,5 @@
 """The shell's word for a command it cannot find: bash's `bash: NAME: command not found` (also `NAME: command not
-found` from a script), dash's `sh: 1: NAME: not found`, zsh's `zsh: command not found: NAME`, and `env`'s
+found` from a script), dash's `sh: 1: NAME: not found` (retyped without the colon: `neuron-ls command not found`), zsh's `zsh: command not found: NAME`, and `env`'s
 `/usr/bin/env: 'NAME': No such file or directory`.
 
 Facts: the command.
@@ -13,7 +13,7 @@ from neurondoctor.rules.explain_readers.clue import Clue
 from neurondoctor.rules.explain_readers.message import Message
 
 READER = "shell"
-_BASH = re.compile(r"(?:^|[ :])([A-Za-z0-9_.+/-]{1,200}): command not found", re.MULTILINE | re.IGNORECASE)
+_BASH = re.compile(r"(?:^|[ :])([A-Za-z0-9_.+/-]{1,200}):? command not found", re.MULTILINE | re.IGNORECASE)
 _ZSH = re.compile(r"command not found: ([A-Za-z0-9_.+/-]{1,200})", re.IGNORECASE)
 _DASH = re.compile(r"^sh: [0-9]{1,9}: ([A-Za-z0-9_.+/-]{1,200}): not found", re.MULTILINE | re.IGNORECASE)
 _ENV = re.compile(r"env: '([A-Za-z0-9_.+/-]{1,200})': no such file or directory", re.IGNORECASE)
