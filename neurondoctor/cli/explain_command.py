@@ -31,7 +31,12 @@ _LOG_SUFFIXES = (".log", ".txt", ".out", ".err", ".json", ".gz")
 
 
 def looks_like_a_path(argument: str) -> bool:
-    """One word with a `/` or a log file's extension: a file the user meant to name, not a message."""
+    """A file the user meant to name, not a message: a first line that starts like a path (`/`, `./`, `../`, `~`)
+    and holds no `: ` (a loader's `/usr/bin/python3: error while …` is a message), or one word with a `/` or a log
+    file's extension."""
+    first = argument.split("\n", 1)[0]
+    if first.startswith(("/", "./", "../", "~")) and ": " not in first:
+        return True
     return bool(argument) and not any(char.isspace() for char in argument) and (
         "/" in argument or argument.lower().endswith(_LOG_SUFFIXES))
 

@@ -146,10 +146,11 @@ def _os_package(clue: Clue) -> Optional[Cause]:
 def _os_key(clue: Clue) -> Optional[Cause]:
     if "neuron" not in clue.line.lower():
         return None
-    return Cause("driver-missing", "the package manager refuses the Neuron repository: its signing key is missing or "
-                 "expired on this host",
-                 ("import the current key as the setup guide does (GPG-PUB-KEY-AMAZON-AWS-NEURON.PUB from the "
-                  "repository), then refresh the package lists",), SETUP_PAGES)
+    return Cause("driver-missing", "the package manager refuses the Neuron repository, so no Neuron OS package "
+                 "(driver, runtime, tools) installs or upgrades: its signing key is missing or expired on this host",
+                 ("re-import the key as the setup guide does (GPG-PUB-KEY-AMAZON-AWS-NEURON.PUB from the "
+                  "repository), then `sudo apt-get update` (or `sudo dnf makecache`)",),
+                 "setup/setup-troubleshooting.rst (an expired Neuron GPG key: re-import it, then apt-get update)")
 
 
 def _library(clue: Clue) -> Optional[Cause]:
