@@ -29,11 +29,15 @@ def read(message: Message) -> list[Clue]:
     clues: list[Clue] = []
     distributed = any(word in message.folded for word in ("torch.distributed", "rendezvous", "c10d", "torchrun",
                                                           "master_addr", "process group"))
+    read_lines: set[int] = set()  # a line read once, by its most specific phrase (the first in _RENDEZVOUS)
     for needle, what in _RENDEZVOUS:
         if needle in ("connection refused", "address already in use") and not distributed:
             continue
         for position in message.hits(needle, 2):
             start, end = message.span(position)
+            if start in read_lines:
+                continue
+            read_lines.add(start)
             facts = {"failure": what}
             address = _ADDRESS.search(message.folded, start, min(end, start + 2000))
             if address:

@@ -18,8 +18,8 @@ from neurondoctor.rules.explain_readers.clue import Clue
 from neurondoctor.rules.explain_readers.message import Message
 
 READER = "compiler"
-_STATUS = re.compile(r"(neuronx-cc|neuron-cc|neuronxcc|neuroncc|compile command)[^\n]{0,300}?(?:failed with|returned"
-                     r"(?: with)?(?: exitcode=| non-zero exit status |: )|exit(?:ed with)? (?:code|status) ?)"
+_STATUS = re.compile(r"(neuronx-cc|neuron-cc|neuronxcc|neuroncc|compile command)[^\n]{0,300}?(?:failed with "
+                     r"|returned(?: with)? ?(?:exitcode=|non-zero exit status |: )|exit(?:ed with)? (?:code|status) ?)"
                      r"(-?[0-9]{1,4})")
 _SIGKILL = re.compile(r"signals\.sigkill|\bsigkill\b|signal 9\b|killed by signal 9")
 _KILLED_CODES = {"-9", "137"}

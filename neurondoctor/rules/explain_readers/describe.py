@@ -17,7 +17,7 @@ def describe(clue: Clue) -> str:
     if clue.kind == "python-exception":
         where = f" in {facts['environment']}" if facts.get("environment") else ""
         package = f" for {facts['package']}" if facts.get("package") else ""
-        said = f": {facts['message'][:120]}" if facts.get("message") else ""
+        said = f": {facts['message']}" if facts.get("message") else ""
         return f"a Python {facts.get('type', 'exception')}{where}{package}{said}"
     shown = ", ".join(f"{name} {value[:120]}" for name, value in facts.items() if value)
     return f"a {clue.reader} message ({clue.kind.replace('-', ' ')})" + (f": {shown}" if shown else "")

@@ -27,7 +27,7 @@ _NOT_FOUND = re.compile(r"(?:could not find a version that satisfies the require
 _PYTHON = re.compile(r"package '" + _NAME + r"' requires a different python: ([0-9.]{1,20}) not in '([^'\n]{1,100})'")
 _IGNORED = re.compile(r"ignored the following versions that require a different python version: ([^\n]{1,2000})")
 _DEPENDS = re.compile(_NAME + r" ([^ \n]{1,64}) depends on " + _NAME + r"([^ \n]{0,100})")
-_REQUIRES = re.compile(_NAME + r" ([^ \n]{1,64}) requires " + _NAME + r"([^,\n]{0,100}), but you have " + _NAME +
+_REQUIRES = re.compile(_NAME + r" ([^ \n]{1,64}) requires " + _NAME + r"([^\n]{0,100}?), but you have " + _NAME +
                        r" ([^ \n]{1,64}) which is incompatible")
 _INDEXES = re.compile(r"looking in indexes: ([^\n]{1,2000})")
 

@@ -21,13 +21,17 @@ _ENV = re.compile(r"env: '([A-Za-z0-9_.+/-]{1,200})': no such file or directory"
 
 def read(message: Message) -> list[Clue]:
     clues: list[Clue] = []
-    for needle, pattern, before in (("command not found", _BASH, 220), ("command not found: ", _ZSH, 20),
-                                    (": not found", _DASH, 230), ("': no such file or directory", _ENV, 220)):
+    read_lines: set[int] = set()  # zsh's line also holds bash's phrase: each line is read by the first shell's form
+    for needle, pattern, before in (("command not found: ", _ZSH, 20), (": not found", _DASH, 230),
+                                    ("': no such file or directory", _ENV, 220), ("command not found", _BASH, 220)):
         for position in message.hits(needle, 4):
             start, end = message.span(position)
+            if start in read_lines:
+                continue
             found = pattern.search(message.text, max(start, position - before) if pattern is not _DASH else start,
                                    end)
             if found:
+                read_lines.add(start)
                 command = found.group(1).rsplit("/", 1)[-1]
                 clues.append(Clue("command-not-found", READER, position, message.line(position),
                                   {"command": command}))
