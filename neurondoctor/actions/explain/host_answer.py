@@ -39,8 +39,8 @@ def _traceback_environment(root: str, environment: Optional[str]) -> list[str]:
     if not environment or not environment.startswith("/"):
         return []
     fs = RootFS(root)
-    if not fs.is_dir(environment) or not fs.exists(environment + "/pyvenv.cfg") and not fs.exists(
-            environment + "/bin/python"):
+    if not fs.is_dir(environment) or (not fs.exists(environment + "/pyvenv.cfg") and not fs.exists(
+            environment + "/bin/python")):
         return []
     return [environment if root == "/" else os.path.join(root, environment.lstrip("/"))]
 

@@ -38,4 +38,4 @@ def read_message(text: str) -> list[Clue]:
     return sorted(clues, key=lambda clue: clue.position)
 
 
-__all__ = ["Clue", "Message", "READERS", "read_message"]
+__all__ = ["READERS", "Clue", "Message", "read_message"]

@@ -1,6 +1,6 @@
 """The shell's word for a command it cannot find: bash's `bash: NAME: command not found` (also `NAME: command not
-found` from a script), dash's `sh: 1: NAME: not found` (retyped without the colon: `neuron-ls command not found`), zsh's `zsh: command not found: NAME`, and `env`'s
-`/usr/bin/env: 'NAME': No such file or directory`.
+found` from a script, and retyped without the colon: `neuron-ls command not found`), dash's `sh: 1: NAME: not
+found`, zsh's `zsh: command not found: NAME`, and `env`'s `/usr/bin/env: 'NAME': No such file or directory`.
 
 Facts: the command.
 """

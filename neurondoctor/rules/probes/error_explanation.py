@@ -19,10 +19,10 @@ from packaging.version import InvalidVersion, Version
 from neurondoctor.log_text import cut_lines
 from neurondoctor.redaction import redact_secrets
 from neurondoctor.release_data.probe_data import ErrorSignatures
-from neurondoctor.rules.probes.compiler_codes import compiler_code, compiler_codes_in, compiler_detail
-from neurondoctor.rules.probes.runtime_status import runtime_status
 from neurondoctor.rules.explain_readers import Clue, Message, read_message
 from neurondoctor.rules.explain_readers.causes import Cause, cause_of, first_cause, other_causes
+from neurondoctor.rules.probes.compiler_codes import compiler_code, compiler_codes_in, compiler_detail
+from neurondoctor.rules.probes.runtime_status import runtime_status
 from neurondoctor.rules.probes.signature_match import SignatureMatch, match_signature, match_signature_loosely
 
 # Every pattern runs in linear time on any text, so a crafted log cannot stall `explain` (neurondoctor/log_text.py):
