@@ -31,9 +31,9 @@ READERS = (python_traceback.read, pip_output.read, os_packages.read, dynamic_loa
            shell.read, containers.read, runtime_log.read, compiler_output.read, collectives.read, device_memory.read)
 
 
-def read_message(text: str) -> list[Clue]:
-    """Every clue the readers find in the text, in the order of the text."""
-    message = Message.of(text)
+def read_message(text: str | Message) -> list[Clue]:
+    """Every clue the readers find in the text (or its normalised Message), in the order of the text."""
+    message = text if isinstance(text, Message) else Message.of(text)
     clues = [clue for read in READERS for clue in read(message)]
     return sorted(clues, key=lambda clue: clue.position)
 

@@ -7,7 +7,8 @@ the log collector or the user did to it.
   `[  123.456789] `), so that a line starts with what its program said;
 - runs of spaces and tabs are one space;
 - matching is case-insensitive: the readers look in `folded`, the same text in lower case at the same positions;
-- `unwrapped` is `folded` with every newline a space, for phrases a terminal or a mail client wrapped onto two lines.
+- `unwrapped` is `folded` with every newline a space, for phrases a terminal or a mail client wrapped onto two lines;
+- only the last 256 KiB is read (READ_LIMIT).
 
 Everything is one pass of a pattern with bounded repeats over the whole text, or a `str` method: linear, and the
 lines are already cut at log_text.MAX_LINE.
@@ -20,23 +21,31 @@ import string
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]{0,32}[ -/]{0,4}[@-~]|\x1b\][^\x07\x1b\n]{0,256}(?:\x07|\x1b\\)?|[\r\x00]")
+_ANSI = re.compile(r"\x1b\[[0-9;?]{0,32}[ -/]{0,4}[@-~]|\x1b\][^\x07\x1b\n]{0,256}(?:\x07|\x1b\\)?|\x1b")
 _MONTHS = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec"
-_PREFIX = re.compile(
-    r"^(?:\[pod/[^\]\n]{1,300}\] ?)?"  # kubectl logs --prefix
-    r"(?:\[ {0,12}[0-9]{1,12}\.[0-9]{1,9}\] ?"  # dmesg
-    r"|[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]{1,9})?(?:Z|[+-][0-9]{2}:?[0-9]{2})?:? ?"
-    rf"|[0-9]{{4}}-(?:{_MONTHS})-[0-9]{{2}} [0-9]{{2}}:[0-9]{{2}}:[0-9]{{2}}(?:\.[0-9]{{1,9}})?"
-    r"(?: {1,8}[0-9]{1,10}:[0-9]{1,10})? ?"  # the runtime's own stamp and PID:TID
-    rf"|(?:{_MONTHS}) {{1,2}}[0-9]{{1,2}} [0-9]{{2}}:[0-9]{{2}}:[0-9]{{2}} ?)?",
-    re.MULTILINE)
+_STAMP = (r"\[ {0,12}[0-9]{1,12}\.[0-9]{1,9}\] ?"  # dmesg
+          r"|[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]{1,9})?"
+          r"(?:Z|[+-][0-9]{2}:?[0-9]{2})?:? ?"
+          rf"|[0-9]{{4}}-(?:{_MONTHS})-[0-9]{{2}} [0-9]{{2}}:[0-9]{{2}}:[0-9]{{2}}(?:\.[0-9]{{1,9}})?"
+          r"(?: {1,8}[0-9]{1,10}:[0-9]{1,10})? ?"  # the runtime's own stamp and PID:TID
+          rf"|(?:{_MONTHS}) {{1,2}}[0-9]{{1,2}} [0-9]{{2}}:[0-9]{{2}}:[0-9]{{2}} ?")
+# Never an empty match (one that may match nothing is replaced at every line start), and tried at line starts only.
+_PREFIX = re.compile(rf"^(?:\[pod/[^\]\n]{{1,300}}\] ?(?:{_STAMP})?|(?:{_STAMP}))", re.MULTILINE)
+# The readers read the end of a text: a pasted message is far shorter, and a log ends with its error (a few thousand
+# lines of a runtime's infodump fit). A pattern tried at every line start costs a third of a second a MiB on a
+# loaded host, and each reader's needle one scan of the window, so the readers' window is the last 256 KiB; the
+# release data's signatures, statuses and codes are still matched on the whole input (error_explanation.py).
+READ_LIMIT = 256 << 10
 _BLANKS = re.compile(r"[ \t\f\v]{2,}|\t")
 _ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 
 
 def normalise(text: str) -> str:
     """The text without colour codes, line prefixes and runs of blanks (module docstring)."""
-    text = _ANSI.sub("", text)
+    if "\x1b" in text:
+        text = _ANSI.sub("", text)
+    if "\r" in text or "\x00" in text:
+        text = text.replace("\r", "").replace("\x00", "")
     text = _PREFIX.sub("", text)
     return _BLANKS.sub(" ", text)
 
@@ -51,6 +60,11 @@ class Message:
 
     @classmethod
     def of(cls, text: str) -> Message:
+        """The last READ_LIMIT characters of the text, from the first line that starts in them, normalised."""
+        if len(text) > READ_LIMIT:
+            start = len(text) - READ_LIMIT
+            newline = text.find("\n", start)
+            text = text[newline + 1 if newline >= 0 else start:]
         normal = normalise(text)
         folded = normal.lower()
         if len(folded) != len(normal):  # a character whose lower case is longer: fold ASCII only

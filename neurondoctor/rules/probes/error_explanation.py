@@ -163,10 +163,10 @@ def explain_message(text: str, signatures: ErrorSignatures, op_support: dict[str
     (explain_readers/causes.py); a banner only when nothing else explains the text. The other failures the text
     names are listed in `also`."""
     text = cut_lines(text)
-    clues = read_message(text)
+    message = Message.of(text)
+    clues = read_message(message)
     explanation = _exact(text, signatures, op_support, compiler_fixes)
     if explanation is None:
-        message = Message.of(text)
         loose = match_signature_loosely(message, signatures)
         if loose is not None:
             explanation = _from_signature(message.text, loose[0], loose[1], None)
