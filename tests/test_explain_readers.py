@@ -159,6 +159,10 @@ CASES: dict[str, tuple[str, str, dict[str, str], Optional[str]]] = {
         "(10.0.0.12, 29500).\n", "rendezvous-failed", {"failure": "timeout"}, "env-var-misconfig"),
     "connection-refused-no-distributed": ("curl: (7) Failed to connect to localhost port 80: Connection refused\n",
                                           "", {}, None),  # near miss: not a rendezvous
+    "no-efa": ("No EFA devices found\n", "efa-missing", {}, "resource"),
+    "efa-warning-beside-a-kill": (  # near miss: an EFA line printed beside the real failure does not outrank it
+        "NET/OFI No EFA devices found, falling back\nneuronx-cc failed with -9\n", "compiler-killed",
+        {"status": "-9"}, "compile-failure"),
     # --- memory
     "xla-oom": ("RuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 8.00G on ND 0:NC 1.\n",
                 "memory-exhausted", {"where": "device", "device": "0", "core": "1"}, "resource"),

@@ -296,7 +296,7 @@ def _rendezvous(clue: Clue) -> Optional[Cause]:
 def _efa(clue: Clue) -> Optional[Cause]:
     return Cause("resource", "no EFA device is usable: the instance has no EFA interface, or the EFA driver and "
                  "libfabric are not installed", ("launch the instances with EFA interfaces and install the EFA "
-                                                 "software; " + _CHECK,), RUNTIME_GUIDE)
+                                                 "software; " + _CHECK,), RUNTIME_GUIDE, specific=False)
 
 
 def _memory(clue: Clue) -> Optional[Cause]:

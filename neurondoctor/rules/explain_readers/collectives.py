@@ -4,7 +4,7 @@ messages; libfabric's and the Neuron OFI plugin's; the collectives section of th
 - the rendezvous: `torch.distributed.DistNetworkError: … The client socket has timed out`, `Connection refused`,
   `RendezvousTimeoutError`, `RendezvousConnectionError`, `Timed out initializing process group in store based
   barrier`, `Address already in use` (a port an earlier run still holds);
-- EFA: `No EFA devices found` / `fi_getinfo` failing / `efa provider` not found.
+- EFA: `No EFA devices found`, `EFA device not found`.
 
 Facts: the address, what failed.
 """
@@ -22,7 +22,9 @@ _RENDEZVOUS = (("client socket has timed out", "timeout"), ("rendezvoustimeouter
                ("rendezvousconnectionerror", "connection"), ("store based barrier", "timeout"),
                ("distnetworkerror", "network"), ("connection refused", "connection refused"),
                ("address already in use", "address in use"))
-_EFA = ("no efa devices", "efa device not found", "fi_getinfo", "efa provider", "unable to find efa")
+# Only the phrases that say no EFA device is there: libfabric's `fi_getinfo` and provider lines are also printed as
+# warnings beside the real failure (the runtime troubleshooting guide's collectives section).
+_EFA = ("no efa devices", "efa device not found", "unable to find efa")
 
 
 def read(message: Message) -> list[Clue]:
