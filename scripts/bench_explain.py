@@ -5,8 +5,10 @@ the Neuron issue trackers) repeated to 8 MiB, each ending in its error as logs d
 shapes that make regular expressions backtrack or skip slowly: runs of one character, a pattern's prefix repeated
 without its end (`%a = {{{…`, `aten::aten::…`, `NCC_NCC_…`, the runtime's out-of-memory line without its `)`), an
 HLO layout that never closes, eight million newlines, lines far past the line bound. Each is explained in process
-(the matching alone) and through the command (`explain FILE`), and the worst is printed with its ratio to the real
-log. scripts/bench_readers.py runs every other reader of untrusted text on crafted inputs of 1 MiB.
+(the matching alone) and through the command (`explain FILE --no-host`: the reading, without the check areas
+that answer it on this host, which `scripts/bench_check.py` measures), and the worst is printed with its ratio to
+the real log. Every reader of rules/explain_readers/ has its crafted inputs here. scripts/bench_readers.py runs
+every other reader of untrusted text on crafted inputs of 1 MiB.
 Target: the worst crafted input under 2 s.
 
 Usage: python scripts/bench_explain.py [--runs 3]
@@ -78,6 +80,30 @@ def crafted_inputs() -> dict[str, str]:
             "Failed to allocate 4.0GB (alignment: none, usage: tensors \n")[17:],
         "allocation never closed, one line": "TDRV:log_dev_mem\n" + _filled(
             "Failed to allocate 4.0GB (alignment: none, usage: tensors ")[17:],
+        # the readers per kind of message (rules/explain_readers/): each one's needle repeated without the rest of its
+        # line, on many lines and on one, so that every reader runs its bounded window as often as it may
+        "normaliser: ANSI openers": _filled("\x1b["),
+        "normaliser: pod prefix never closed": _filled("[pod/" + "a" * 200 + "\n"),
+        "normaliser: timestamps": _filled("2024-Jan-19 05:03:34.343999 31898:32693 \n"),
+        "traceback: exception lines": _filled("RuntimeError: x\n"),
+        "traceback: frames": _filled('File "/a/lib/python3.1/site-packages/' + "b" * 100 + "\n"),
+        "traceback: error on one line": _filled("Error "),
+        "pip: not found, one line": _filled("could not find a version that satisfies the requirement "),
+        "pip: depends on, one line": _filled("a 1 depends on "),
+        "pip: incompatible, one line": _filled("a 1 requires b, but you have a which is incompatible "),
+        "apt: unable to locate, one line": _filled("unable to locate package "),
+        "loader: cannot open, one line": _filled("x: cannot open shared object file"),
+        "loader: version not found, one line": _filled("version `GLIBC_2. not found "),
+        "dkms: compile errors, one line": _filled("/var/lib/dkms/aws-neuronx/2.0/a.c:1: error: "),
+        "shell: command not found, one line": _filled("a: command not found "),
+        "runtime: cores, one line": _filled("neuroncore(s) not available - requested: "),
+        "runtime: open device, one line": _filled("failed to open /dev/neuron"),
+        "runtime: no device, per line": _filled("no neuron device found\n"),
+        "kubernetes: insufficient, one line": _filled("insufficient aws.amazon.com/neuron"),
+        "compiler: names, one line": _filled("neuronx-cc "),
+        "compiler: killed lines": "neuronx-cc\n" + _filled("killed\n")[11:],
+        "rendezvous: one line": "torch.distributed " + _filled("client socket has timed out (a")[18:],
+        "memory: one line": _filled("resource_exhausted nd 0 "),
     }
 
 
@@ -101,7 +127,7 @@ def command_s(path: Path, runs: int) -> float:
     times = []
     for _ in range(runs):
         started = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "neurondoctor", "explain", str(path)], capture_output=True,
+        subprocess.run([sys.executable, "-m", "neurondoctor", "explain", str(path), "--no-host"], capture_output=True,
                        timeout=600, env={**os.environ, "PYTHONPATH": str(REPO)})
         times.append(time.perf_counter() - started)
     return statistics.median(times)

@@ -231,8 +231,9 @@ def test_text_output_from_stdin() -> None:
 
 def test_unrecognised_unreadable_and_finding_ids(tmp_path: Path) -> None:
     code, document = _explain(tmp_path, "Traceback (most recent call last):\nKeyError: 'labels'\n")
-    assert code == 3 and document == {"category": None, "op": None, "variant": None, "ways_out": [],
-                                      "recognised": False}
+    assert code == 3 and {key: document[key] for key in ("category", "op", "variant", "ways_out", "recognised")} == {
+        "category": None, "op": None, "variant": None, "ways_out": [], "recognised": False}
+    assert document["read_as"] == "a Python KeyError: 'labels'" and document["next"] == "neurondoctor check"
     garbage = tmp_path / "binary.log"
     garbage.write_bytes(b"\xff\xfe\x00 NeuronCore(s) not available \x80\n")
     assert run_cli(["explain", str(garbage)]).returncode == 0

@@ -165,8 +165,6 @@ NOT_EXPLAINED = {
     "nrt_init()": "the row is a situation (a driver-only upgrade), not a message a log prints",
     "failed to run scatter/gather (indirect memory copy), due to out-of-bound access":
         "NRT_EXEC_OOB (1006): bad indices or inputs fit no category, as in the status table",
-    "EXPKEYSIG 5749CAD8646D9185 Amazon AWS Neuron <neuron-maintainers@amazon.com>":
-        "an apt key of the package repository: no category of the closed list is about the OS repository",
 }
 
 

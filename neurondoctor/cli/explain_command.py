@@ -1,26 +1,44 @@
-"""`neurondoctor explain [LOGFILE|-|FINDING-ID] [--json]`: the input side (files, stdin, finding ids) and the output.
+"""`neurondoctor explain [LOGFILE|-|FINDING-ID|"TEXT"] [--root DIR] [--venv DIR]... [--no-host] [--json]`: the input
+side (files, stdin, finding ids, the text itself) and the output.
 
 A finding id prints what the finding means and where its fix for this host comes from; any other input is an
-error text, explained by rules/error_explanation.py. Exit 0 when recognised, 3 when not, 2 when the input cannot
-be read (a FIFO or device where a file belongs, a missing file): docs/contracts.md §7.
+error text, explained by rules/error_explanation.py, and then, where its category has a check area, answered on this
+host by that part of `check` (actions/explain/host_answer.py; `--no-host` skips it). An argument that names an
+existing file is read as the file; one that does not and looks like a path (one word with a `/` or a log's file
+extension) is a missing file; any other argument is the text. Exit 0 when recognised, 3 when not, 2 when the input
+cannot be read (a FIFO or device where a file belongs, a missing file): docs/contracts.md §7.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import sys
-from typing import Any, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
 from neurondoctor import exit_codes, json_data
 from neurondoctor.cli.output_format import FormatOption, chosen_format
+from neurondoctor.cli.target_options import RootOption, VenvOption
 from neurondoctor.cli.typer_apps import single_command
 from neurondoctor.output_text import field_text, write_text
 from neurondoctor.regular_files import read_regular_file
 
 INPUT_LIMIT = 8 << 20  # a compiler log keeps its error at the end; 8 MiB from the end is plenty
 _FINDING_ID = re.compile(r"^ND-[A-Z]+-\d{3}$")
+_LOG_SUFFIXES = (".log", ".txt", ".out", ".err", ".json", ".gz")
+
+
+def looks_like_a_path(argument: str) -> bool:
+    """A file the user meant to name, not a message: a first line that starts like a path (`/`, `./`, `../`, `~`)
+    and holds no `: ` (a loader's `/usr/bin/python3: error while …` is a message), or one word with a `/` or a log
+    file's extension."""
+    first = argument.split("\n", 1)[0]
+    if first.startswith(("/", "./", "../", "~")) and ": " not in first:
+        return True
+    return bool(argument) and not any(char.isspace() for char in argument) and (
+        "/" in argument or argument.lower().endswith(_LOG_SUFFIXES))
 
 
 def _read_input(source: str) -> str:
@@ -34,6 +52,8 @@ def _read_input(source: str) -> str:
             kept += chunk
             del kept[:-INPUT_LIMIT]
         data = bytes(kept)
+    elif not os.path.lexists(source) and not looks_like_a_path(source):
+        data = source.encode("utf-8", errors="replace")[-INPUT_LIMIT:]  # the argument is the text
     else:
         try:
             data = read_regular_file(source, INPUT_LIMIT, tail=True)
@@ -75,10 +95,57 @@ def _explanation_text(explanation: dict[str, Any]) -> str:
         lines.append("Ways out:")
         lines += [f"  {number}. {field_text(way)}" for number, way in enumerate(explanation["ways_out"], start=1)]
     lines.append(f"Source:     {shown['source']}")
+    if explanation.get("also"):
+        lines.append("Also in it:")
+        lines += [f"  - {other['category']}: {field_text(other['why'])} ({field_text(other['matched'])})"
+                  for other in explanation["also"]]
     return "\n".join(lines) + "\n"
 
 
-def run_explain(source: str, as_json: bool) -> int:
+def _host_text(host: dict[str, Any]) -> str:
+    """This host's answer: each area that answers the category with its verdict, then its findings with their fixes
+    (an area that judged nothing says so: a laptop is not a healthy Neuron host)."""
+    where = "this host" if host["root"] == "/" else f"the tree at {field_text(host['root'])}"
+    lines = [f"On {where}:"]
+    lines += [f"  [{check['status']}] {check['title']}" + (f": {field_text(check['summary'])}" if check["summary"]
+                                                          else "") for check in host["checks"]
+              if check["status"] != "skipped" or check["summary"]]  # an area check itself hides when skipped
+    for finding in host["findings"]:
+        lines.append(f"  {finding['severity']} {finding['id']}: {field_text(finding['title'])}")
+        lines += [("    Fix: " if index == 0 else "         ") + field_text(line)
+                  for index, line in enumerate(finding["fix"])]
+    if host["checks"] and all(check["status"] == "ok" for check in host["checks"]):
+        lines.append("  nothing wrong here: the cause is not (or no longer) on this host; run `neurondoctor check` "
+                     "where the failing job ran (its node, its container)")
+    return "\n".join(lines) + "\n"
+
+
+def _unrecognised(clues: list[Any]) -> dict[str, Any]:
+    """What an unmatched text is, as far as the readers tell (explain_readers/describe.py)."""
+    from neurondoctor.redaction import redact_secrets
+    from neurondoctor.rules.explain_readers.describe import describe, next_command
+
+    first = clues[-1] if clues else None  # the last message of a log is the one that ended it
+    return {"category": None, "op": None, "variant": None, "ways_out": [], "recognised": False,
+            "kind": first.reader if first else None,
+            "read_as": redact_secrets(describe(first)) if first else None,
+            "facts": {name: redact_secrets(value) for name, value in first.facts.items()} if first else {},
+            "next": next_command(first)}
+
+
+def _unrecognised_text(document: dict[str, Any]) -> str:
+    from neurondoctor.rules.explain_readers.describe import KINDS
+
+    if document["read_as"]:
+        head = f"Not recognised as a known failure. Read as: {field_text(document['read_as'])}."
+    else:
+        head = f"Not recognised: no known Neuron error signature, and no message of a kind read here ({KINDS})."
+    return (f"{head}\n`{document['next']}` tells what is wrong on this host; `neurondoctor bundle` collects the "
+            "logs for a support case.\n")
+
+
+def run_explain(source: str, as_json: bool, root: Optional[str] = None, venvs: Optional[list[str]] = None,
+                host: bool = True) -> int:
     """Prints the answer; returns the exit code."""
     if _FINDING_ID.match(source.strip().upper()):
         finding = _finding_document(source.strip().upper())
@@ -91,38 +158,53 @@ def run_explain(source: str, as_json: bool) -> int:
             write_text(_finding_text(finding))
         return exit_codes.OK
     from neurondoctor.release_data.probe_data import load_compiler_fixes, load_error_signatures, load_op_support
-    from neurondoctor.rules.probes.error_explanation import explain_text
+    from neurondoctor.rules.probes.error_explanation import explain_message
 
+    if root is not None and not os.path.isdir(root):
+        raise exit_codes.UserError(f"--root {root}: not a directory")
+    from neurondoctor.typed_paths import check_directories
+
+    check_directories("--venv", venvs or [])
     text = _read_input(source)
     try:
         signatures, op_support, fixes = load_error_signatures(), load_op_support(), load_compiler_fixes()
     except (OSError, ValueError) as error:
         raise exit_codes.UserError(f"release data unusable: {error}", exit_codes.UNKNOWN) from error
-    explanation = explain_text(text, signatures, op_support, fixes)
+    explanation, clues = explain_message(text, signatures, op_support, fixes)
     if explanation is None:
+        unrecognised = _unrecognised(clues)
         if as_json:
-            sys.stdout.write(json_data.dumps({"category": None, "op": None, "variant": None, "ways_out": [],
-                                         "recognised": False}) + "\n")
+            sys.stdout.write(json_data.dumps(unrecognised) + "\n")
         else:
-            sys.stdout.write("Not recognised: no known Neuron error signature in this text. "
-                             "`neurondoctor bundle` collects the logs for a support case.\n")
+            sys.stdout.write(_unrecognised_text(unrecognised))
         return exit_codes.UNKNOWN
     document = explanation.to_json()
+    answer = None
+    if host:
+        from neurondoctor.actions.explain.host_answer import answer_on_host
+
+        answer = answer_on_host(explanation.category, explanation.facts, root or "/", venvs or [], os.environ)
+    document["host"] = answer.to_json() if answer else None
     if as_json:
         sys.stdout.write(json_data.dumps(document) + "\n")
     else:
-        write_text(_explanation_text(document))
+        write_text(_explanation_text(document) + (_host_text(document["host"]) if answer else ""))
     return exit_codes.OK
 
 
 def explain(
-    source: str = typer.Argument("-", metavar="LOGFILE|-|FINDING-ID",
-                                 help="A compiler/runtime log, - for stdin (default), or a finding id."),
-    as_json: bool = typer.Option(False, "--json", help="One JSON document: {category, op, variant, ways_out}."),
+    source: str = typer.Argument("-", metavar='LOGFILE|-|FINDING-ID|"TEXT"',
+                                 help="A log file, - for stdin (default), a finding id, or the error text itself."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON document: {category, op, variant, ways_out, …}."),
     output_format: FormatOption = "text",
+    root: RootOption = None,
+    venv: VenvOption = None,
+    no_host: Annotated[bool, typer.Option(
+        "--no-host", help="Explain the text only: do not run the check areas that answer it on this host.")] = False,
 ) -> None:
-    """What an error text (or a finding id) means and the ways out; exit 0 recognised, 3 not, 2 unreadable."""
-    raise typer.Exit(run_explain(source, chosen_format(as_json, output_format) == "json"))
+    """What an error text (or a finding id) means, the ways out, and what is wrong on this host; exit 0 recognised,
+    3 not, 2 unreadable."""
+    raise typer.Exit(run_explain(source, chosen_format(as_json, output_format) == "json", root, venv, not no_host))
 
 
 app = single_command(explain)

@@ -76,10 +76,12 @@ def test_a_cache_entry_name_forges_no_line_in_cache_status_prune_or_verify(tmp_p
 
 
 def _explanation_lines(document: dict[str, object]) -> int:
-    """What broke, the operator, Seen in, In short, Ways out: and one per way, Source: the lines the text has."""
-    ways = document["ways_out"]
-    assert isinstance(ways, list)
-    return 3 + bool(document["op"]) + bool(document["detail"]) + (1 + len(ways) if ways else 0)
+    """What broke, the operator, Seen in, In short, Ways out: and one per way, Source, Also in it: and one per other
+    failure: the lines the text has (with --no-host: no host answer under them)."""
+    ways, also = document["ways_out"], document["also"]
+    assert isinstance(ways, list) and isinstance(also, list)
+    return (3 + bool(document["op"]) + bool(document["detail"]) + (1 + len(ways) if ways else 0)
+            + (1 + len(also) if also else 0))
 
 
 def test_a_log_field_forges_no_way_out_in_explain(tmp_path: Path) -> None:
@@ -91,8 +93,8 @@ def test_a_log_field_forges_no_way_out_in_explain(tmp_path: Path) -> None:
                    "Ways out:\n  rm -rf /\n) on ND 0:NC 4\n"
                    "TDRV:log_dev_mem  Failed to allocate 2.000GB (alignment: none, usage: tensors\x1b[2J\rWays out: "
                    "rm -rf /) on ND 0:NC 5\n")
-    document = json.loads(run_cli(["explain", str(log), "--json"]).stdout)
-    text = run_cli(["explain", str(log)])
+    document = json.loads(run_cli(["explain", str(log), "--json", "--no-host"]).stdout)
+    text = run_cli(["explain", str(log), "--no-host"])
     assert text.returncode == 0, text.stderr
     lines = _lines(text.stdout)
     assert len(lines) == _explanation_lines(document), text.stdout

@@ -105,3 +105,34 @@ def test_every_reader_finishes_every_crafted_input(reader: str) -> None:
     result = subprocess.run([sys.executable, str(REPO / "scripts" / "bench_readers.py"), "--runs", "1", "--reader",
                              reader], capture_output=True, text=True, timeout=120, cwd=str(REPO), env=cli_env())
     assert f"worst for {reader}" in result.stdout, result.stdout + result.stderr
+
+
+# The readers per kind of message (rules/explain_readers/): each one's needle repeated without the rest of its line,
+# on one line and on many, and the normaliser's openers (a colour code, a pod prefix never closed).
+EXPLAIN_READER_UNITS = {
+    "traceback frames": 'File "/a/lib/python3.1/site-packages/' + "b" * 100 + "\n",
+    "exception lines": "RuntimeError: x\n",
+    "pip requirement": "could not find a version that satisfies the requirement ",
+    "pip conflict": "a 1 requires b, but you have a which is incompatible ",
+    "apt package": "E: Unable to locate package ",
+    "loader": "x: cannot open shared object file",
+    "dkms compile error": "/var/lib/dkms/aws-neuronx/2.0/a.c:1: error: ",
+    "shell": "a: command not found ",
+    "runtime cores": "NeuronCore(s) not available - Requested: ",
+    "runtime device": "Failed to open /dev/neuron",
+    "kubernetes": "Insufficient aws.amazon.com/neuron",
+    "compiler": "neuronx-cc ",
+    "ansi": "\x1b[",
+    "pod prefix": "[pod/" + "a" * 200 + "\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPLAIN_READER_UNITS))
+def test_explain_readers_read_a_crafted_mib_in_time(tmp_path: Path, name: str) -> None:
+    unit = EXPLAIN_READER_UNITS[name]
+    log = tmp_path / "crafted.log"
+    log.write_text(unit * (MIB // len(unit)))
+    result = run_cli(["explain", str(log), "--json", "--no-host"], timeout=TIMEOUT_S)
+    assert result.returncode in (0, 3), result.stderr
+    document = json.loads(result.stdout)
+    assert len(json.dumps(document)) < 64 << 10  # what it quotes is bounded, however long the input

@@ -11,7 +11,7 @@ or a newer neuronx-cc that supports it (only when the release data records one; 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
 from packaging.version import InvalidVersion, Version
@@ -19,9 +19,11 @@ from packaging.version import InvalidVersion, Version
 from neurondoctor.log_text import cut_lines
 from neurondoctor.redaction import redact_secrets
 from neurondoctor.release_data.probe_data import ErrorSignatures
+from neurondoctor.rules.explain_readers import Clue, Message, read_message
+from neurondoctor.rules.explain_readers.causes import Cause, cause_of, first_cause, other_causes
 from neurondoctor.rules.probes.compiler_codes import compiler_code, compiler_codes_in, compiler_detail
 from neurondoctor.rules.probes.runtime_status import runtime_status
-from neurondoctor.rules.probes.signature_match import match_signature
+from neurondoctor.rules.probes.signature_match import SignatureMatch, match_signature, match_signature_loosely
 
 # Every pattern runs in linear time on any text, so a crafted log cannot stall `explain` (neurondoctor/log_text.py):
 # no two parts of one pattern can match the same characters, so a failed match never retries a run it has scanned
@@ -45,11 +47,16 @@ class Explanation:
     compiler: Optional[str] = None  # the neuronx-cc version the text names
     ways_out: list[str] = field(default_factory=list)
     detail: Optional[str] = None  # a runtime log's number that matters: what ran out, and by how much
+    kind: Optional[str] = None  # the kind of message the cause was read from (`pip`, `Python traceback`, …)
+    facts: dict[str, str] = field(default_factory=dict)  # what its reader extracted (explain_readers/clue.py)
+    also: list[dict[str, str]] = field(default_factory=list)  # the other failures the text names: category, why, line
 
     def to_json(self) -> dict[str, Any]:
         return {"category": self.category, "op": self.op, "variant": self.variant, "ways_out": list(self.ways_out),
                 "why": self.why, "matched": self.matched, "compiler": self.compiler, "source": self.source,
-                "detail": self.detail}
+                "detail": self.detail, "recognised": True, "kind": self.kind,
+                "facts": {name: redact_secrets(value) for name, value in self.facts.items()},
+                "also": [dict(other) for other in self.also]}
 
 
 def _line_with(text: str, needle: str) -> str:
@@ -136,10 +143,77 @@ def _unsupported(text: str, op: Optional[str], signatures: ErrorSignatures
     return codes, unsupported
 
 
+MAX_ALSO = 5
+
+
 def explain_text(text: str, signatures: ErrorSignatures, op_support: dict[str, dict[str, Any]],
                  compiler_fixes: Optional[list[dict[str, Any]]] = None) -> Optional[Explanation]:
     """The explanation of an error text, or None when nothing in it is recognised."""
+    return explain_message(text, signatures, op_support, compiler_fixes)[0]
+
+
+def explain_message(text: str, signatures: ErrorSignatures, op_support: dict[str, dict[str, Any]],
+                    compiler_fixes: Optional[list[dict[str, Any]]] = None
+                    ) -> tuple[Optional[Explanation], list[Clue]]:
+    """The explanation of an error text (None when nothing in it is recognised) and every clue the readers found.
+
+    The order of evidence, most specific first: a signature of the release data as the text holds it, a runtime
+    status, a documented compiler code, an operator the compiler cannot lower; then a signature in the normalised
+    text (any case, spacing, wrapping, prefixes: explain_readers/message.py); then the readers' facts
+    (explain_readers/causes.py); a banner only when nothing else explains the text. The other failures the text
+    names are listed in `also`."""
     text = cut_lines(text)
+    message = Message.of(text)
+    clues = read_message(message)
+    explanation = _exact(text, signatures, op_support, compiler_fixes)
+    if explanation is None:
+        loose = match_signature_loosely(message, signatures)
+        if loose is not None:
+            explanation = _from_signature(message.text, loose[0], loose[1], None)
+        else:
+            explanation = _by_facts_then_banner(text, message, clues, signatures)
+    if explanation is None:
+        return None, clues
+    also = [{"category": cause.category, "why": cause.why, "matched": redact_secrets(clue.line[:300])}
+            for clue, cause in other_causes(clues, explanation.category)][:MAX_ALSO]
+    reading = next((clue for clue in clues if (cause := cause_of(clue)) and cause.category == explanation.category),
+                   None)
+    return replace(explanation, also=also, kind=explanation.kind or (reading.reader if reading else None),
+                   facts=explanation.facts or (dict(reading.facts) if reading else {})), clues
+
+
+def _by_facts_then_banner(text: str, message: Message, clues: list[Clue], signatures: ErrorSignatures
+                          ) -> Optional[Explanation]:
+    """A specific cause the readers found, else a banner, else a cause that many failures print (a compiler's
+    non-zero exit, a rendezvous timeout)."""
+    chosen = first_cause(clues, specific=True)
+    if chosen is not None:
+        return _from_cause(*chosen)
+    banner = match_signature(text, signatures, fallback=True)
+    if banner is not None:
+        return _from_signature(text, banner, _line_with(text, banner.signature.pattern), None)
+    loose = match_signature_loosely(message, signatures, fallback=True)
+    if loose is not None:
+        return _from_signature(message.text, loose[0], loose[1], None)
+    chosen = first_cause(clues)
+    return _from_cause(*chosen) if chosen is not None else None
+
+
+def _from_signature(text: str, found: SignatureMatch, matched: str, compiler: Optional[str]) -> Explanation:
+    detail = redact_secrets(found.detail.what) if found.detail is not None else None
+    return Explanation(category=found.category, why=found.why, matched=redact_secrets(matched.strip()[:300]),
+                       source=found.signature.source, compiler=compiler, ways_out=list(found.ways), detail=detail)
+
+
+def _from_cause(clue: Clue, cause: Cause) -> Explanation:
+    return Explanation(category=cause.category, why=cause.why, matched=redact_secrets(clue.line[:300]),
+                       source=cause.source, ways_out=list(cause.ways_out), kind=clue.reader, facts=dict(clue.facts))
+
+
+def _exact(text: str, signatures: ErrorSignatures, op_support: dict[str, dict[str, Any]],
+           compiler_fixes: Optional[list[dict[str, Any]]]) -> Optional[Explanation]:
+    """The explanation by the release data's signatures, runtime statuses, compiler codes and operators, as the text
+    holds them; None when none of them is in it (banners are left to the caller)."""
     compiler_match = _COMPILER_VERSION.search(text)
     compiler = compiler_match.group(1) if compiler_match else None
     op = _operator(text)
@@ -150,9 +224,7 @@ def explain_text(text: str, signatures: ErrorSignatures, op_support: dict[str, d
     unsupported_codes = _unsupported(text, op, signatures) if (found, status, documented) == (None, None, None) \
         else None
     if found is None and status is None and documented is None and unsupported_codes is None:
-        found = match_signature(text, signatures, fallback=True)  # a banner, when nothing more specific is there
-        if found is None:
-            return None
+        return None
     detail: Optional[str] = None
     if found is not None:
         category, why, source = found.category, found.why, found.signature.source

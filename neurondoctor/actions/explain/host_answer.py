@@ -1,0 +1,69 @@
+"""`explain` on this host: after the text is explained, the part of `check` whose findings answer its category runs
+(explain_readers/check_areas.py), so the answer is this host's cause and fix, not only the text's.
+
+It is `check --select AREA…` (actions/check/check_run.py), read-only like `check`: nothing is written. The
+environment a traceback names (`/opt/venv` of its site-packages frames) is the one judged, when it is a directory
+under the root and no --venv was given.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from neurondoctor.rules.explain_readers.check_areas import areas_for
+
+_ANSWERING = ("error", "warning")
+
+
+@dataclass
+class HostAnswer:
+    root: str
+    areas: list[str]
+    environments: list[str]
+    checks: list[dict[str, str]] = field(default_factory=list)  # each area: id, title, status, its one-line summary
+    findings: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"root": self.root, "areas": list(self.areas), "environments": list(self.environments),
+                "checks": list(self.checks), "findings": list(self.findings)}
+
+
+def _traceback_environment(root: str, environment: Optional[str]) -> list[str]:
+    """The traceback's environment as a --venv path, when it is a directory under the root (read through RootFS, so
+    a link in the tree cannot lead out of it)."""
+    from neurondoctor.host.rootfs import RootFS
+
+    if not environment or not environment.startswith("/"):
+        return []
+    fs = RootFS(root)
+    if not fs.is_dir(environment) or (not fs.exists(environment + "/pyvenv.cfg") and not fs.exists(
+            environment + "/bin/python")):
+        return []
+    return [environment if root == "/" else os.path.join(root, environment.lstrip("/"))]
+
+
+def answer_on_host(category: str, facts: Mapping[str, str], root: str, venvs: Sequence[str],
+                   environ: Mapping[str, str]) -> Optional[HostAnswer]:
+    """This host's findings in the areas that answer `category`; None when no area does."""
+    from neurondoctor.actions.check.check_run import CheckOptions, run_check
+    from neurondoctor.release_data.catalog import load_catalog
+
+    areas = list(areas_for(category))
+    if not areas:
+        return None
+    named = list(venvs) or _traceback_environment(root, facts.get("environment"))
+    report = run_check(CheckOptions(root=root, venvs=named, select=areas, environ=environ), catalog=load_catalog())
+    answer = HostAnswer(root=root, areas=areas, environments=[summary.path for summary in report.environments])
+    for check in report.checks:
+        answer.checks.append({"id": check.id, "title": check.title, "status": check.status,
+                              "summary": check.error or check.summary})
+        for finding in check.findings:
+            if finding.severity in _ANSWERING:
+                answer.findings.append({"id": finding.id, "category": finding.category,
+                                        "severity": finding.severity, "title": finding.title,
+                                        "fix": finding.fix_lines})
+    answer.findings.sort(key=lambda finding: (finding["category"] != category, finding["severity"] != "error"))
+    return answer

@@ -1,0 +1,345 @@
+"""What the readers' facts mean (pure): a clue → the category of the failure, why, the ways out, the page or report
+it rests on, and how specific it is.
+
+A rule reads what the text says, not one exact phrase: any wording of "no Neuron device" is device-missing, any
+apt or dnf "no such package" for an `aws-neuronx-*` package is the missing Neuron OS repository. A clue no rule
+gives a meaning to is still described (describe.py). `specific` is False for evidence that many failures print
+(a compiler's non-zero exit, a rendezvous timeout that follows another rank's crash): a specific clue anywhere in
+the text wins over it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+from neurondoctor.rules.explain_readers.clue import Clue
+
+RUNTIME_GUIDE = "neuron-runtime/nrt-troubleshoot.rst"
+PIP_INDEX = "https://pip.repos.neuron.amazonaws.com"
+# The setup pages of every release (setup/torch-neuronx.rst, the DLAMI notes) install with
+# `--extra-index-url=https://pip.repos.neuron.amazonaws.com`, the OS packages from apt.repos.neuron.amazonaws.com
+# or yum.repos.neuron.amazonaws.com.
+SETUP_PAGES = "the Neuron setup guides (setup/torch-neuronx.rst: the apt/yum repository and the pip repository)"
+# Python modules and the Neuron distributions that install them.
+NEURON_MODULES = frozenset({"torch_neuronx", "torch_neuron", "torch_xla", "libneuronxla", "neuronxcc", "neuroncc",
+                            "neuronx_distributed", "neuronx_distributed_inference", "transformers_neuronx",
+                            "tensorflow_neuron", "jax_neuronx", "nki", "neuronx_distributed_training"})
+# Commands the Neuron packages install: the OS tools (aws-neuronx-tools, /opt/aws/neuron/bin) and the compiler
+# (neuronx-cc, in the environment's bin).
+NEURON_TOOLS = frozenset({"neuron-ls", "neuron-top", "neuron-monitor", "neuron-profile", "nccom-test",
+                          "neuron-explorer", "neuron-dump"})
+COMPILERS = frozenset({"neuronx-cc", "neuron-cc"})
+_CHECK = "`neurondoctor check` names what is wrong on this host and prints its fix"
+
+
+@dataclass(frozen=True)
+class Cause:
+    category: str
+    why: str
+    ways_out: tuple[str, ...]
+    source: str
+    specific: bool = True
+
+
+def is_neuron_package(name: str) -> bool:
+    """A distribution or OS package of the Neuron SDK (`torch-neuronx`, `aws-neuronx-dkms`, `libneuronxla`)."""
+    name = name.lower().replace("_", "-")
+    return "neuron" in name or name in ("nki", "jax-neuronx")
+
+
+def _python(clue: Clue) -> Optional[Cause]:
+    facts = clue.facts
+    kind, text = facts.get("type", ""), facts.get("message", "").lower()
+    module = facts.get("module", "")
+    if kind.endswith("ModuleNotFoundError") or text.startswith("no module named"):
+        top = module.split(".", 1)[0]
+        if top in NEURON_MODULES or top == "torch":
+            where = f" in {facts['environment']}" if facts.get("environment") else ""
+            return Cause("framework-missing", f"the Python that ran{where} has no {top} (package "
+                         f"{facts.get('package', top)})",
+                         ("run with the environment that holds the Neuron framework (`source VENV/bin/activate`, or "
+                          "its bin/python), or install it there: " + _CHECK,
+                          f"the Neuron packages come from the Neuron pip repository: pip needs `--extra-index-url "
+                          f"{PIP_INDEX}`"), SETUP_PAGES)
+    return None  # "no Neuron device" in an exception's message is the runtime reader's (runtime_log.py)
+
+
+_NO_DEVICE = Cause("device-missing", "no Neuron device is visible to the process: not a Neuron instance, the driver "
+                   "is not loaded, or a container was started without the devices",
+                   ("`ls /dev/neuron*` and `neuron-ls` show the devices the host has; " + _CHECK,
+                    "in a container, pass the devices: `docker run --device=/dev/neuron0 …` for each device the job "
+                    "uses (Kubernetes: request aws.amazon.com/neuron and run the Neuron device plugin)"),
+                   RUNTIME_GUIDE)
+
+
+def _no_distribution(clue: Clue) -> Optional[Cause]:
+    facts = clue.facts
+    package = facts.get("package", "")
+    if not is_neuron_package(package):
+        return None
+    versions = facts.get("versions", "")
+    if versions in ("", "none"):
+        if PIP_INDEX.split("//", 1)[1] in facts.get("indexes", ""):
+            return Cause("python-unsupported", f"the Neuron pip repository is read but has no {package} for this "
+                         "Python or platform", (f"use a Python that the Neuron release supports for {package} (the "
+                                                "release's setup page names them); " + _CHECK,), SETUP_PAGES)
+        return Cause("wrong-pip-index", f"pip found no {package}: the Neuron pip repository is not among the indexes "
+                     "it reads (Neuron's packages are not on PyPI)",
+                     (f"install with `--extra-index-url {PIP_INDEX}` (or put it in pip.conf as extra-index-url); "
+                      "`neurondoctor check` reports the environment's pip configuration (ND-PIP-002, ND-PIP-003)",
+                      "behind a mirror or proxy, the mirror must serve the Neuron repository too"), SETUP_PAGES)
+    return Cause("unknown-version", f"no {package} version on the indexes pip read satisfies "
+                 f"{facts.get('specifier') or 'the requirement'} (it saw: {versions[:120]})",
+                 ("ask for a version the Neuron release lists: `neurondoctor manifests show X.Y.Z` prints each "
+                  "release's versions, `neurondoctor venv create PATH --release X.Y.Z` installs one whole release",
+                  "a version built for another Python is not offered: `pip debug --verbose` shows the tags this "
+                  "Python accepts"), SETUP_PAGES)
+
+
+def _pip_python(clue: Clue) -> Optional[Cause]:
+    package = clue.facts.get("package")
+    what = f"{package} requires Python {clue.facts.get('requires')}, and this is {clue.facts.get('python')}" \
+        if package else "the versions pip would take require another Python"
+    return Cause("python-unsupported", what,
+                 ("create the environment with a Python the release supports (`neurondoctor venv create PATH "
+                  "--release X.Y.Z --python python3.X`); " + _CHECK,), "pip's resolver (requires-python)")
+
+
+def _pip_conflict(clue: Clue) -> Optional[Cause]:
+    facts = clue.facts
+    names = (facts.get("package", ""), facts.get("wants", ""))
+    if not any(is_neuron_package(name) for name in names) and "torch-xla" not in names:
+        return None
+    torch = facts.get("wants") == "torch" or facts.get("package") == "torch"
+    has = f", but {facts['wants']} {facts['has']} is installed" if facts.get("has") else ""
+    return Cause("stock-torch-conflict" if torch and "+cu" in facts.get("has", "") else "framework-pin-mismatch",
+                 f"{facts.get('package')} {facts.get('version')} needs {facts.get('wants')}"
+                 f"{facts.get('specifier', '')}{has}",
+                 ("install the Neuron packages of one release together, with their pins: " + _CHECK + "; `neurondoctor "
+                  "venv create PATH --release X.Y.Z` builds a guarded environment",
+                  "do not upgrade torch on its own in a Neuron environment: torch-neuronx is built for one torch"),
+                 "pip's resolver (the package's Requires-Dist)")
+
+
+def _os_package(clue: Clue) -> Optional[Cause]:
+    package = clue.facts.get("package", "")
+    if not package.startswith("aws-neuron"):
+        return None
+    tool = clue.facts.get("tool", "apt")
+    category = "driver-missing" if "dkms" in package else "tools-missing"
+    repo = "apt.repos.neuron.amazonaws.com" if tool == "apt" else "yum.repos.neuron.amazonaws.com"
+    refresh = "`sudo apt-get update`" if tool == "apt" else "`sudo dnf makecache`"
+    version = clue.facts.get("version")
+    why = (f"{tool} has no {package}" + (f" {version}" if version else "") +
+           f": the Neuron OS repository ({repo}) is not configured, or the package lists were not refreshed after "
+           "it was added")
+    return Cause(category, why, (f"add the Neuron repository and its key as the setup guide does, then {refresh}; "
+                                 "`neurondoctor check` prints both commands for this host's OS",
+                                 f"if the repository is there, {refresh} and ask again"
+                                 + ("; the version must be one the repository holds: `apt-cache madison "
+                                    f"{package}`" if version and tool == "apt" else "")), SETUP_PAGES)
+
+
+def _os_key(clue: Clue) -> Optional[Cause]:
+    if "neuron" not in clue.line.lower():
+        return None
+    return Cause("driver-missing", "the package manager refuses the Neuron repository, so no Neuron OS package "
+                 "(driver, runtime, tools) installs or upgrades: its signing key is missing or expired on this host",
+                 ("re-import the key as the setup guide does (GPG-PUB-KEY-AMAZON-AWS-NEURON.PUB from the "
+                  "repository), then `sudo apt-get update` (or `sudo dnf makecache`)",),
+                 "setup/setup-troubleshooting.rst (an expired Neuron GPG key: re-import it, then apt-get update)")
+
+
+def _library(clue: Clue) -> Optional[Cause]:
+    library = clue.facts.get("library", "")
+    if library.startswith(("libnrt.so", "libnccom.so", "libncfw.so")):
+        return Cause("tools-missing", f"{library} is not found by the loader: the Neuron runtime (aws-neuronx-runtime-"
+                     "lib, aws-neuronx-collectives) is not installed, or not on the loader's path",
+                     ("install aws-neuronx-runtime-lib and aws-neuronx-collectives from the Neuron OS repository: "
+                      + _CHECK, "in a container, the image needs them too; the libraries are in /opt/aws/neuron/lib"),
+                     RUNTIME_GUIDE)
+    if library.startswith("libpython"):
+        return Cause("broken-venv", f"the environment's interpreter cannot find {library}: the Python it was made "
+                     "from moved or was removed", ("recreate the environment from an installed Python: " + _CHECK,),
+                     "the dynamic loader (a venv links to its base Python)")
+    return None
+
+
+def _symbol_version(clue: Clue) -> Optional[Cause]:
+    version = clue.facts.get("symbol_version", "")
+    needed_by = clue.facts.get("required_by", "")
+    if not version.startswith("GLIBC_") or not any(name in (needed_by + clue.line).lower()
+                                                   for name in ("neuron", "torch_xla", "libnrt", "libnccom")):
+        return None
+    return Cause("os-unsupported", f"{needed_by or 'a Neuron binary'} needs {version}, newer than this system's C "
+                 "library: the OS is older than the release supports",
+                 ("use an OS the Neuron release supports (its setup page lists them; Ubuntu 22.04/24.04, Amazon Linux "
+                  "2023): " + _CHECK,), "the dynamic loader (glibc symbol versions)")
+
+
+def _dkms(clue: Clue) -> Optional[Cause]:
+    kernel = clue.facts.get("kernel")
+    on = f" for kernel {kernel}" if kernel else ""
+    if clue.kind == "dkms-headers":
+        return Cause("dkms-build", f"DKMS cannot build the Neuron driver{on}: the kernel headers are not installed",
+                     ("install the headers of the running kernel (`sudo apt-get install -y linux-headers-$(uname -r)`"
+                      " or `sudo dnf install -y kernel-devel-$(uname -r)`), then `sudo dpkg --configure -a` or "
+                      "reinstall aws-neuronx-dkms; " + _CHECK,), "dkms's own message")
+    error = clue.facts.get("error")
+    driver = clue.facts.get("driver")
+    return Cause("dkms-build", f"the Neuron driver{' ' + driver if driver else ''} did not build{on}"
+                 + (f" ({clue.facts.get('file')}: {error})" if error else ""),
+                 ("a driver older than the kernel's API fails to compile: install the aws-neuronx-dkms of the newest "
+                  "release, or boot a kernel the driver supports; " + _CHECK,
+                  "the whole log: /var/lib/dkms/aws-neuronx/VERSION/build/make.log"), "dkms and kbuild messages")
+
+
+def _dpkg(clue: Clue) -> Optional[Cause]:
+    package = clue.facts.get("package", "")
+    if "neuronx-dkms" not in package:
+        return None
+    return Cause("dkms-build", "dpkg could not configure aws-neuronx-dkms: its DKMS build failed",
+                 ("the reason is in /var/lib/dkms/aws-neuronx/VERSION/build/make.log (`neurondoctor explain` reads "
+                  "it); " + _CHECK, "once fixed, `sudo dpkg --configure -a`"), "dpkg's messages")
+
+
+def _command(clue: Clue) -> Optional[Cause]:
+    command = clue.facts.get("command", "")
+    if command in NEURON_TOOLS:
+        return Cause("tools-missing", f"`{command}` is not on PATH: aws-neuronx-tools is not installed, or "
+                     "/opt/aws/neuron/bin is not on PATH",
+                     ("`export PATH=/opt/aws/neuron/bin:$PATH` (the setup guide's step); if /opt/aws/neuron/bin has no "
+                      f"{command}, install aws-neuronx-tools: " + _CHECK,), SETUP_PAGES)
+    if command in COMPILERS:
+        return Cause("framework-missing", f"`{command}` is not on PATH: the environment that holds it is not active, "
+                     "or it is not installed",
+                     ("activate the environment that holds the compiler (`source VENV/bin/activate`); " + _CHECK,),
+                     SETUP_PAGES)
+    return None
+
+
+def _cores(clue: Clue) -> Optional[Cause]:
+    asked, free = clue.facts.get("requested"), clue.facts.get("available")
+    numbers = f" (asked for {asked}, {free} available)" if asked is not None else ""
+    return Cause("cores-busy", "the runtime could not get the NeuronCores it asked for" + numbers + ": other "
+                 "processes hold them, or fewer are visible than the job asks for",
+                 ("find the process that holds the NeuronCores: `neuron-ls` (or `neurondoctor check`, which names "
+                  "PID, command and age) and stop it",
+                  "ask for no more cores than are visible: NEURON_RT_VISIBLE_CORES, NEURON_RT_NUM_CORES, the "
+                  "tensor-parallel degree"), RUNTIME_GUIDE)
+
+
+def _device_open(clue: Clue) -> Optional[Cause]:
+    device = clue.facts.get("device")
+    node = f"/dev/neuron{device}" if device else "a Neuron device node"
+    if clue.facts.get("errno") == "permission denied":
+        return Cause("device-permission", f"{node} exists but this user cannot open it",
+                     ("run as a user in the group that owns the device nodes (`ls -l /dev/neuron*`), or fix the udev "
+                      "rule the driver package installs; " + _CHECK,), RUNTIME_GUIDE)
+    return Cause("device-missing", f"the runtime could not open {node}: the node is missing (driver not loaded, "
+                 "a container started without it) or held in a way that forbids it",
+                 ("`ls -l /dev/neuron*`: no node means the driver is not loaded or the container lacks `--device="
+                  f"{'/dev/neuron' + device if device else '/dev/neuronN'}`; " + _CHECK,
+                  "a node that is there but will not open: see who holds it (`neuron-ls`), or its permissions"),
+                 RUNTIME_GUIDE)
+
+
+def _container_device(clue: Clue) -> Optional[Cause]:
+    device = clue.facts.get("device", "")
+    if "neuron" not in device:
+        return None
+    return Cause("device-missing", f"the container runtime was told to pass {device}, which the host does not have",
+                 ("pass only the devices the host has (`ls /dev/neuron*` on the host); no node at all means the "
+                  "host's driver is not loaded: " + _CHECK,), "the container runtime's --device handling")
+
+
+def _k8s(clue: Clue) -> Optional[Cause]:
+    resource = clue.facts.get("resource", "aws.amazon.com/neuron")
+    return Cause("device-missing", f"no node offers enough {resource} to the scheduler: the Neuron device plugin is "
+                 "not running there, or other pods hold the devices",
+                 ("`kubectl get ds -n kube-system | grep neuron` shows the device plugin; `kubectl describe node` "
+                  f"shows {resource} under Allocatable and what is allocated",
+                  "ask for no more than one node has (trn1.32xlarge: 16 devices, 32 NeuronCores)"),
+                 "the Kubernetes scheduler with the Neuron device plugin (containers/kubernetes-getting-started)")
+
+
+def _compiler_killed(clue: Clue) -> Optional[Cause]:
+    return Cause("compile-failure", f"{clue.facts.get('compiler', 'the compiler')} was killed "
+                 f"({clue.facts.get('status')}), most often by the kernel's out-of-memory killer",
+                 ("compile on an instance with more host memory (the compiler runs on the CPU)",
+                  "make the graph smaller: a smaller batch size, sequence length or data type",
+                  "check for the OOM kill: `sudo dmesg | grep -i 'killed process'`"),
+                 "the compiler's exit status (-9, 137: SIGKILL)")
+
+
+def _compiler_failed(clue: Clue) -> Optional[Cause]:
+    compiler = clue.facts.get("compiler", "neuronx-cc")
+    return Cause("compile-failure", f"{compiler} failed (exit status {clue.facts.get('status')}); its own error is "
+                 "in its log", ("the compiler's first ERROR line says why: `neurondoctor explain log-neuron-cc.txt` "
+                                "(the log is in the compile's work directory)",
+                                "an `[NCC_…]` code in it has a page under compiler/error-codes"),
+                 "the compiler's exit status", specific=False)
+
+
+def _rendezvous(clue: Clue) -> Optional[Cause]:
+    address = clue.facts.get("address")
+    return Cause("env-var-misconfig", "the ranks did not meet at the rendezvous" + (f" ({address})" if address else "")
+                 + ": a wrong MASTER_ADDR/MASTER_PORT, a port the security group blocks, or another rank that "
+                 "failed first", ("look for the first error of every rank: a rank that crashed leaves the others "
+                                  "waiting here",
+                                  "MASTER_ADDR must be the first node's address as the others reach it and "
+                                  "MASTER_PORT free and open between the nodes"),
+                 "torch.distributed's rendezvous (c10d store)", specific=False)
+
+
+def _efa(clue: Clue) -> Optional[Cause]:
+    return Cause("resource", "no EFA device is usable: the instance has no EFA interface, or the EFA driver and "
+                 "libfabric are not installed", ("launch the instances with EFA interfaces and install the EFA "
+                                                 "software; " + _CHECK,), RUNTIME_GUIDE, specific=False)
+
+
+def _memory(clue: Clue) -> Optional[Cause]:
+    if clue.facts.get("where") == "host":
+        return Cause("resource", "the host ran out of memory", ("a larger instance, or less work per process",),
+                     "the operating system (ENOMEM)", specific=False)
+    where = (f" on ND {clue.facts['device']}:NC {clue.facts['core']}" if clue.facts.get("core") else "")
+    return Cause("resource", f"the device ran out of memory{where}",
+                 ("a smaller batch or sequence, or a larger tensor-parallel degree that spreads the model over more "
+                  "NeuronCores",), RUNTIME_GUIDE)
+
+
+_RULES: dict[str, Callable[[Clue], Optional[Cause]]] = {
+    "python-exception": _python, "pip-no-distribution": _no_distribution, "pip-python": _pip_python,
+    "pip-conflict": _pip_conflict, "os-package-missing": _os_package, "os-package-version": _os_package,
+    "os-repository-key": _os_key, "library-missing": _library, "symbol-version-missing": _symbol_version,
+    "dkms-headers": _dkms, "dkms-build-failed": _dkms, "dkms-compile-error": _dkms, "dpkg-failed": _dpkg,
+    "command-not-found": _command, "cores-unavailable": _cores, "device-open-failed": _device_open,
+    "no-device": lambda clue: _NO_DEVICE, "container-device-missing": _container_device, "k8s-insufficient": _k8s,
+    "compiler-killed": _compiler_killed, "compiler-failed": _compiler_failed, "rendezvous-failed": _rendezvous,
+    "efa-missing": _efa, "memory-exhausted": _memory,
+}
+
+
+def cause_of(clue: Clue) -> Optional[Cause]:
+    rule = _RULES.get(clue.kind)
+    return rule(clue) if rule else None
+
+
+def first_cause(clues: list[Clue], specific: bool = False) -> Optional[tuple[Clue, Cause]]:
+    """The first specific cause in the text, else (unless `specific`) its first cause of any kind."""
+    found = [(clue, cause) for clue in clues if (cause := cause_of(clue)) is not None]
+    first = next((pair for pair in found if pair[1].specific), None)
+    return first if first is not None or specific else (found[0] if found else None)
+
+
+def other_causes(clues: list[Clue], chosen: Optional[str]) -> list[tuple[Clue, Cause]]:
+    """The causes of other categories the text also names, each category once, in the order of the text."""
+    seen = {chosen} if chosen else set()
+    others = []
+    for clue in clues:
+        cause = cause_of(clue)
+        if cause is not None and cause.category not in seen:
+            seen.add(cause.category)
+            others.append((clue, cause))
+    return others

@@ -1,0 +1,30 @@
+"""Which areas of `check` can tell the cause of an explained failure on this host (pure): a category → the check
+ids whose findings answer it (rules/registry.py CHECKS). A category with no area (a compile failure, an operator)
+is about the model, not the host: `explain` then runs no check.
+"""
+
+from __future__ import annotations
+
+_DEVICES = ("hardware", "driver", "devices")
+_DRIVER = ("driver",)
+_RUNTIME = ("driver", "runtime")
+_FRAMEWORK = ("python-env", "neuron-release", "pytorch-stack")
+
+AREAS: dict[str, tuple[str, ...]] = {
+    "device-missing": _DEVICES, "device-permission": _DEVICES, "cores-busy": _DEVICES,
+    "driver-missing": _DRIVER, "driver-not-loaded": _DRIVER, "dkms-build": _DRIVER, "driver-stale": _DRIVER,
+    "driver-runtime-mismatch": _RUNTIME, "tools-missing": _RUNTIME,
+    "runtime-compiler-mismatch": ("runtime", "neuron-release"), "mixed-sdk-release": ("runtime", "neuron-release"),
+    "framework-pin-mismatch": _FRAMEWORK, "stock-torch-conflict": _FRAMEWORK, "framework-missing": _FRAMEWORK,
+    "unknown-version": _FRAMEWORK, "end-of-support": _FRAMEWORK, "instance-unsupported": _FRAMEWORK,
+    "wrong-pip-index": ("pip-index", "pytorch-stack"),
+    "python-unsupported": ("python-env", "neuron-release"), "broken-venv": ("python-env",),
+    "shadowing": ("python-env",),
+    "env-var-misconfig": ("host-env",), "resource": ("host-env",), "compile-cache": ("host-env",),
+    "os-unsupported": ("host-env",),
+    "hardware-error": ("hardware",),
+}
+
+
+def areas_for(category: str) -> tuple[str, ...]:
+    return AREAS.get(category, ())

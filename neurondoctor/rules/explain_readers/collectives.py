@@ -1,0 +1,51 @@
+"""Collectives, EFA and torch.distributed's rendezvous (torch/distributed's c10d store and elastic rendezvous
+messages; libfabric's and the Neuron OFI plugin's; the collectives section of the runtime troubleshooting guide):
+
+- the rendezvous: `torch.distributed.DistNetworkError: … The client socket has timed out`, `Connection refused`,
+  `RendezvousTimeoutError`, `RendezvousConnectionError`, `Timed out initializing process group in store based
+  barrier`, `Address already in use` (a port an earlier run still holds);
+- EFA: `No EFA devices found`, `EFA device not found`.
+
+Facts: the address, what failed.
+"""
+
+from __future__ import annotations
+
+import re
+
+from neurondoctor.rules.explain_readers.clue import Clue
+from neurondoctor.rules.explain_readers.message import Message
+
+READER = "torch.distributed"
+_ADDRESS = re.compile(r"(?:\(|\bat |to |\[)([a-z0-9.-]{1,253}[:\]][0-9]{1,5})")
+_RENDEZVOUS = (("client socket has timed out", "timeout"), ("rendezvoustimeouterror", "timeout"),
+               ("rendezvousconnectionerror", "connection"), ("store based barrier", "timeout"),
+               ("distnetworkerror", "network"), ("connection refused", "connection refused"),
+               ("address already in use", "address in use"))
+# Only the phrases that say no EFA device is there: libfabric's `fi_getinfo` and provider lines are also printed as
+# warnings beside the real failure (the runtime troubleshooting guide's collectives section).
+_EFA = ("no efa devices", "efa device not found", "unable to find efa")
+
+
+def read(message: Message) -> list[Clue]:
+    clues: list[Clue] = []
+    distributed = any(word in message.folded for word in ("torch.distributed", "rendezvous", "c10d", "torchrun",
+                                                          "master_addr", "process group"))
+    read_lines: set[int] = set()  # a line read once, by its most specific phrase (the first in _RENDEZVOUS)
+    for needle, what in _RENDEZVOUS:
+        if needle in ("connection refused", "address already in use") and not distributed:
+            continue
+        for position in message.hits(needle, 2):
+            start, end = message.span(position)
+            if start in read_lines:
+                continue
+            read_lines.add(start)
+            facts = {"failure": what}
+            address = _ADDRESS.search(message.folded, start, min(end, start + 2000))
+            if address:
+                facts["address"] = address.group(1)
+            clues.append(Clue("rendezvous-failed", READER, position, message.line(position), facts))
+    for needle in _EFA:
+        for position in message.hits(needle, 2):
+            clues.append(Clue("efa-missing", "EFA", position, message.line(position), {}))
+    return clues

@@ -1,0 +1,54 @@
+"""How the compilers end (neuronx-cc for Trn/Inf2, the older neuron-cc for Inf1) and how their callers report it:
+
+- killed: `neuronx-cc failed with -9`, `returned with exitcode=-9`, `exit status 137` (128 + SIGKILL),
+  `<Signals.SIGKILL: 9>`, `[F137]`, or a line `Killed` in a compile's output: the kernel's out-of-memory killer;
+- failed: `neuronx-cc failed with N`, `neuron-cc failed with N`, `Compile command returned: N`,
+  `compilation failed` with a status, `subprocess.CalledProcessError: Command '[…neuronx-cc…]' returned non-zero
+  exit status N`;
+- the compiler's codes (`NCC_EOOM001`) are read by rules/probes/compiler_codes.py.
+
+Facts: which compiler, the status or signal.
+"""
+
+from __future__ import annotations
+
+import re
+
+from neurondoctor.rules.explain_readers.clue import Clue
+from neurondoctor.rules.explain_readers.message import Message
+
+READER = "compiler"
+_STATUS = re.compile(r"(neuronx-cc|neuron-cc|neuronxcc|neuroncc|compile command)[^\n]{0,300}?(?:failed with "
+                     r"|returned(?: with)? ?(?:exitcode=|non-zero exit status |: )|exit(?:ed with)? (?:code|status) ?)"
+                     r"(-?[0-9]{1,4})")
+_SIGKILL = re.compile(r"signals\.sigkill|\bsigkill\b|signal 9\b|killed by signal 9")
+_KILLED_CODES = {"-9", "137"}
+
+
+def _compiler(line: str) -> str:
+    return "neuron-cc" if ("neuron-cc" in line or "neuroncc" in line) and "neuronx" not in line else "neuronx-cc"
+
+
+def read(message: Message) -> list[Clue]:
+    clues: list[Clue] = []
+    for needle in ("neuronx-cc", "neuron-cc", "neuronxcc", "neuroncc", "compile command"):
+        for position in message.hits(needle, 8):
+            start, end = message.span(position)
+            line = message.folded[start:end]
+            found = _STATUS.match(line, position - start, min(len(line), position - start + 400))
+            if found:
+                status = found.group(2)
+                kind = "compiler-killed" if status in _KILLED_CODES else "compiler-failed"
+                clues.append(Clue(kind, READER, position, message.line(position),
+                                  {"compiler": _compiler(line), "status": status}))
+            elif _SIGKILL.search(line):
+                clues.append(Clue("compiler-killed", READER, position, message.line(position),
+                                  {"compiler": _compiler(line), "status": "SIGKILL"}))
+    if "neuronx-cc" in message.folded or "neuron-cc" in message.folded:
+        for position in message.hits("killed", 8):
+            if message.line(position).lower() in ("killed", "killed.") or message.line(position).lower().endswith(
+                    " killed"):
+                clues.append(Clue("compiler-killed", READER, position, message.line(position),
+                                  {"compiler": _compiler(message.folded), "status": "Killed"}))
+                break
+    return clues

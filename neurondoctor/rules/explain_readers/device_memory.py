@@ -1,0 +1,37 @@
+"""Out of memory, on the device or the host, in the words of the layers that report it:
+
+- the device: the runtime's `Failed to allocate … on ND 0:NC 4` (read in numbers by rules/probes/runtime_log.py),
+  XLA's `RESOURCE_EXHAUSTED: … Out of memory`, `out of device memory`, `HBM` with `out of memory`;
+- the host: Python's `MemoryError`, `Cannot allocate memory` (ENOMEM), `std::bad_alloc`.
+
+Facts: device or host, the device and core numbers when the line names them.
+"""
+
+from __future__ import annotations
+
+import re
+
+from neurondoctor.rules.explain_readers.clue import Clue
+from neurondoctor.rules.explain_readers.message import Message
+
+READER = "memory"
+_CORE = re.compile(r"\bnd ?([0-9]{1,4}):? ?nc ?([0-9]{1,4})")
+
+
+def read(message: Message) -> list[Clue]:
+    clues: list[Clue] = []
+    for needle in ("resource_exhausted", "out of device memory", "device out of memory", "hbm out of memory",
+                   "out of hbm"):
+        for position in message.hits(needle, 2):
+            start, end = message.span(position)
+            facts = {"where": "device"}
+            core = _CORE.search(message.folded, start, min(end, start + 2000))
+            if core:
+                facts["device"], facts["core"] = core.group(1), core.group(2)
+            clues.append(Clue("memory-exhausted", READER, position, message.line(position), facts))
+    for needle in ("memoryerror", "cannot allocate memory", "std::bad_alloc"):
+        for position in message.hits(needle, 2):
+            if "static tls block" in message.folded[position:message.span(position)[1]]:
+                continue  # the loader's TLS message: dynamic_loader.py
+            clues.append(Clue("memory-exhausted", READER, position, message.line(position), {"where": "host"}))
+    return clues

@@ -1,0 +1,82 @@
+"""The Neuron runtime's log lines and the messages its callers wrap them in (the runtime troubleshooting guide,
+neuron-runtime/nrt-troubleshoot.rst; the format `2024-Jan-19 05:03:34.3439 PID:TID LEVEL MODULE:function message`,
+whose stamp the normaliser has removed):
+
+- a core request it could not meet: `NeuronCore(s) not available - Requested:1 Available:0`, also written
+  `Logical Neuron Core(s) not available`, `Neuron Core(s)`, `nc(s)`;
+- the Inf1-era runtime daemon's `NRTD response code 'NERR_RESOURCE_NC' (9) There were insufficent NCs for the
+  requested operation` (its own spelling);
+- a device it could not open: `Failed to open /dev/neuron0`, `Could not open the nd3`, the Neuron 1.x
+  runtime's `Could not open the device index:0`, with `Permission denied`
+  or `No such file or directory` when the caller kept errno;
+- no device at all: `No neuron device found`, `No Neuron devices found`, `Found 0 Neuron devices`,
+  `neuron device not found`.
+
+Facts: the runtime function (`nrt_allocate_neuron_cores`), the device and core numbers, the cores asked for and
+available, why the open failed.
+"""
+
+from __future__ import annotations
+
+import re
+
+from neurondoctor.rules.explain_readers.clue import Clue
+from neurondoctor.rules.explain_readers.message import Message
+
+READER = "Neuron runtime"
+_FUNCTION = re.compile(r"\b(?:nrt|tdrv|nmgr|neff|kmgr|ndl|tpb|nec|enc):([a-z_][a-z0-9_]{0,80})")
+_CORES = re.compile(r"(?:neuron ?cores?|nc)\(s\) (?:are )?not available(?: ?[-:,]? ?requested: ?([0-9]{1,6})"
+                    r"[ ,]{0,3}available: ?([0-9]{1,6}))?")
+_DEVICE = re.compile(r"(?:failed to open|could not open|cannot open|unable to open) (?:the )?"
+                     r"(?:(?:/dev/neuron|nd|device index: ?)([0-9]{1,5})|/dev/neuron)")
+_INSUFFICIENT_CORES = re.compile(r"insuff?ic?i?e?n?t (?:ncs|neuron ?cores|nc)\b|nerr_resource_nc")
+_NO_DEVICE = re.compile(r"no (?:neuron|inferentia|trainium) devices? (?:were |was )?(?:found|available|detected)"
+                        r"|(?:neuron|inferentia|trainium) devices? (?:were |was |is )?not (?:found|detected)"
+                        r"|found 0 (?:neuron|inferentia|trainium) devices?")
+
+
+def _function(message: Message, position: int) -> dict[str, str]:
+    start, end = message.span(position)
+    found = _FUNCTION.search(message.folded, start, min(end, start + 200))
+    return {"function": found.group(1)} if found else {}
+
+
+def read(message: Message) -> list[Clue]:
+    clues: list[Clue] = []
+    for position in message.hits("(s) not available", 4):
+        start, end = message.span(position)
+        found = _CORES.search(message.folded, max(start, position - 20), end)
+        if found:
+            facts = {**_function(message, position)}
+            if found.group(1) is not None:
+                facts["requested"], facts["available"] = found.group(1), found.group(2)
+            clues.append(Clue("cores-unavailable", READER, position, message.line(position), facts))
+    for needle in ("insufficent", "insufficient", "insuficient", "nerr_resource_nc"):
+        for position in message.hits(needle, 2):
+            start, end = message.span(position)
+            if _INSUFFICIENT_CORES.search(message.folded, max(start, position - 20), min(end, position + 40)):
+                clues.append(Clue("cores-unavailable", READER, position, message.line(position),
+                                  _function(message, position)))
+    for needle in ("open /dev/neuron", "open the nd", "open nd", "open the device index"):
+        for position in message.hits(needle, 4):
+            start, end = message.span(position)
+            found = _DEVICE.search(message.folded, max(start, position - 20), end)
+            if not found:
+                continue
+            line = message.folded[start:end] + " " + message.next_line(position).lower()
+            facts = {**_function(message, position), "device": found.group(1) or ""}
+            if "permission denied" in line or "eacces" in line or "operation not permitted" in line:
+                facts["errno"] = "permission denied"
+            elif "no such file" in line or "enoent" in line or "no such device" in line:
+                facts["errno"] = "no such file"
+            clues.append(Clue("device-open-failed", READER, position, message.line(position), facts))
+    for needle in ("device found", "devices found", "device available", "devices available", "device not found",
+                   "devices not found", "device detected", "devices detected", "device was not found",
+                   "devices were not found", "device is not found", "device not detected"):
+        for position in message.hits(needle, 2):
+            start, end = message.span(position)
+            found = _NO_DEVICE.search(message.folded, max(start, position - 60), end)
+            if found:
+                clues.append(Clue("no-device", READER, position, message.line(position),
+                                  _function(message, position)))
+    return clues

@@ -1,0 +1,38 @@
+"""The shell's word for a command it cannot find: bash's `bash: NAME: command not found` (also `NAME: command not
+found` from a script, and retyped without the colon: `neuron-ls command not found`), dash's `sh: 1: NAME: not
+found`, zsh's `zsh: command not found: NAME`, and `env`'s `/usr/bin/env: 'NAME': No such file or directory`.
+
+Facts: the command.
+"""
+
+from __future__ import annotations
+
+import re
+
+from neurondoctor.rules.explain_readers.clue import Clue
+from neurondoctor.rules.explain_readers.message import Message
+
+READER = "shell"
+_BASH = re.compile(r"(?:^|[ :])([A-Za-z0-9_.+/-]{1,200}):? command not found", re.MULTILINE | re.IGNORECASE)
+_ZSH = re.compile(r"command not found: ([A-Za-z0-9_.+/-]{1,200})", re.IGNORECASE)
+_DASH = re.compile(r"^sh: [0-9]{1,9}: ([A-Za-z0-9_.+/-]{1,200}): not found", re.MULTILINE | re.IGNORECASE)
+_ENV = re.compile(r"env: '([A-Za-z0-9_.+/-]{1,200})': no such file or directory", re.IGNORECASE)
+
+
+def read(message: Message) -> list[Clue]:
+    clues: list[Clue] = []
+    read_lines: set[int] = set()  # zsh's line also holds bash's phrase: each line is read by the first shell's form
+    for needle, pattern, before in (("command not found: ", _ZSH, 20), (": not found", _DASH, 230),
+                                    ("': no such file or directory", _ENV, 220), ("command not found", _BASH, 220)):
+        for position in message.hits(needle, 4):
+            start, end = message.span(position)
+            if start in read_lines:
+                continue
+            found = pattern.search(message.text, max(start, position - before) if pattern is not _DASH else start,
+                                   end)
+            if found:
+                read_lines.add(start)
+                command = found.group(1).rsplit("/", 1)[-1]
+                clues.append(Clue("command-not-found", READER, position, message.line(position),
+                                  {"command": command}))
+    return clues

@@ -1,0 +1,233 @@
+"""The readers of `explain`, one per kind of message (neurondoctor/rules/explain_readers/): what each extracts and
+what the rules make of it.
+
+Each failure text is either a real text from the named report (quoted as posted, trimmed to its lines) or the
+grammar of its source as that source writes it (pip's, apt's, dnf's, glibc's, dkms's, bash's, the runtime's
+messages); beside each, a near miss that must not be read as that failure: the same reader on a healthy or
+unrelated line.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import pytest
+
+from neurondoctor.release_data.probe_data import load_compiler_fixes, load_error_signatures, load_op_support
+from neurondoctor.rules.explain_readers import Message, read_message
+from neurondoctor.rules.explain_readers.causes import first_cause
+from neurondoctor.rules.explain_readers.describe import describe
+from neurondoctor.rules.explain_readers.message import normalise
+from neurondoctor.rules.probes.error_explanation import explain_message
+
+# name -> (text, clue kind, facts it must hold, category the rules give or None)
+CASES: dict[str, tuple[str, str, dict[str, str], Optional[str]]] = {
+    # --- Python tracebacks (the traceback module's format)
+    "no-module-in-venv": (
+        "Traceback (most recent call last):\n"
+        '  File "/home/ubuntu/aws_neuron_venv/lib/python3.10/site-packages/optimum/neuron/__init__.py", line 3, in '
+        "<module>\n    import torch_neuronx\nModuleNotFoundError: No module named 'torch_neuronx'\n",
+        "python-exception", {"type": "ModuleNotFoundError", "module": "torch_neuronx", "package": "torch-neuronx",
+                             "environment": "/home/ubuntu/aws_neuron_venv"}, "framework-missing"),
+    "no-module-other": (  # near miss: a module that is no Neuron package says what it is, and no more
+        "ModuleNotFoundError: No module named 'pandas'\n", "python-exception", {"module": "pandas"}, None),
+    # transformers-neuronx#33: the traceback's frames name the environment (lib64) and the package
+    "cannot-import-from-libneuronxla": (
+        "Traceback (most recent call last):\n"
+        '  File "/home/ssm-user/aws_neuron_venv_pytorch/lib64/python3.7/site-packages/transformers_neuronx/'
+        'compiler.py", line 31, in <module>\n    from libneuronxla import neuron_xla_compile\n'
+        "ImportError: cannot import name 'neuron_xla_compile' from 'libneuronxla' (/home/ssm-user/"
+        "aws_neuron_venv_pytorch/lib64/python3.7/site-packages/libneuronxla/__init__.py)\n",
+        "python-exception", {"type": "ImportError", "module": "libneuronxla", "package": "libneuronxla",
+                             "environment": "/home/ssm-user/aws_neuron_venv_pytorch"}, None),
+    "no-device-runtime-error": ("RuntimeError: No neuron device found\n", "no-device", {}, "device-missing"),
+    "log-level-is-no-exception": (  # near miss: `ERROR:` is a log level, not a Python exception
+        "ERROR: something went wrong\n", "", {}, None),
+    # --- pip (pip/_internal/resolution/resolvelib/factory.py's words)
+    "pip-none": (
+        "ERROR: Could not find a version that satisfies the requirement torch-neuronx (from versions: none)\n"
+        "ERROR: No matching distribution found for torch-neuronx\n",
+        "pip-no-distribution", {"package": "torch-neuronx", "versions": "none"}, "wrong-pip-index"),
+    "pip-none-with-neuron-index": (
+        "Looking in indexes: https://pypi.org/simple, https://pip.repos.neuron.amazonaws.com\n"
+        "ERROR: Could not find a version that satisfies the requirement neuronx-cc==2.* (from versions: none)\n",
+        "pip-no-distribution", {"package": "neuronx-cc", "specifier": "==2.*"}, "python-unsupported"),
+    "pip-none-not-neuron": (  # near miss (Amblyopius/Stable-Diffusion-ONNX-FP16#44): not a Neuron package
+        "Looking in indexes: https://pypi.org/simple, https://download.pytorch.org/whl/nightly/cpu\n"
+        "ERROR: Could not find a version that satisfies the requirement torch (from versions: none)\n"
+        "ERROR: No matching distribution found for torch\n",
+        "pip-no-distribution", {"package": "torch", "versions": "none"}, None),
+    "pip-requires-python": (
+        "ERROR: Package 'neuronx-distributed' requires a different Python: 3.8.10 not in '>=3.9'\n",
+        "pip-python", {"package": "neuronx-distributed", "python": "3.8.10", "requires": ">=3.9"},
+        "python-unsupported"),
+    "pip-conflict": (
+        "ERROR: pip's dependency resolver does not currently take into account all the packages that are installed. "
+        "This behaviour is the source of the following dependency conflicts.\n"
+        "torch-neuronx 2.9.0.2.15.32035 requires torch==2.9.*, but you have torch 2.10.0+cu128 which is "
+        "incompatible.\n",
+        "pip-conflict", {"package": "torch-neuronx", "wants": "torch", "has": "2.10.0+cu128"},
+        "stock-torch-conflict"),
+    "pip-conflict-other": (  # near miss: a conflict between packages that are not Neuron's
+        "requests 2.31.0 requires urllib3<3,>=1.21.1, but you have urllib3 0.9 which is incompatible.\n",
+        "pip-conflict", {"package": "requests"}, None),
+    # --- apt / dnf
+    # aws-neuron-sdk#452: the Neuron repository was not configured; adding it fixed the install
+    "apt-no-dkms": ("E: Unable to locate package aws-neuron-dkms\n", "os-package-missing",
+                    {"tool": "apt", "package": "aws-neuron-dkms"}, "driver-missing"),
+    "apt-no-runtime": ("E: Unable to locate package aws-neuronx-runtime-lib\n", "os-package-missing",
+                       {"package": "aws-neuronx-runtime-lib"}, "tools-missing"),
+    "apt-no-other": ("E: Unable to locate package htop\n", "os-package-missing", {"package": "htop"}, None),
+    "dnf-no-match": ("No match for argument: aws-neuronx-dkms\nError: Unable to find a match: aws-neuronx-dkms\n",
+                     "os-package-missing", {"tool": "dnf", "package": "aws-neuronx-dkms"}, "driver-missing"),
+    "apt-version": ("E: Version '2.99.0.0' for 'aws-neuronx-dkms' was not found\n", "os-package-version",
+                    {"package": "aws-neuronx-dkms", "version": "2.99.0.0"}, "driver-missing"),
+    # --- the dynamic loader (glibc's messages)
+    # pytorch/xla#4150: a wheel built on a newer glibc than Ubuntu 18.04's
+    "glibc-too-old": (
+        "ImportError: /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.28' not found (required by /opt/conda/lib/"
+        "python3.7/site-packages/torch_xla/lib/libxla_computation_client.so)\n",
+        "symbol-version-missing", {"symbol_version": "GLIBC_2.28"}, "os-unsupported"),
+    "libnrt-missing": ("OSError: libnrt.so.1: cannot open shared object file: No such file or directory\n",
+                       "library-missing", {"library": "libnrt.so.1"}, "tools-missing"),
+    "cuda-library-missing": (  # near miss (aws-neuron-sdk#602): TensorFlow's optional CUDA library on a CPU host
+        "2022-11-22 18:43:24.528353: W tensorflow/compiler/xla/stream_executor/platform/default/dso_loader.cc:64] "
+        "Could not load dynamic library 'libcudart.so.11.0'; dlerror: libcudart.so.11.0: cannot open shared object "
+        "file: No such file or directory\n", "library-missing", {"library": "libcudart.so.11.0"}, None),
+    # --- DKMS and dpkg (aws-neuron-sdk#843: the driver's build on a kernel newer than it)
+    "dkms-bad-status": (
+        "amazon-ebs.linux: Building initial module for 6.5.0-1015-aws\n"
+        "amazon-ebs.linux: Error! Bad return status for module build on kernel: 6.5.0-1015-aws (x86_64)\n"
+        "amazon-ebs.linux: Consult /var/lib/dkms/aws-neuronx/2.15.9.0/build/make.log for more information.\n",
+        "dkms-build-failed", {"kernel": "6.5.0-1015-aws", "driver": "2.15.9.0"}, "dkms-build"),
+    "dkms-headers": ("Error! Your kernel headers for kernel 6.8.0-1015-aws cannot be found.\n", "dkms-headers",
+                     {"kernel": "6.8.0-1015-aws"}, "dkms-build"),
+    "make-log-error": (
+        "/var/lib/dkms/aws-neuronx/2.8.4.0/build/neuron_dma.c:412:9: error: implicit declaration of function "
+        "'dma_set_mask'\nmake: *** [Makefile:12: all] Error 2\n",
+        "dkms-compile-error", {"file": "neuron_dma.c", "driver": "2.8.4.0"}, "dkms-build"),
+    # --- the shell (aws-neuron-sdk#447: /opt/aws/neuron/bin was not on PATH; retyped without the colon)
+    "neuron-ls-not-found": ("neuron-ls command not found\n", "command-not-found", {"command": "neuron-ls"},
+                            "tools-missing"),
+    "bash-neuron-top": ("bash: neuron-top: command not found\n", "command-not-found", {"command": "neuron-top"},
+                        "tools-missing"),
+    "zsh-compiler": ("zsh: command not found: neuronx-cc\n", "command-not-found", {"command": "neuronx-cc"},
+                     "framework-missing"),
+    # near miss (aws-neuron-sdk#89): a tool the container lacks that says nothing about Neuron
+    "sh-lspci": ("sh: lspci: command not found\n", "command-not-found", {"command": "lspci"}, None),
+    # --- the Neuron runtime's log
+    # aws-neuron-sdk#1338: inf2 pods after a scale-down, as one user wrote it and as the runtime logs it
+    "logical-cores": ("Logical Neuron Core(s) not available - Requested:1 Available:0\n", "cores-unavailable",
+                      {"requested": "1", "available": "0"}, "cores-busy"),
+    "cores-with-prefix": (
+        "2026-May-29 10:12:01.0412 118:118 ERROR  NRT:nrt_allocate_neuron_cores               NeuronCore(s) not "
+        "available - Requested:2 Available:1\n", "cores-unavailable",
+        {"function": "nrt_allocate_neuron_cores", "requested": "2", "available": "1"}, "cores-busy"),
+    # aws-neuron-sdk#493: the Inf1 runtime daemon, in its own spelling
+    "insufficent-ncs": (
+        "RuntimeError: NeuronDevice::process_nrtd_response: Context=NRTD_CTX_INITIALIZE NRTD response code "
+        "'NERR_RESOURCE_NC' (9) There were insufficent NCs for the requested operation\n",
+        "cores-unavailable", {}, "cores-busy"),
+    "failed-to-open": ("Failed to open /dev/neuron0\n", "device-open-failed", {"device": "0"}, "device-missing"),
+    "open-permission": ("ERROR TDRV:tdrv_init_mla_phase1 Failed to open /dev/neuron3: Permission denied\n",
+                        "device-open-failed", {"device": "3", "errno": "permission denied"}, "device-permission"),
+    # aws-neuron-sdk#89: the Neuron 1.x runtime in a container
+    "device-index": ("nrtd[1]: [TDRV:tdrv_init_mla_phase1] Could not open the device index:0\n",
+                     "device-open-failed", {"device": "0", "function": "tdrv_init_mla_phase1"}, "device-missing"),
+    "cores-available-healthy": (  # near miss: a healthy line naming available cores
+        "INFO NRT:nrt_allocate_neuron_cores Instance info:: device count:1 cores per device:2 architecture:TRN\n",
+        "", {}, None),
+    # --- containers and Kubernetes (aws-neuron-sdk#396: `1 Insufficient aws.amazon.com/neuron`; the typo)
+    "k8s-insufficient": ("0/3 nodes are available: 3 Insufficient aws.amazon.com/neuron.\n", "k8s-insufficient",
+                         {"resource": "aws.amazon.com/neuron"}, "device-missing"),
+    "k8s-insufficent-typo": ("0/1 nodes are available: 1 insufficent aws.amazon.com/neuroncore\n",
+                             "k8s-insufficient", {"resource": "aws.amazon.com/neuroncore"}, "device-missing"),
+    "k8s-insufficient-cpu": ("0/3 nodes are available: 3 Insufficient cpu.\n", "", {}, None),  # near miss
+    "docker-device": (
+        "docker: Error response from daemon: error gathering device information while adding custom device "
+        "\"/dev/neuron4\": no such file or directory.\n", "container-device-missing", {"device": "/dev/neuron4"},
+        "device-missing"),
+    # --- the compilers' exits
+    "neuronx-cc-137": ("subprocess.CalledProcessError: Command '['neuronx-cc', 'compile']' returned non-zero exit "
+                       "status 137.\n", "compiler-killed", {"compiler": "neuronx-cc", "status": "137"},
+                       "compile-failure"),
+    "neuron-cc-failed": ("neuron-cc failed with 2\n", "compiler-failed", {"compiler": "neuron-cc", "status": "2"},
+                         "compile-failure"),
+    # --- torch.distributed and EFA
+    "rendezvous": (
+        "torch.distributed.DistNetworkError: The client socket has timed out after 900s while trying to connect to "
+        "(10.0.0.12, 29500).\n", "rendezvous-failed", {"failure": "timeout"}, "env-var-misconfig"),
+    "connection-refused-no-distributed": ("curl: (7) Failed to connect to localhost port 80: Connection refused\n",
+                                          "", {}, None),  # near miss: not a rendezvous
+    "no-efa": ("No EFA devices found\n", "efa-missing", {}, "resource"),
+    "efa-warning-beside-a-kill": (  # near miss: an EFA line printed beside the real failure does not outrank it
+        "NET/OFI No EFA devices found, falling back\nneuronx-cc failed with -9\n", "compiler-killed",
+        {"status": "-9"}, "compile-failure"),
+    # --- memory
+    "xla-oom": ("RuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 8.00G on ND 0:NC 1.\n",
+                "memory-exhausted", {"where": "device", "device": "0", "core": "1"}, "resource"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_each_reader_extracts_its_facts_and_the_rules_their_meaning(name: str) -> None:
+    text, kind, facts, category = CASES[name]
+    clues = read_message(text)
+    if kind:
+        clue = next((clue for clue in clues if clue.kind == kind), None)
+        assert clue is not None, [(clue.kind, clue.facts) for clue in clues]
+        assert {key: clue.facts.get(key) for key in facts} == facts, clue.facts
+    chosen = first_cause(clues)
+    assert (chosen[1].category if chosen else None) == category, chosen
+
+
+def test_the_text_as_it_comes_reads_the_same() -> None:
+    """Colours, timestamps, pod prefixes, case, spacing and a wrapped line do not change the reading."""
+    plain = "Logical Neuron Core(s) not available - Requested:1 Available:0"
+    dressed = ("[pod/inference-7f9c/model] 2026-05-29T10:12:01.041Z \x1b[31mERROR\x1b[0m  "
+               "LOGICAL   NEURON core(s)   NOT available - requested:1 available:0\r\n")
+    assert normalise(dressed).strip() == "ERROR LOGICAL NEURON core(s) NOT available - requested:1 available:0"
+    for text in (plain, dressed):
+        chosen = first_cause(read_message(text))
+        assert chosen is not None and chosen[1].category == "cores-busy" and chosen[0].facts["available"] == "0"
+    # a known signature wrapped by a terminal onto two lines, in other case
+    signatures, ops, fixes = load_error_signatures(), load_op_support(), load_compiler_fixes()
+    wrapped = "2024-Jan-19 05:03:34.343999 31898:32693 ERROR  NRT:nrt_init  unable to determine neuron\ndriver " \
+              "version. Please check aws-neuron-dkms package is installed.\n"
+    explanation, _ = explain_message(wrapped, signatures, ops, fixes)
+    assert explanation is not None and explanation.category == "driver-missing"
+
+
+def test_the_first_cause_is_named_and_the_others_listed() -> None:
+    """A job's log with a device that would not open, then the rendezvous the other ranks waited on, then the
+    compiler's exit: the device is the cause, the rest are listed."""
+    text = ("2024-May-21 16:08:34.244955 58100:58100 ERROR  TDRV:tdrv_init_mla_phase1  Failed to open /dev/neuron3\n"
+            "torch.distributed.DistNetworkError: The client socket has timed out after 900s while trying to connect "
+            "to (10.0.0.12, 29500).\n"
+            "E: Unable to locate package aws-neuronx-tools\n")
+    explanation, _ = explain_message(text, load_error_signatures(), load_op_support(), load_compiler_fixes())
+    assert explanation is not None and explanation.category == "device-missing"
+    assert [other["category"] for other in explanation.also] == ["env-var-misconfig", "tools-missing"]
+    assert explanation.facts == {"function": "tdrv_init_mla_phase1", "device": "3"}
+
+
+def test_specific_evidence_wins_over_a_banner() -> None:
+    """`Neuron runtime cannot be initialized` is printed above several causes (busy cores, no device): with a device
+    that would not open beside it, the device is the answer; alone, the banner still explains it."""
+    signatures, ops, fixes = load_error_signatures(), load_op_support(), load_compiler_fixes()
+    banner = "RuntimeError: Neuron runtime cannot be initialized; cannot determine the number of available NeuronCores"
+    explanation, _ = explain_message("ERROR TDRV:tdrv_init_mla_phase1 Failed to open /dev/neuron0\n" + banner,
+                                     signatures, ops, fixes)
+    assert explanation is not None and explanation.category == "device-missing"
+    alone, _ = explain_message(banner, signatures, ops, fixes)
+    assert alone is not None and alone.category == "cores-busy"
+
+
+def test_an_unmatched_text_is_still_described() -> None:
+    clues = read_message(CASES["cannot-import-from-libneuronxla"][0])
+    assert first_cause(clues) is None
+    assert describe(clues[-1]) == (
+        "a Python ImportError in /home/ssm-user/aws_neuron_venv_pytorch for libneuronxla: cannot import name "
+        "'neuron_xla_compile' from 'libneuronxla' (/home/ssm-user/aws_neuron_venv_pytorch/lib64/python3.7/"
+        "site-packages/libneuronxla/__init__.py)")
+    assert Message.of("").folded == ""
