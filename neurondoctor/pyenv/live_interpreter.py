@@ -24,7 +24,7 @@ from neurondoctor.facts.python_env import (
     PythonEnvironment,
 )
 from neurondoctor.host.rootfs import RootFS
-from neurondoctor.pyenv.layouts import layout_of, read_pyvenv_cfg
+from neurondoctor.pyenv.layouts import PYTHON_DIR, layout_of, read_pyvenv_cfg, stranded_sites
 from neurondoctor.pyenv.pip_config import read_pip_config
 from neurondoctor.pyenv.site_scan import inspect_site_dir
 from neurondoctor.pyenv.static_venv import home_dirs_for, parse_pyvenv_cfg
@@ -141,6 +141,15 @@ def _fill_from_report(env: PythonEnvironment, root: RootFS, report: dict[str, An
     for entry, role in import_path(report):
         if live_fs.is_dir(entry):
             env.site_dirs.append(inspect_site_dir(live_fs, entry, role))
+    running = PYTHON_DIR.match(f"python{env.python_major_minor or ''}")  # the probe's sys.version_info, X.Y
+    env.interpreter_version = running.group(1) if running else None
+    if prefix.startswith("/") and env.interpreter_version:
+        # What the interpreter cannot see is judged as static mode judges it (ND-VENV-005): the prefix's packages
+        # installed for another Python, which its `sys.path` does not name.
+        on_path = {os.path.normpath(site.path) for site in env.site_dirs}
+        for site in stranded_sites(live_fs, prefix, env.kind, env.interpreter_version):
+            if os.path.normpath(site) not in on_path:
+                env.site_dirs.append(inspect_site_dir(live_fs, site, SITE_ROLE_VENV))
     venv_inner: Optional[str] = prefix if report.get("in_venv") else None
     homes = home_dirs_for(live_fs, venv_inner, environ)
     # pip's site configuration is `sys.prefix/pip.conf` for every interpreter, not only a venv's (pip's
