@@ -129,7 +129,10 @@ def _fill_from_report(env: PythonEnvironment, root: RootFS, report: dict[str, An
                       environ: Mapping[str, str]) -> PythonEnvironment:
     prefix = str(report.get("prefix", ""))
     env.path = prefix if report.get("in_venv") else str(report.get("executable") or env.interpreter)
-    env.interpreter_target = str(report.get("executable", ""))
+    executable = str(report.get("executable", ""))
+    # Where the launcher's link chain ends (a venv's `sys.executable` is its own bin/python): the interpreter a
+    # rebuild of the venv must name, as static mode names it.
+    env.interpreter_target = os.path.realpath(executable) if executable.startswith("/") else executable
     env.python_version = str(report.get("version", "")) or None
     env.include_system_site_packages = bool(report.get("include_system_site_packages"))
     env.user_site_enabled = bool(report.get("user_site_enabled"))

@@ -145,15 +145,15 @@ def _rebuild_commands(ctx: RuleContext, env: PythonEnvironment, version: str, pa
     interpreter = env.interpreter_target if (env.interpreter_target or "").startswith("/") else f"python{version}"
     kept = f"{path}.neurondoctor-{aside_stamp()}"
     lines: list[Step] = [command("mv", path, kept, note="the old environment, kept")]
+    copy_pip_conf = [command("cp", f"{kept}/pip.conf", f"{path}/pip.conf")] if any(
+        source.origin == f"{path}/pip.conf" for source in env.pip_config) else []  # its own index settings go along
     if env.kind == "uv":
-        lines.append(command("uv", "venv", "--python", str(interpreter), path))
+        lines += [command("uv", "venv", "--python", str(interpreter), path), *copy_pip_conf]
         if packages.pins:
             lines.append(command("uv", "pip", "install", "--python", f"{path}/bin/python", "--index-strategy",
                                  "unsafe-best-match", *packages.pins, *_extra_indexes(packages)))
         return Fix(lines + _by_hand_note(packages))
-    lines.append(command(str(interpreter), "-m", "venv", path))
-    if any(source.origin == f"{path}/pip.conf" for source in env.pip_config):  # its own index settings go along
-        lines.append(command("cp", f"{kept}/pip.conf", f"{path}/pip.conf"))
+    lines += [command(str(interpreter), "-m", "venv", path), *copy_pip_conf]
     if packages.pins:
         lines.append(command(f"{path}/bin/python", "-m", "pip", "install", *packages.pins, *_extra_indexes(packages)))
     if _poetry_cache_python(env):
@@ -162,18 +162,22 @@ def _rebuild_commands(ctx: RuleContext, env: PythonEnvironment, version: str, pa
     return Fix(lines + _by_hand_note(packages))
 
 
-def _reinstall_commands(env: PythonEnvironment, version: str, packages: _PackageList) -> Fix:
+def _reinstall_commands(env: PythonEnvironment, version: str, packages: _PackageList, folders: list[str]) -> Fix:
     """An installation keeps its prefix: the packages are installed again for the Python it now runs, with that
     Python's own pip (conda's pip-installed packages stay behind when `conda install python=…` moves it; conda moves
-    its own). The distribution's `/usr` refuses pip (externally managed since Debian 12 and Ubuntu 23.04): a venv
-    is the way there, in words, as the path is the user's to choose."""
-    if not packages.pins:
-        return Fix(_by_hand_note(packages))
+    its own), then the folders no Python of the prefix reads are moved aside (kept, never deleted). The
+    distribution's `/usr` refuses pip (externally managed since Debian 12 and Ubuntu 23.04): a venv is the way
+    there, in words, as its path is the user's to choose."""
     if _distribution_python(env):
         return Fix([note("the distribution's Python {} takes no pip installs: make a venv with python{} -m venv and "
                          "install them into it: {}", version, version, " ".join(packages.pins)),
-                    *_by_hand_note(packages)])
-    return Fix([pip_command(env, "install", *packages.pins, *_extra_indexes(packages)), *_by_hand_note(packages)])
+                    *_by_hand_note(packages)] if packages.pins else _by_hand_note(packages))
+    stamp = aside_stamp()
+    lines: list[Step] = [pip_command(env, "install", *packages.pins, *_extra_indexes(packages))
+                         ] if packages.pins else []
+    lines += [command("mv", folder, f"{folder}.neurondoctor-{stamp}", note="read by no Python here, kept")
+              for folder in folders]
+    return Fix([*lines, *_by_hand_note(packages)])
 
 
 def _distribution_python(env: PythonEnvironment) -> bool:
@@ -205,8 +209,8 @@ def packages_out_of_reach(ctx: RuleContext) -> list[Finding]:
         stranded = [version for version in holding if version != launched]
         packages = _package_list(ctx, env, stranded)
         made_with = _made_with(env)
-        folders = [PurePosixPath(site.path).parent.name for site in env.site_dirs
-                   if site.role == SITE_ROLE_VENV and site.distributions]
+        folders = [site.path for site in env.site_dirs if site.role == SITE_ROLE_VENV and site.distributions
+                   and (match := PYTHON_DIR.match(PurePosixPath(site.path).parent.name)) and match.group(1) != launched]
         findings.append(Finding(
             id="ND-VENV-005", category=CATEGORY, severity=SEVERITY_ERROR,
             title=f"{env.path} now runs Python {launched}, but its packages are installed for Python "
@@ -214,7 +218,7 @@ def packages_out_of_reach(ctx: RuleContext) -> list[Finding]:
             detail=(f"{env.interpreter} leads to {env.interpreter_target} (Python {launched})"
                     + (f"; it says it was made with {made_with}" if made_with else "")
                     + f". Python {launched} looks for packages in its own python{launched} folders only, so none "
-                    f"of those in {' and '.join(dict.fromkeys(folders))} can be imported: an upgrade that moved "
+                    f"of those in {' and '.join(folders)} can be imported: an upgrade that moved "
                     "python3 to another version does this. "
                     + ("The packages are installed again for the Python it runs, from its own package list."
                        if installation else
@@ -223,7 +227,7 @@ def packages_out_of_reach(ctx: RuleContext) -> list[Finding]:
             evidence={"venv": env.path, "interpreter": env.interpreter, "target": env.interpreter_target,
                       "interpreter_version": launched, "package_versions": stranded, "made_with": made_with,
                       "kind": env.kind, "mode": env.mode},
-            fix=(_reinstall_commands(env, launched, packages) if installation
+            fix=(_reinstall_commands(env, launched, packages, folders) if installation
                  else _rebuild_commands(ctx, env, launched, packages))))
     return findings
 
