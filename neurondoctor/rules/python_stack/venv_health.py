@@ -10,10 +10,10 @@ from typing import Optional
 
 from neurondoctor.facts.python_env import (
     INSTALLATION_KINDS,
-    SITE_ROLE_SYSTEM,
     SITE_ROLE_VENV,
     Distribution,
     PythonEnvironment,
+    SiteDir,
 )
 from neurondoctor.neuron_version import release_tuple
 from neurondoctor.pyenv.layouts import PYTHON_DIR
@@ -79,12 +79,24 @@ def missing_interpreter(ctx: RuleContext) -> list[Finding]:
 NOT_REINSTALLED = frozenset({"pip", "setuptools", "wheel"})  # `python -m venv` brings its own
 
 
-def _package_versions(env: PythonEnvironment, roles: tuple[str, ...] = (SITE_ROLE_VENV,)) -> list[str]:
-    """X.Y of the environment's own `lib/pythonX.Y/site-packages` (and `dist-packages`) that hold installed
-    distributions."""
-    found = [PYTHON_DIR.match(PurePosixPath(site.path).parent.name) for site in env.site_dirs
-             if site.role in roles and site.distributions]
-    return sorted({match.group(1) for match in found if match}, key=release_tuple)
+def _site_version(site: SiteDir) -> Optional[str]:
+    """X.Y of a `lib/pythonX.Y/site-packages` (or `dist-packages`) folder; None for one whose name does not say."""
+    match = PYTHON_DIR.match(PurePosixPath(site.path).parent.name)
+    return match.group(1) if match else None
+
+
+def _stranded(env: PythonEnvironment, running: str) -> tuple[list[SiteDir], list[Distribution]]:
+    """The environment's own folders of another Python minor version than the `running` one that hold packages, and
+    their distributions the running Python does not have anywhere on its path (pip, setuptools and wheel aside: a
+    new venv brings its own). A package installed again for the running Python is not out of reach."""
+    stranded = [site for site in env.site_dirs if site.role == SITE_ROLE_VENV and site.distributions
+                and _site_version(site) not in (None, running)]
+    out_of_reach = {id(site) for site in stranded}
+    reachable = {dist.name for site in env.site_dirs if id(site) not in out_of_reach
+                 for dist in site.judged_distributions()}
+    missing = {dist.name: dist for site in stranded for dist in site.judged_distributions()
+               if dist.name not in reachable and dist.name not in NOT_REINSTALLED}
+    return stranded, list(missing.values())
 
 
 def _built_from_source(dist: Distribution) -> bool:
@@ -104,15 +116,22 @@ class _PackageList:
     indexes: list[str]
 
 
-def _package_list(ctx: RuleContext, env: PythonEnvironment, stranded: list[str]) -> _PackageList:
-    sites = [site for site in env.site_dirs if site.role == SITE_ROLE_VENV and site.distributions
-             and (match := PYTHON_DIR.match(PurePosixPath(site.path).parent.name)) and match.group(1) in stranded]
-    own = [dist for site in sites for dist in site.judged_distributions() if dist.name not in NOT_REINSTALLED]
-    neuron = any(dist.name in ctx.catalog.neuron_pip_packages() for dist in own)
-    cpu_torch = any(site.torch_build is not None and site.torch_build.flavour == "cpu" for site in sites)
+def _venv_distributions(env: PythonEnvironment) -> list[Distribution]:
+    """Everything a venv rebuild installs again: the distributions of all its own folders, once per name (the one
+    the running Python imports where both have it)."""
+    by_name: dict[str, Distribution] = {}
+    for site in sorted((site for site in env.site_dirs if site.role == SITE_ROLE_VENV),
+                       key=lambda site: _site_version(site) == env.interpreter_version):
+        by_name.update((dist.name, dist) for dist in site.judged_distributions() if dist.name not in NOT_REINSTALLED)
+    return list(by_name.values())
+
+
+def _package_list(ctx: RuleContext, stranded: list[SiteDir], missing: list[Distribution]) -> _PackageList:
+    neuron = any(dist.name in ctx.catalog.neuron_pip_packages() for dist in missing)
+    cpu_torch = any(site.torch_build is not None and site.torch_build.flavour == "cpu" for site in stranded)
     return _PackageList(
-        pins=sorted({pin(dist.display_name, dist.version) for dist in own if not _built_from_source(dist)}),
-        by_hand=sorted({dist.display_name for dist in own if _built_from_source(dist)}),
+        pins=sorted({pin(dist.display_name, dist.version) for dist in missing if not _built_from_source(dist)}),
+        by_hand=sorted({dist.display_name for dist in missing if _built_from_source(dist)}),
         indexes=([ctx.catalog.pip_repository] if neuron else [])
         + ([str(ctx.catalog.compat.get("torch_cpu_index"))] if cpu_torch else []))
 
@@ -201,20 +220,20 @@ def packages_out_of_reach(ctx: RuleContext) -> list[Finding]:
     findings = []
     for env in ctx.facts.environments:
         launched = env.interpreter_version
-        holding = _package_versions(env)
-        installation = env.kind in INSTALLATION_KINDS or (env.mode == "live" and env.kind == "system")
-        reached = _package_versions(env, (SITE_ROLE_VENV, SITE_ROLE_SYSTEM)) if installation else holding
-        if not env.interpreter_exists or not launched or not holding or launched in reached:
+        if not env.interpreter_exists or not launched:
             continue
-        stranded = [version for version in holding if version != launched]
-        packages = _package_list(ctx, env, stranded)
+        stranded, missing = _stranded(env, launched)
+        if not missing:
+            continue
+        installation = env.kind in INSTALLATION_KINDS or (env.mode == "live" and env.kind == "system")
+        versions = sorted({str(_site_version(site)) for site in stranded}, key=release_tuple)
+        packages = _package_list(ctx, stranded, missing if installation else _venv_distributions(env))
         made_with = _made_with(env)
-        folders = [site.path for site in env.site_dirs if site.role == SITE_ROLE_VENV and site.distributions
-                   and (match := PYTHON_DIR.match(PurePosixPath(site.path).parent.name)) and match.group(1) != launched]
+        folders = [site.path for site in stranded]
         findings.append(Finding(
             id="ND-VENV-005", category=CATEGORY, severity=SEVERITY_ERROR,
             title=f"{env.path} now runs Python {launched}, but its packages are installed for Python "
-                  f"{' and '.join(stranded)}",
+                  f"{' and '.join(versions)}",
             detail=(f"{env.interpreter} leads to {env.interpreter_target} (Python {launched})"
                     + (f"; it says it was made with {made_with}" if made_with else "")
                     + f". Python {launched} looks for packages in its own python{launched} folders only, so none "
@@ -225,7 +244,7 @@ def packages_out_of_reach(ctx: RuleContext) -> list[Finding]:
                        "The environment is made again on the Python it runs, from its own package list; the old "
                        "folder is kept beside it.")),
             evidence={"venv": env.path, "interpreter": env.interpreter, "target": env.interpreter_target,
-                      "interpreter_version": launched, "package_versions": stranded, "made_with": made_with,
+                      "interpreter_version": launched, "package_versions": versions, "made_with": made_with,
                       "kind": env.kind, "mode": env.mode},
             fix=(_reinstall_commands(env, launched, packages, folders) if installation
                  else _rebuild_commands(ctx, env, launched, packages))))
