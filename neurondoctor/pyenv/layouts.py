@@ -133,12 +133,15 @@ def stranded_sites(fs: RootFS, inner: str, kind: str, running: str) -> list[str]
     `/usr/local/lib/python3.10/dist-packages`). A Python that is still installed beside the default one
     (deadsnakes' python3.10 next to 3.12) owns its folders: they are not stranded."""
     prefixes = _own_prefixes(inner) if kind in INSTALLATION_KINDS else [inner]
-    versions = {version for prefix in prefixes for version in python_versions(fs, prefix)} - {running}
     found: list[str] = []
-    for version in sorted(versions, key=release_tuple):
-        if kind in INSTALLATION_KINDS and _has_python(fs, prefixes, version):
-            continue
-        found += [site for site, role in installation_sites(fs, inner, version) if role == SITE_ROLE_VENV]
+    try:
+        versions = {version for prefix in prefixes for version in python_versions(fs, prefix)} - {running}
+        for version in sorted(versions, key=release_tuple):
+            if kind in INSTALLATION_KINDS and _has_python(fs, prefixes, version):
+                continue
+            found += [site for site, role in installation_sites(fs, inner, version) if role == SITE_ROLE_VENV]
+    except OSError:  # a folder this user may not list: its packages are not judged (the site readers say why)
+        return found
     return found
 
 
@@ -150,8 +153,11 @@ def stdlib_version(fs: RootFS, interpreter: str) -> Optional[str]:
     if not parent.endswith("/bin"):
         return None
     prefix = parent[: -len("/bin")] or "/"
-    versions = [version for version in python_versions(fs, prefix)
-                if any(fs.exists(f"{prefix}/{lib}/python{version}/os.py") for lib in ("lib", "lib64"))]
+    try:
+        versions = [version for version in python_versions(fs, prefix)
+                    if any(fs.exists(f"{prefix}/{lib}/python{version}/os.py") for lib in ("lib", "lib64"))]
+    except OSError:  # an installation this user may not list (another user's ~/.pyenv): not known
+        return None
     return versions[0] if len(versions) == 1 else None
 
 
@@ -171,7 +177,12 @@ def site_folders(fs: RootFS, inner: str) -> list[str]:
     """The folders an environment's packages live in, for a look before reading them: the ones its inspection
     reads (`installation_sites`), for every Python of the prefix (`/usr`'s pip folders in `/usr/local` too, where
     an OS upgrade leaves them behind)."""
-    versions = {version for prefix in _own_prefixes(inner) for version in python_versions(fs, prefix)}
+    versions = set(python_versions(fs, inner))
+    for prefix in _own_prefixes(inner)[1:]:
+        try:
+            versions.update(python_versions(fs, prefix))
+        except OSError:  # `/usr/local/lib` this user may not list: `/usr`'s own folders are still looked at
+            continue
     return list(dict.fromkeys(site for version in sorted(versions, key=release_tuple)
                               for site, _ in installation_sites(fs, inner, version)))
 
