@@ -72,11 +72,12 @@ def source_built_python(venvs: VenvFactory, root: Path, version: str, wheels: li
 
 
 def conda_install(venvs: VenvFactory, prefix: Path, version: str, wheels: list[WheelSpec],
-                  conda_packages: tuple[str, ...] = ("python-3.10.12-hd12c33a_0_cpython", "pip-23.3-pyhd8ed1ab_0"),
+                  conda_packages: tuple[str, ...] = ("pip-23.3-pyhd8ed1ab_0",),
                   runnable: bool = False) -> Path:
     """A Miniforge/Mambaforge install (`mambaforge.sh -b -p /opt/conda`, then `pip install …`: the Neuron
     PyTorch inference DLC for Inf1, docker/pytorch/inference/1.13.1/Dockerfile.neuron): `conda-meta/` with one
-    JSON record per conda package and a `history`, its own `bin/python`, no pyvenv.cfg."""
+    JSON record per conda package (`NAME-VERSION-BUILD.json`, the Python's own among them, for the version
+    installed) and a `history`, its own `bin/python`, no pyvenv.cfg."""
     if runnable:
         version = runnable_installation(prefix)
     else:
@@ -84,7 +85,7 @@ def conda_install(venvs: VenvFactory, prefix: Path, version: str, wheels: list[W
     meta = prefix / "conda-meta"
     meta.mkdir(parents=True, exist_ok=True)
     (meta / "history").write_text("==> 2024-10-01 12:00:00 <==\n# cmd: /opt/conda/bin/conda install python\n")
-    for package in conda_packages:
+    for package in (f"python-{version}.12-hd12c33a_0_cpython", *conda_packages):
         name, package_version = package.split("-")[0], package.split("-")[1]
         (meta / f"{package}.json").write_text(json.dumps({"name": name, "version": package_version}))
     install_into(venvs, prefix / "lib" / f"python{version}" / "site-packages", wheels)

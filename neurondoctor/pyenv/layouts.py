@@ -25,8 +25,8 @@ from neurondoctor.host.rootfs import RootFS
 from neurondoctor.neuron_version import release_tuple
 from neurondoctor.python_packaging import canonical_name
 
-__all__ = ["INSTALLATION_KINDS", "KINDS", "PYTHON_DIR", "holds_any", "installation_sites", "layout_of",
-           "python_versions", "site_folders", "site_packages_dirs"]
+__all__ = ["INSTALLATION_KINDS", "KINDS", "PYTHON_DIR", "conda_python_version", "holds_any", "installation_sites",
+           "layout_of", "python_versions", "site_folders", "site_packages_dirs", "stdlib_version", "stranded_sites"]
 
 
 _PROJECT_FILES = ("pyproject.toml", "poetry.lock", "pdm.lock", "uv.lock", "Pipfile", "Pipfile.lock")
@@ -112,10 +112,78 @@ def installation_sites(fs: RootFS, inner: str, major_minor: str) -> list[tuple[s
         (site, SITE_ROLE_SYSTEM) for site in system if fs.is_dir(site)]
 
 
+def _own_prefixes(inner: str) -> list[str]:
+    """The prefixes whose `lib/pythonX.Y` an installation's packages live in: `/usr`'s pip installs go to
+    `/usr/local` (Debian's `dist-packages`, Amazon Linux's `site-packages`)."""
+    return [inner, "/usr/local"] if inner == "/usr" else [inner]
+
+
+def _has_python(fs: RootFS, prefixes: list[str], version: str) -> bool:
+    """Whether a Python `version` is installed in one of these prefixes: its standard library (`os.py`) or its
+    `bin/pythonX.Y` is there."""
+    return any(fs.exists(f"{prefix}/{lib}/python{version}/os.py") for prefix in prefixes for lib in ("lib", "lib64")) \
+        or any(fs.exists(f"{prefix}/bin/python{version}") for prefix in prefixes)
+
+
+def stranded_sites(fs: RootFS, inner: str, kind: str, running: str) -> list[str]:
+    """The package folders of a prefix that were installed for another Python minor version than the `running` one
+    and that no interpreter of the prefix can import: a venv's other `lib/pythonX.Y/site-packages` (a venv runs one
+    Python), an installation's when that Python is no longer installed there (`conda install python=3.12` leaves
+    the pip-installed packages in lib/python3.10; an Ubuntu release upgrade removes python3.10 and leaves
+    `/usr/local/lib/python3.10/dist-packages`). A Python that is still installed beside the default one
+    (deadsnakes' python3.10 next to 3.12) owns its folders: they are not stranded."""
+    prefixes = _own_prefixes(inner) if kind in INSTALLATION_KINDS else [inner]
+    found: list[str] = []
+    try:
+        versions = {version for prefix in prefixes for version in python_versions(fs, prefix)} - {running}
+        for version in sorted(versions, key=release_tuple):
+            if kind in INSTALLATION_KINDS and _has_python(fs, prefixes, version):
+                continue
+            found += [site for site, role in installation_sites(fs, inner, version) if role == SITE_ROLE_VENV]
+    except OSError:  # a folder this user may not list: its packages are not judged (the site readers say why)
+        return found
+    return found
+
+
+def stdlib_version(fs: RootFS, interpreter: str) -> Optional[str]:
+    """X.Y of an interpreter file from its own installation: the one `lib/pythonX.Y/os.py` beside its `bin/` (where
+    Python finds its standard library). None when there is none, or more than one (which of them it is, its file
+    name would have to say)."""
+    parent, _, _ = interpreter.rpartition("/")
+    if not parent.endswith("/bin"):
+        return None
+    prefix = parent[: -len("/bin")] or "/"
+    try:
+        versions = [version for version in python_versions(fs, prefix)
+                    if any(fs.exists(f"{prefix}/{lib}/python{version}/os.py") for lib in ("lib", "lib64"))]
+    except OSError:  # an installation this user may not list (another user's ~/.pyenv): not known
+        return None
+    return versions[0] if len(versions) == 1 else None
+
+
+_CONDA_PYTHON = re.compile(r"^python-([0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3})-[^/]*\.json$")
+
+
+def conda_python_version(fs: RootFS, inner: str) -> Optional[str]:
+    """X.Y.Z of the Python conda installed into a prefix, from its own record: `conda-meta/python-3.10.14-h955ad1f_0
+    .json` (conda names each record `NAME-VERSION-BUILD.json`). None without exactly one such record."""
+    versions = {found.group(1) for found in map(_CONDA_PYTHON.match, (path.rsplit("/", 1)[-1] for path in
+                                                                      fs.glob(f"{inner}/conda-meta", "python-*.json")))
+                if found}
+    return versions.pop() if len(versions) == 1 else None
+
+
 def site_folders(fs: RootFS, inner: str) -> list[str]:
     """The folders an environment's packages live in, for a look before reading them: the ones its inspection
-    reads (`installation_sites`), for every Python of the prefix."""
-    return list(dict.fromkeys(site for version in python_versions(fs, inner)
+    reads (`installation_sites`), for every Python of the prefix (`/usr`'s pip folders in `/usr/local` too, where
+    an OS upgrade leaves them behind)."""
+    versions = set(python_versions(fs, inner))
+    for prefix in _own_prefixes(inner)[1:]:
+        try:
+            versions.update(python_versions(fs, prefix))
+        except OSError:  # `/usr/local/lib` this user may not list: `/usr`'s own folders are still looked at
+            continue
+    return list(dict.fromkeys(site for version in sorted(versions, key=release_tuple)
                               for site, _ in installation_sites(fs, inner, version)))
 
 

@@ -24,7 +24,7 @@ from neurondoctor.facts.python_env import (
     PythonEnvironment,
 )
 from neurondoctor.host.rootfs import RootFS
-from neurondoctor.pyenv.layouts import layout_of, read_pyvenv_cfg
+from neurondoctor.pyenv.layouts import PYTHON_DIR, layout_of, read_pyvenv_cfg, stranded_sites
 from neurondoctor.pyenv.pip_config import read_pip_config
 from neurondoctor.pyenv.site_scan import inspect_site_dir
 from neurondoctor.pyenv.static_venv import home_dirs_for, parse_pyvenv_cfg
@@ -129,7 +129,10 @@ def _fill_from_report(env: PythonEnvironment, root: RootFS, report: dict[str, An
                       environ: Mapping[str, str]) -> PythonEnvironment:
     prefix = str(report.get("prefix", ""))
     env.path = prefix if report.get("in_venv") else str(report.get("executable") or env.interpreter)
-    env.interpreter_target = str(report.get("executable", ""))
+    executable = str(report.get("executable", ""))
+    # Where the launcher's link chain ends (a venv's `sys.executable` is its own bin/python): the interpreter a
+    # rebuild of the venv must name, as static mode names it.
+    env.interpreter_target = os.path.realpath(executable) if executable.startswith("/") else executable
     env.python_version = str(report.get("version", "")) or None
     env.include_system_site_packages = bool(report.get("include_system_site_packages"))
     env.user_site_enabled = bool(report.get("user_site_enabled"))
@@ -141,6 +144,15 @@ def _fill_from_report(env: PythonEnvironment, root: RootFS, report: dict[str, An
     for entry, role in import_path(report):
         if live_fs.is_dir(entry):
             env.site_dirs.append(inspect_site_dir(live_fs, entry, role))
+    running = PYTHON_DIR.match(f"python{env.python_major_minor or ''}")  # the probe's sys.version_info, X.Y
+    env.interpreter_version = running.group(1) if running else None
+    if prefix.startswith("/") and env.interpreter_version:
+        # What the interpreter cannot see is judged as static mode judges it (ND-VENV-005): the prefix's packages
+        # installed for another Python, which its `sys.path` does not name.
+        on_path = {os.path.normpath(site.path) for site in env.site_dirs}
+        for site in stranded_sites(live_fs, prefix, env.kind, env.interpreter_version):
+            if os.path.normpath(site) not in on_path:
+                env.site_dirs.append(inspect_site_dir(live_fs, site, SITE_ROLE_VENV))
     venv_inner: Optional[str] = prefix if report.get("in_venv") else None
     homes = home_dirs_for(live_fs, venv_inner, environ)
     # pip's site configuration is `sys.prefix/pip.conf` for every interpreter, not only a venv's (pip's

@@ -17,11 +17,14 @@ from neurondoctor.host.rootfs import RootFS
 from neurondoctor.pyenv.layouts import (
     INSTALLATION_KINDS,
     PYTHON_DIR,
+    conda_python_version,
     installation_sites,
     layout_of,
     python_versions,
     read_pyvenv_cfg,
     site_packages_dirs,
+    stdlib_version,
+    stranded_sites,
 )
 from neurondoctor.pyenv.pip_config import read_pip_config
 from neurondoctor.pyenv.site_scan import inspect_site_dir
@@ -110,6 +113,12 @@ def launched_version(target: Optional[str]) -> Optional[str]:
     return match.group(1) if match else None
 
 
+def running_version(fs: RootFS, target: Optional[str]) -> Optional[str]:
+    """X.Y of the interpreter file a launcher's chain ends at (`target`, an in-view path of `fs`): its own name,
+    else its own installation's standard library (a `python3` that is a file, not a link to `python3.12`)."""
+    return launched_version(target) or (stdlib_version(fs, target) if target and target.startswith("/") else None)
+
+
 def _base_interpreter_in_root(root: RootFS, env: PythonEnvironment) -> None:
     """A venv copied out of the host beside its root: its absolute `bin/python -> /usr/bin/python3.10` names the
     host's interpreter, which lies in the root, not on the machine reading the copy (docs/contracts.md §4: the base
@@ -143,8 +152,14 @@ def _system_site(fs: RootFS, cfg: dict[str, str], major_minor: str) -> Optional[
 
 
 def _installation_version(env: PythonEnvironment, fs: RootFS, inner: str) -> Optional[str]:
-    """X.Y of the interpreter `bin/python3` leads to (`python3.12`), else of the newest `lib*/pythonX.Y`."""
-    launched = launched_version(env.interpreter_target)
+    """X.Y of the interpreter `bin/python3` leads to (`python3.12`, or its own standard library), else of the newest
+    `lib*/pythonX.Y`; for conda the X.Y.Z its `conda-meta/python-X.Y.Z-*.json` record names when that is the same
+    minor version."""
+    launched = running_version(fs, env.interpreter_target) if env.interpreter_exists else None
+    env.interpreter_version = launched
+    recorded = conda_python_version(fs, inner) if env.kind == "conda" else None
+    if recorded and (launched is None or recorded.startswith(f"{launched}.")):
+        return recorded
     if launched:
         return launched
     versions = python_versions(fs, inner)
@@ -175,6 +190,9 @@ def _inspect_installation(root: RootFS, fs: RootFS, inner: str, env: PythonEnvir
         _add_user_sites(root, env, homes, major_minor)
     for site, role in sites:
         env.site_dirs.append(inspect_site_dir(fs, site, role, follow_links=fs.is_live))
+    if env.interpreter_version:  # packages left for a Python no longer installed here (ND-VENV-005 reads them)
+        for site in stranded_sites(fs, inner, env.kind, env.interpreter_version):
+            env.site_dirs.append(inspect_site_dir(fs, site, SITE_ROLE_VENV, follow_links=fs.is_live))
     if not sites:
         env.problems.append(f"no lib/python{major_minor or 'X.Y'}/site-packages directory")
     env.pip_config = read_pip_config(root, homes, fs, inner, environ)
@@ -202,10 +220,12 @@ def inspect_venv(root: RootFS, venv_dir: str, environ: Mapping[str, str],
     env.pyvenv_cfg = parse_pyvenv_cfg(cfg_text or "")
     env.include_system_site_packages = env.pyvenv_cfg.get("include-system-site-packages", "").lower() == "true"
     env.interpreter, env.interpreter_exists, env.interpreter_target = _interpreter(fs, inner)
-    if not env.interpreter_exists and fs is not root and not root.is_live:
-        _base_interpreter_in_root(root, env)
     if env.interpreter_exists:
-        env.interpreter_version = launched_version(env.interpreter_target)
+        env.interpreter_version = running_version(fs, env.interpreter_target)
+    elif fs is not root and not root.is_live:
+        _base_interpreter_in_root(root, env)
+        if env.interpreter_exists:  # the root's interpreter: its name says which Python it is
+            env.interpreter_version = launched_version(env.interpreter_target)
     python_dirs = site_packages_dirs(fs, inner)
     env.python_version = _version(env.pyvenv_cfg, python_dirs)
     major_minor = env.python_major_minor

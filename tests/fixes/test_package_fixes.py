@@ -149,3 +149,39 @@ def test_near_miss_a_venv_on_the_python_it_was_made_with(tmp_path: Path, venvs: 
     (venv / "lib/python3.9/site-packages").mkdir(parents=True)
     found = check_json(["--root", str(root), "--venv", str(venv)], env=env)[1]["findings"]
     assert [item for item in found if item["id"] == "ND-VENV-005"] == []
+
+
+def test_a_live_venv_an_os_upgrade_left_on_another_python(tmp_path: Path, venvs: VenvFactory,
+                                                         indexes: FixIndexes) -> None:
+    """The same venv judged live (`--python VENV/bin/python`): its interpreter runs and answers its own version,
+    the packages sit in a lib/python3.10 its sys.path does not name. The rebuild names the interpreter the launcher
+    ends at (the venv's own bin/python is moved aside with it), and the check after it, live again, is clean."""
+    root, env = fix_setting(tmp_path, indexes)
+    venv = broken_venv(venvs, "fix-venv-005-live", indexes, {})
+    _as_if_made_with(venv, "3.10")
+    finding = fix_and_check(["--root", str(root), "--python", str(venv / "bin/python")], env, "ND-VENV-005")
+    assert finding["fix"][1] == f"{Path(sys.executable).resolve()} -m venv {venv}"  # type: ignore[index]
+    current = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    assert list((venv / "lib" / f"python{current}/site-packages").glob("torch_neuronx-*.dist-info"))
+
+
+def test_a_uv_venv_an_os_upgrade_left_on_another_python(tmp_path: Path, venvs: VenvFactory,
+                                                        indexes: FixIndexes) -> None:
+    """A `uv venv` (pyvenv.cfg `uv = …`, `version_info`, no pip) made on the old Python: made again the way its owner
+    made it, `uv venv` then `uv pip install` of its own package list, the old folder kept."""
+    root, env = fix_setting(tmp_path, indexes)
+    uv = shutil.which("uv") or str(Path(sys.executable).with_name("uv"))
+    venv = tmp_path / "uv-venv"
+    subprocess.run([uv, "venv", "-q", "--python", sys.executable, str(venv)], check=True, capture_output=True,
+                   timeout=120)
+    venvs.install(venv, stack_wheels(STACK))
+    write_pip_conf(venv, extra_index=indexes.neuron)
+    assert "uv = " in (venv / "pyvenv.cfg").read_text() and "version_info = " in (venv / "pyvenv.cfg").read_text()
+    _as_if_made_with(venv, "3.10")
+    env = {**env, "PATH": f"{Path(uv).parent}:{env['PATH']}", "UV_DEFAULT_INDEX": indexes.pypi,
+           "UV_CACHE_DIR": str(tmp_path / "uv-cache"), "UV_NO_CONFIG": "1"}
+    finding = fix_and_check(["--root", str(root), "--venv", str(venv)], env, "ND-VENV-005")
+    lines = [str(line) for line in finding["fix"]]  # type: ignore[attr-defined]
+    assert lines[1].startswith("uv venv --python ") and lines[3].startswith(
+        f"uv pip install --python {venv}/bin/python --index-strategy unsafe-best-match ")
+    assert not (site_of(venv) / "pip").exists() and list(site_of(venv).glob("torch_neuronx-*.dist-info"))
