@@ -25,6 +25,7 @@ from neurondoctor.rules.host_stack.os_commands import (
     release_version,
 )
 from neurondoctor.rules.python_stack.framework_pins import describe_releases
+from neurondoctor.rules.python_stack.partial_release import MANIFESTS_UPDATE
 from neurondoctor.rules.python_stack.release_detection import narrow_releases
 
 RUNTIME = "aws-neuronx-runtime-lib"
@@ -244,6 +245,9 @@ def _realign_commands(ctx: RuleContext, env: PythonEnvironment, host_release: st
     docs/neuron-facts.md §3.2), then reloaded."""
     if release_tuple(env_release) < release_tuple(host_release):
         return [rebuild_for_release(env, host_release)]
+    if env_release in ctx.catalog.partial:  # its host packages are not in the data: fetch them, never guess them
+        return [*MANIFESTS_UPDATE.steps, note(f"then `neurondoctor check` names the host packages of Neuron "
+                                                 f"{env_release} (the data knows that release only in part)")]
     return host_upgrade_commands(ctx, env_release)
 
 
