@@ -37,14 +37,20 @@ def unjudged_by_release(ctx: RuleContext) -> dict[str, Unjudged]:
     catalog = ctx.catalog
     found: dict[str, Unjudged] = {}
     host = ctx.host_release()
-    for name in host.unknown:
-        release = catalog.partial_newer_than(name) if catalog.newer_than_known(name, host.versions[name]) else None
+    target = ctx.target_release if ctx.target_release in catalog.partial else None
+    for name, version in host.versions.items():
+        if target and catalog.not_known_in(target, name):  # --release names a release known in part
+            release: str | None = target
+        elif name in host.unknown and catalog.newer_than_known(name, version):
+            release = catalog.partial_newer_than(name)
+        else:
+            release = None
         if release:
-            found.setdefault(release, Unjudged(release)).components.append(f"{name} {host.versions[name]} (host)")
+            found.setdefault(release, Unjudged(release)).components.append(f"{name} {version} (host)")
     for env in ctx.facts.environments:
         verdict = ctx.release_of(env)
         release = verdict.release
-        on_partial = release in catalog.partial and verdict.target is None
+        on_partial = release in catalog.partial  # detected, or named with --release
         if on_partial and release is not None:
             placed = [f"{package.dist.display_name} {package.dist.version}" for package in verdict.packages
                       if release in package.releases]
