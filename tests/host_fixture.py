@@ -34,6 +34,8 @@ HOST_STACKS = {
     "2.31.1": ("2.29.0.0", "2.33.10.0", "2.33.10.0", "2.31.15.0"),
     "2.32.0": ("2.30.2.0", "2.34.10.0", "2.34.10.0", "2.32.28.0"),
     "2.33.0": ("2.31.7.0", "2.35.30.0", "2.35.43.0", "2.33.38.0"),  # release-notes/releasecontent.rst 2.33.0
+    # release-notes/2.33.1.rst: dkms, runtime-lib and collectives changed, "all other packages are the same"
+    "2.33.1": ("2.31.8.0", "2.35.33.0", "2.35.49.0", "2.33.38.0"),
 }
 STACK_PACKAGES = ("aws-neuronx-dkms", "aws-neuronx-runtime-lib", "aws-neuronx-collectives", "aws-neuronx-tools")
 

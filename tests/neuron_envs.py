@@ -45,6 +45,9 @@ HEALTHY_STACKS = {
     # releasecontent.rst 2.33.0 (Trn1): torch-neuronx 2.9.0.2.15.32035 again, with the 2.33 compiler; that build
     # uses the libneuronxla 2.2 line (the list itself names only the JAX line 3.0.10135.0).
     "2.33.0": ReleaseStack("2.9.0.2.15.32035", "2.28.7631.0", "2.2.17544.0", "2.9.0", "2.9.0"),
+    # release-notes/2.33.1.rst: the compiler and torch-neuronx are 2.33.0's ("all other packages are the same"); only
+    # the JAX line of libneuronxla is rebuilt (3.0.12293.0)
+    "2.33.1": ReleaseStack("2.9.0.2.15.32035", "2.28.7631.0", "2.2.17544.0", "2.9.0", "2.9.0"),
 }
 
 # The Pythons 3.10-3.13 each release's torch-neuronx supports (n2-manifest.json supported_python_versions).
@@ -52,7 +55,7 @@ STACK_PYTHONS = {release: ("3.10", "3.11") for release in ("2.24.1", "2.25.0", "
 STACK_PYTHONS.update({release: ("3.10", "3.11", "3.12") for release in
                       ("2.27.0", "2.27.1", "2.28.0", "2.28.1", "2.29.0", "2.29.1")})
 STACK_PYTHONS.update({release: ("3.11", "3.12", "3.13") for release in ("2.30.0", "2.31.0", "2.31.1", "2.32.0",
-                                                                       "2.33.0")})
+                                                                       "2.33.0", "2.33.1")})
 
 
 @dataclass(frozen=True)
@@ -67,7 +70,11 @@ class NativeStack:
     torch: str
 
 
-NATIVE_STACKS = {"2.33.0": NativeStack("2.14.3.0.1024", "2.28.7631.0", "0.7.0", "2.14.0")}
+NATIVE_STACKS = {"2.33.0": NativeStack("2.14.3.0.1024", "2.28.7631.0", "0.7.0", "2.14.0"),
+                 "2.33.1": NativeStack("2.14.3.0.1024", "2.28.7631.0", "0.7.0", "2.14.0"),  # unchanged in 2.33.1
+                 # torch-neuronx's GitHub release v2.34.0: the 2.14.3.1.* family (the build number stands for whatever
+                 # the repository serves); 2.34.0's compiler and nki are not published, so 2.33's stand beside it
+                 "2.34.0": NativeStack("2.14.3.1.2048", "2.28.7631.0", "0.7.0", "2.14.0")}
 
 
 def native_stack_wheels(stack: NativeStack) -> list[WheelSpec]:

@@ -102,7 +102,7 @@ def test_the_routine_end_to_end(tmp_path: Path) -> None:
         (data / relative).parent.mkdir(parents=True, exist_ok=True)
         (data / relative).write_text(render_document(document))
     for name in ("compat.json", "instances.json", "os-support.json", "end-of-support.json", "env-vars.json",
-                 "support-ranges.json"):
+                 "support-ranges.json", "package-fixes.json"):
         (data / name).write_text((REPO / "manifests" / name).read_text())
     env = cli_env({"NEURONDOCTOR_MANIFESTS": str(data), "HOME": str(tmp_path)})
     shown = run_cli(["manifests", "show", "2.99.0"], env=env)

@@ -23,9 +23,10 @@ SHARED_MANIFEST = REPO.parent / "shared" / "reference" / "n2-manifest.json"
 
 
 def test_all_releases_load(catalog: ReleaseCatalog) -> None:
-    assert len(catalog.releases) == 52  # 2.3.0-2.32.0 from AWS's manifest, 2.33.0 hand-kept
-    assert catalog.release_names[0] == "2.33.0" and catalog.release_names[-1] == "2.3.0"
-    assert catalog.latest == "2.33.0"
+    # 2.3.0-2.32.0 from AWS's manifest, 2.33.0 and 2.33.1 hand-kept, 2.34.0 hand-kept and known only in part
+    assert len(catalog.releases) == 54
+    assert catalog.release_names[0] == "2.34.0" and catalog.release_names[-1] == "2.3.0"
+    assert catalog.latest == "2.34.0" and catalog.whole_latest == "2.33.1" and list(catalog.partial) == ["2.34.0"]
     assert catalog.pip_repository == "https://pip.repos.neuron.amazonaws.com"
 
 
@@ -38,7 +39,8 @@ def test_release_lookup_normalises_suffixes(catalog: ReleaseCatalog) -> None:
 
 def test_232_carries_the_231_torch_neuronx(catalog: ReleaseCatalog) -> None:
     # setup/pytorch/manual.rst (2.32): the 2.32 compiler is installed with torch-neuronx 2.9.0.2.15.32035.
-    assert catalog.releases_with("torch-neuronx", "2.9.0.2.15.32035") == ["2.33.0", "2.32.0", "2.31.1", "2.31.0"]
+    assert catalog.releases_with("torch-neuronx", "2.9.0.2.15.32035") == [
+        "2.33.1", "2.33.0", "2.32.0", "2.31.1", "2.31.0"]
     carried = catalog.entries("2.32.0", "torch-neuronx")
     assert [(entry.version, entry.carried_from) for entry in carried] == [("2.9.0.2.15.32035", "2.31.1")]
     assert {entry.version for entry in catalog.entries("2.32.0", "libneuronxla")} == {"3.0.5356.0", "2.2.17544.0"}
@@ -47,7 +49,7 @@ def test_232_carries_the_231_torch_neuronx(catalog: ReleaseCatalog) -> None:
 def test_neighbours_of_an_unknown_version(catalog: ReleaseCatalog) -> None:
     neighbours = catalog.neighbours("torch-neuronx", "2.9.0.2.14.30000")
     assert neighbours.lower == ("2.9.0.2.14.27725", ("2.30.0",))
-    assert neighbours.higher == ("2.9.0.2.15.32035", ("2.33.0", "2.32.0", "2.31.1", "2.31.0"))
+    assert neighbours.higher == ("2.9.0.2.15.32035", ("2.33.1", "2.33.0", "2.32.0", "2.31.1", "2.31.0"))
 
 
 def _copy_manifests(tmp_path: Path) -> Path:
@@ -71,7 +73,7 @@ def test_corrupt_sdk_file_still_loads_releases(tmp_path: Path) -> None:
     (manifests / "sdk.json").write_text('{"schema": "neurondoctor.sdk/1", "releases": 7}')
     loaded = load_catalog(manifests)
     assert len(loaded.problems) == 1 and "sdk" in loaded.problems[0].message
-    assert len(loaded.releases) == 52
+    assert len(loaded.releases) == 54
 
 
 def test_wrong_shape_is_refused_with_a_path(tmp_path: Path) -> None:

@@ -1,7 +1,9 @@
-"""Neuron 2.33.0 hosts: the XLA stack on trn1, the native TorchNeuron stack on trn2/trn3 on
-Ubuntu 26.04 with Python 3.13, the XLA torch-neuronx on trn2, and what TorchNeuron on a trn1/inf2 is.
+"""Neuron 2.33.1 hosts (2.33.0's but for dkms, runtime and collectives): the XLA stack on trn1, the native
+TorchNeuron stack on trn2/trn3 on Ubuntu 26.04 with Python 3.13, the XLA torch-neuronx on trn2, and what TorchNeuron
+on a trn1/inf2 is.
 
-The versions are written out from release-notes/releasecontent.rst (2.33.0) and components/torchneuron.rst in
+The versions are written out from release-notes/releasecontent.rst (2.33.0), release-notes/2.33.1.rst and
+components/torchneuron.rst in
 tests/neuron_envs.py and tests/host_fixture.py, not read from the data under test. This machine has Python 3.11
 only: the 3.13 venvs are built here and relabelled as ones copied from the host (`check --root` reads them
 statically), and `venv create --framework pytorch-native` is tested up to its plan (`--dry-run`) with an
@@ -28,7 +30,7 @@ from tests.neuron_envs import (
 )
 from tests.wheelhouse import VenvFactory, install_image_interpreter, relabel_python, write_pip_conf
 
-RELEASE = "2.33.0"
+RELEASE = "2.33.1"  # the newest release known whole; 2.33.0 differs only in host packages (release-notes/2.33.1.rst)
 NATIVE_HOST = {"os": "ubuntu26", "kernel": "7.0.0-1004-aws"}
 
 _BUILT: dict[str, Path] = {}
@@ -171,7 +173,7 @@ def test_venv_create_refuses_what_the_native_stack_cannot_run(tmp_path: Path) ->
                       "--python", sys.executable, "--dry-run"])
     assert on_311.returncode == 2 and not (tmp_path / "a").exists()
     assert on_311.stderr.strip() == ("error: Python 3.11 is not supported by torch-neuronx 2.14.3.0.* in Neuron "
-                                     "2.33.0 (it supports 3.12, 3.13, 3.14); pass --python with one of those")
+                                     f"{RELEASE} (it supports 3.12, 3.13, 3.14); pass --python with one of those")
     before = run_cli(["venv", "create", str(tmp_path / "b"), "--release", "2.32.0", "--framework", "pytorch-native",
                       "--python", _fake_python(tmp_path, "3.13"), "--dry-run"])
     assert before.returncode == 2 and "Neuron 2.32.0 has no TorchNeuron" in before.stderr

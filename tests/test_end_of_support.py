@@ -78,8 +78,9 @@ def test_xla_inference_on_a_trn2_of_2_33_is_told_its_end_in_2_34(tmp_path: Path,
 
 def test_xla_inference_on_a_trn2_newer_than_the_data_may_be_past_its_end(tmp_path: Path,
                                                                           venvs: VenvFactory) -> None:
-    """A trn2 whose Neuron packages are above 2.33.0's may be a 2.34.0 host: the data cannot tell, so the end is an
-    info that says so, never a guessed warning; on Python 3.11 the fix picks 3.12, TorchNeuron's nearest Python."""
+    """A trn2 whose Neuron packages are above 2.33.1's may be a 2.34.0 host (whose host packages the data does not
+    know): the data cannot tell, so the end is an info that says so, never a guessed warning; on Python 3.11 the fix
+    picks 3.12, TorchNeuron's nearest Python, of the newest release known whole."""
     root = build_host(tmp_path / "host", HostSpec(instance_type="trn2.48xlarge", release="2.33.0",
                                                   package_versions=dict(NEWER_HOST)))
     venv = _copied_venv(venvs, root, "xla-py311", "2.33.0", "3.11")
@@ -88,12 +89,12 @@ def test_xla_inference_on_a_trn2_newer_than_the_data_may_be_past_its_end(tmp_pat
     assert (finding["id"], finding["severity"]) == ("ND-EOS-002", "info")
     assert finding["title"] == (
         f"{venv}: Neuron 2.34.0 ends support for PyTorch/XLA inference (the XLA torch-neuronx) on Trn2 and Trn3; "
-        "this host's Neuron packages are newer than 2.33.0, the newest release neurondoctor's data lists, so it may "
-        "be on 2.34.0 already")
+        "this host's Neuron packages are newer than 2.33.1, the newest release whose host packages neurondoctor's "
+        "data lists, so it may be on 2.34.0 already")
     assert finding["evidence"]["newer_than_data"] is True
-    assert finding["fix"] == [f"neurondoctor venv create {venv}-native --release 2.33.0 --framework pytorch-native "
+    assert finding["fix"] == [f"neurondoctor venv create {venv}-native --release 2.33.1 --framework pytorch-native "
                               "--python python3.12"]
-    assert "ND-REL-005" in findings_by_id(report) and code == 0
+    assert "ND-REL-006" in findings_by_id(report) and code == 0
 
 
 def test_an_xla_training_environment_on_trn1_after_2_30_is_degraded_with_the_way_forward(
@@ -249,8 +250,8 @@ def test_a_corrupt_announcement_file_is_one_error_line_and_the_report_goes_on(tm
                                                      ("trn2.48xlarge", "native")])
 def test_a_host_of_a_release_the_data_lacks_is_healthy_with_infos_only(tmp_path: Path, venvs: VenvFactory,
                                                                        instance_type: str, kind: str) -> None:
-    """A host updated past the data (2.33.1 or 2.34.0: their package lists are not in it) with the 2.33.0
-    environments it had: the verdict is ok; the doctor says the data is older than the host (ND-REL-005), and
+    """A host updated past the data's host packages (2.34.0's are not published in it) with the 2.33.0 environments
+    it had: the verdict is ok; the doctor says what 2.34.0, known only in part, leaves unjudged (ND-REL-006), and
     nothing is judged on a guess of what 2.34.0 holds."""
     root = build_host(tmp_path / "host", HostSpec(instance_type=instance_type, release="2.33.0",
                                                   os="ubuntu26" if kind == "native" else "ubuntu24",
@@ -269,10 +270,20 @@ def test_a_host_of_a_release_the_data_lacks_is_healthy_with_infos_only(tmp_path:
     code, report, _ = check_json(["--root", str(root), "--venv", str(venv)])
     assert report["health"]["state"] == "ok" and code == 0, report["health"]
     assert {item["severity"] for item in report["findings"]} == {"info"}
-    assert "ND-REL-005" in findings_by_id(report)
+    assert "ND-REL-006" in findings_by_id(report) and "ND-REL-005" not in findings_by_id(report)
 
 
-def test_release_2_34_0_is_named_as_published_but_not_in_the_data(tmp_path: Path) -> None:
-    done = run_cli(["check", "--release", "2.34.0", "--root", str(build_host(tmp_path / "host", HostSpec()))])
-    assert done.returncode == 2 and done.stderr.strip().splitlines()[-1].startswith(
-        "error: --release 2.34.0: published on 2026-11-30, but its package lists are not in neurondoctor's data")
+def test_release_2_34_0_is_judged_on_what_is_known(tmp_path: Path) -> None:
+    """`--release 2.34.0`: the release is in the data in part; a 2.33.1 host judged against it is told, in one line,
+    what 2.34.0 does not publish (its host packages among them), never refused and never guessed."""
+    done = check_json(["--release", "2.34.0", "--root", str(build_host(tmp_path / "host",
+                                                                       HostSpec(release="2.33.1")))])
+    code, report, _ = done
+    assert report["release"]["target"] == "2.34.0"
+    assert [(item["id"], item["severity"], item["title"]) for item in report["findings"]] == [(
+        "ND-REL-006", "info", "Neuron 2.34.0 is known only in part; not judged: aws-neuronx-runtime-lib 2.35.33.0 "
+        "(host), aws-neuronx-dkms 2.31.8.0 (host), aws-neuronx-collectives 2.35.49.0 (host), aws-neuronx-tools "
+        "2.33.38.0 (host)")]
+    assert report["findings"][0]["fix"] == ["neurondoctor manifests update"] and code == 0
+
+

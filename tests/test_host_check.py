@@ -91,7 +91,7 @@ def test_driver_missing(catalog: ReleaseCatalog, tmp_path: Path) -> None:
         "echo 'deb [signed-by=/etc/apt/keyrings/neuron.gpg] https://apt.repos.neuron.amazonaws.com noble main' | "
         "sudo tee /etc/apt/sources.list.d/neuron.list"]
     assert "sudo apt-get install -y linux-headers-6.8.0-1015-aws" in finding.fix_lines
-    assert finding.fix_lines[-1] == "sudo apt-get install -y --allow-change-held-packages 'aws-neuronx-dkms=2.31.7.0*'"
+    assert finding.fix_lines[-1] == "sudo apt-get install -y --allow-change-held-packages 'aws-neuronx-dkms=2.31.8.0*'"
     near_miss = host(tmp_path, "plain", instance_type="m7i.xlarge", release=None, pci=False)
     assert ids(judge(catalog, near_miss)) == {}
 
@@ -100,7 +100,7 @@ def test_driver_missing_on_amazon_linux_uses_dnf(catalog: ReleaseCatalog, tmp_pa
     root = host(tmp_path, os="al2023", kernel="6.1.115-126.197.amzn2023.x86_64", release=None, repo_file=False)
     finding = ids(judge(catalog, root))["ND-DRV-001"]
     assert "sudo dnf install -y 'kernel-devel-uname-r = 6.1.115-126.197.amzn2023.x86_64'" in finding.fix_lines
-    assert finding.fix_lines[-1] == "sudo dnf install -y 'aws-neuronx-dkms-2.31.7.0*'"
+    assert finding.fix_lines[-1] == "sudo dnf install -y 'aws-neuronx-dkms-2.31.8.0*'"
 
 
 def test_driver_not_loaded(catalog: ReleaseCatalog, tmp_path: Path) -> None:

@@ -26,14 +26,14 @@ def test_the_bundled_data_then_an_updated_copy(tmp_path: Path) -> None:
     before = status(env)
     assert before["in_use"] == "bundled"
     bundled = copies(before)["bundled"]
-    assert (bundled["manifest_version"], bundled["manifest_date"], bundled["releases"]) == ("2.33.0", "10/19/2026", 52)
+    assert (bundled["manifest_version"], bundled["manifest_date"], bundled["releases"]) == ("2.34.0", "11/30/2026", 54)
     assert copies(before)["cached"]["present"] is False
     text = run_cli(["manifests", "status"], env=env).stdout
-    assert "* bundled           Neuron 2.33.0, manifest of 10/19/2026" in text and "In use: bundled" in text
-    assert "52 releases from n2-manifest.json + hand-kept 2.33.0" in text
-    assert bundled["hand_kept"] == [{"release": "2.33.0", "source": (
-        "https://awsdocs-neuron.readthedocs-hosted.com/en/v2.33.0/release-notes/releasecontent.html"),
-        "not_shown": []}]
+    assert "* bundled           Neuron 2.34.0, manifest of 11/30/2026" in text and "In use: bundled" in text
+    assert "54 releases from n2-manifest.json + hand-kept 2.33.0, 2.33.1, 2.34.0" in text
+    assert bundled["hand_kept"][1] == {"release": "2.33.1", "source": (
+        "https://awsdocs-neuron.readthedocs-hosted.com/en/latest/release-notes/2.33.1.html"),
+        "not_shown": ["the Python versions of vllm-neuron 0.29.0.1.2.0"]}
     manifest = next_release_manifest(tmp_path / "mirror") / "n2-manifest.json"
     document = json.loads(manifest.read_text())
     document["manifest_date"] = "11/30/2026"
@@ -43,7 +43,7 @@ def test_the_bundled_data_then_an_updated_copy(tmp_path: Path) -> None:
     cached = copies(after)["cached"]
     assert after["in_use"] == "cached"
     assert (cached["manifest_version"], cached["manifest_date"], cached["releases"], cached["source"]) == (
-        "2.40.0", "11/30/2026", 53, str(manifest))  # 2.3.0-2.32.0, the hand-kept 2.33.0, and 2.40.0
+        "2.40.0", "11/30/2026", 55, str(manifest))  # 2.3.0-2.32.0, the hand-kept 2.33.0-2.34.0, and 2.40.0
     assert str(cached["fetched_at"]).endswith("Z")
     assert "* manifests update  Neuron 2.40.0" in run_cli(["manifests", "status"], env=env).stdout
 
@@ -62,21 +62,29 @@ def test_an_override_and_an_unreadable_cached_copy(tmp_path: Path) -> None:
     assert "In use: NEURONDOCTOR_MANIFESTS" in run_cli(["manifests", "status"], env=override).stdout
 
 
-def test_the_releases_the_data_lacks_and_the_announcements_it_judges_are_listed(tmp_path: Path) -> None:
-    """2.33.1 and 2.34.0 are published, but their package lists are not in the data: `manifests status` says so
-    (with the page and why), and lists every end-of-support announcement with the release it takes effect."""
+def test_whole_and_partial_releases_and_the_announcements_it_judges_are_listed(tmp_path: Path) -> None:
+    """2.34.0 is known only in part (its TorchNeuron families; release-notes/2.34.0.rst publishes no package list):
+    `manifests status` says which releases are whole, what 2.34.0 lacks and where its whole list is (AWS's manifest at
+    the v2.34.0 tag), and lists every end-of-support announcement with the release it takes effect."""
     env = cli_env({"HOME": str(tmp_path)})
     document = status(env)
-    missing = {item["release"]: item for item in document["releases_without_package_data"]}  # type: ignore
-    assert set(missing) == {"2.33.1", "2.34.0"}
-    assert missing["2.34.0"]["source"] == "https://awsdocs-neuron.readthedocs-hosted.com/en/latest/release-notes/2.34.0.html"
+    assert document["releases_without_package_data"] == []
+    partial = copies(document)["bundled"]["partial_releases"]
+    assert [item["release"] for item in partial] == ["2.34.0"]  # type: ignore[index,union-attr]
+    assert {"aws-neuronx-runtime-lib", "neuronx-cc", "jax-neuronx"} <= set(partial[0]["not_known_packages"])  # type: ignore
+    assert partial[0]["complete_source"] == (  # type: ignore[index]
+        "https://github.com/aws-neuron/aws-neuron-sdk/blob/v2.34.0/src/helperscripts/n2-manifest.json")
+    assert copies(document)["bundled"]["superseded_hand_kept"] == []
     ends = {item["id"]: item for item in document["end_of_support"]}  # type: ignore
     assert ends["torch-xla-inference-trn2-trn3"]["ends_in"] == "2.34.0"
     assert ends["torch-xla-inference-trn2-trn3"]["announced_in"] == "2.33.0"
     assert ends["torch-xla-training"]["ends_in"] == "2.30.0"
     assert all(item["source"].startswith("https://") for item in ends.values())
     text = run_cli(["manifests", "status"], env=env).stdout
-    assert "Not in the data: Neuron 2.34.0 (2026-11-30)" in text
+    assert "Whole: 53 releases; known only in part: 2.34.0 (ND-REL-006)." in text
+    assert ("The whole list: https://github.com/aws-neuron/aws-neuron-sdk/blob/v2.34.0/src/helperscripts/"
+            "n2-manifest.json (`neurondoctor manifests update` fetches it).") in text
+    assert "Not in the data:" not in text
     assert "  PyTorch/XLA inference (the XLA torch-neuronx) on Trn2 and Trn3: from 2.34.0 (announced in 2.33.0)" in text
 
 

@@ -24,7 +24,7 @@ from neurondoctor.host.rootfs import RootFS
 from tests.conftest import check_json, cli_env, empty_folder
 from tests.host_fixture import HostSpec, build_host
 
-SPEC = HostSpec(instance_type="trn1.32xlarge", release="2.33.0")
+SPEC = HostSpec(instance_type="trn1.32xlarge", release="2.33.1")  # driver 2.31.8.0: the 2.31 layout
 
 
 def _hardware(report: dict[str, object]) -> dict[str, str]:

@@ -31,6 +31,7 @@ from neurondoctor.release_data.schema import (
     check_env_vars_document,
     check_instances_document,
     check_os_support_document,
+    check_package_fixes_document,
     check_release_document,
     check_sdk_document,
     check_support_ranges_document,
@@ -66,6 +67,39 @@ def in_family(normalized: str, listed: str) -> bool:
 
 
 @dataclass(frozen=True)
+class PartialRelease:
+    """A release the data knows only in part (a hand-kept file with `not_known`, release_data/hand_kept.py): the
+    packages whose version in it is not known, the other facts not known, and where the whole release will be."""
+
+    release: str
+    packages: frozenset[str]  # canonical names
+    facts: tuple[str, ...]
+    complete_source: str
+    source: str
+
+
+def partial_releases(sdk: Mapping[str, Any]) -> dict[str, PartialRelease]:
+    """The releases `sdk.json` records as known in part (its `source.hand_kept[].not_known`); an official manifest
+    that lists the release drops the note, so the release is whole from then on."""
+    source = sdk.get("source")
+    kept = source.get("hand_kept") if isinstance(source, dict) else None
+    found: dict[str, PartialRelease] = {}
+    for item in kept if isinstance(kept, list) else []:
+        not_known = item.get("not_known") if isinstance(item, dict) else None
+        if not isinstance(not_known, dict):
+            continue
+        packages = not_known.get("packages")
+        facts = not_known.get("facts")
+        release = str(item.get("release"))
+        found[release] = PartialRelease(
+            release, frozenset(canonical_name(str(name)) for name in packages if isinstance(name, str))
+            if isinstance(packages, list) else frozenset(),
+            tuple(str(fact) for fact in facts) if isinstance(facts, list) else (),
+            str(not_known.get("complete_source") or ""), str(item.get("source") or ""))
+    return found
+
+
+@dataclass(frozen=True)
 class LoadProblem:
     """A manifest file the doctor could not use, and why (one line)."""
 
@@ -95,6 +129,7 @@ class ReleaseCatalog:
     end_of_support: dict[str, Any] = field(default_factory=dict)
     env_vars: dict[str, Any] = field(default_factory=dict)
     support_ranges: dict[str, Any] = field(default_factory=dict)
+    package_fixes: list[dict[str, Any]] = field(default_factory=list)
     _index: dict[str, dict[str, list[str]]] = field(default_factory=dict, repr=False)
     _neuron_pip: Optional[frozenset[str]] = field(default=None, repr=False)
 
@@ -167,6 +202,32 @@ class ReleaseCatalog:
         minor = ".".join(torch.split("+")[0].split(".")[:2])
         pair = self.compat.get("venv_torch_pairs", {}).get(minor, {})
         return str(pair.get("torch-xla")) if isinstance(pair, dict) and pair.get("torch-xla") else torch.split("+")[0]
+
+    @functools.cached_property
+    def partial(self) -> dict[str, PartialRelease]:
+        """The releases known only in part, by name (empty when every release is whole)."""
+        return {release: item for release, item in partial_releases(self.sdk).items() if release in self.releases}
+
+    def not_known_in(self, release: str, name: str) -> bool:
+        """Whether the data does not know which version of this package `release` ships (a release known in part):
+        such a package neither places an environment in that release nor contradicts it."""
+        partial = self.partial.get(release)
+        return partial is not None and canonical_name(name) in partial.packages
+
+    def partial_newer_than(self, name: str) -> Optional[str]:
+        """The newest release known in part that does not know this package and is newer than every release listing
+        it: where a version above every known one most likely comes from (a 2.34 runtime while 2.34.0's runtime is
+        not in the data)."""
+        listing = [release for versions in self._index.get(canonical_name(name), {}).values() for release in versions]
+        newest = max((release_tuple(release) for release in listing), default=())
+        candidates = [release for release in self.partial if self.not_known_in(release, name)
+                      and release_tuple(release) > newest]
+        return max(candidates, key=release_tuple) if candidates else None
+
+    @property
+    def whole_latest(self) -> Optional[str]:
+        """The newest release the data knows whole (a release known in part does not count)."""
+        return next((release for release in self.release_names if release not in self.partial), None)
 
     @property
     def release_names(self) -> list[str]:
@@ -372,9 +433,11 @@ def load_catalog(directory: Optional[Path] = None, compat_directory: Optional[Pa
     end_of_support = _read_json(compat_base / "end-of-support.json", check_end_of_support_document, problems) or {}
     env_vars = _read_json(compat_base / "env-vars.json", check_env_vars_document, problems) or {}
     support_ranges = _read_json(compat_base / "support-ranges.json", check_support_ranges_document, problems) or {}
+    package_fixes = (_read_json(compat_base / "package-fixes.json", check_package_fixes_document, problems) or {}).get(
+        "fixes", [])
     names = sdk.get("releases") or sorted(
         (path.stem for path in (base / "releases").glob("*.json")), key=release_tuple, reverse=True)
     releases = load_release_files(base, names, problems)
     _apply_carryover(releases, compat)
     return ReleaseCatalog(str(base), sdk, compat, releases, problems, instances, os_support, end_of_support,
-                          env_vars, support_ranges)
+                          env_vars, support_ranges, package_fixes)

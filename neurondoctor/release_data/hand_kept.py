@@ -5,6 +5,11 @@ file `manifests/hand-kept/X.Y.Z.json` in the manifest's own release-entry shape 
 (`source`, the release-content page) and the manifest date to record. `scripts/regenerate_manifests.py` merges them
 into the official manifest before converting it; when the official manifest lists that release, the official
 entry wins and the script says the hand-kept file can go.
+
+A release may be known only in part (2.34.0 publishes its TorchNeuron families weeks before its package list): its file
+lists what is published and says in `not_known` what is not (`packages`: the names whose version in that release is
+not known; `facts`: anything else; `complete_source`: where the whole list will be). The rules judge such a release on
+what it lists and say, in one line, what they could not judge (rules/python_stack/partial_release.py).
 """
 
 from __future__ import annotations
@@ -38,7 +43,22 @@ def _check(entry: Any, where: str) -> dict[str, Any]:
                 and isinstance(package.get("supported_python_versions"), list)):
             raise SchemaError(f"{where}.packages[{index}]: expected name, version, supported_instances and "
                               "supported_python_versions")
+    if "not_known" in entry:
+        _check_not_known(entry["not_known"], f"{where}.not_known")
     return entry
+
+
+def _check_not_known(value: Any, where: str) -> None:
+    if not isinstance(value, dict):
+        raise SchemaError(f"{where}: expected an object")
+    for key in ("packages", "facts"):
+        items = value.get(key, [])
+        if not isinstance(items, list) or not all(isinstance(item, str) and item for item in items):
+            raise SchemaError(f"{where}.{key}: expected a list of non-empty strings")
+    if not value.get("packages") and not value.get("facts"):
+        raise SchemaError(f"{where}: name what is not known (packages or facts)")
+    if not str(value.get("complete_source", "")).startswith("https://"):
+        raise SchemaError(f"{where}.complete_source: expected the https:// source that will hold the whole release")
 
 
 def load_hand_kept(directory: Path) -> list[dict[str, Any]]:
@@ -51,7 +71,8 @@ def load_hand_kept(directory: Path) -> list[dict[str, Any]]:
 
 def merge_hand_kept(official: dict[str, Any], kept: list[dict[str, Any]]) -> tuple[dict[str, Any], list[str]]:
     """(the manifest with the hand-kept releases it lacks, the hand-kept releases it already lists). The official
-    entry always wins; the merged manifest's version and date are the newest release's."""
+    entry always wins, and the merged manifest records which hand-kept release gave way (`manifests status` says so);
+    the merged manifest's version and date are the newest release's."""
     merged = copy.deepcopy(official)
     listed = {entry["neuron_version"] for entry in merged["neuron_releases"]}
     superseded = []
@@ -59,11 +80,14 @@ def merge_hand_kept(official: dict[str, Any], kept: list[dict[str, Any]]) -> tup
         release = entry["neuron_version"]
         if release in listed:
             superseded.append(release)
+            merged.setdefault("hand_kept_superseded", []).append({"release": release, "source": entry["source"]})
             continue
         merged["neuron_releases"].append({"neuron_version": release, "packages": entry["packages"]})
         kept_note = {"release": release, "source": entry["source"]}
         if entry.get("not_shown"):  # what the page did not show (scripts/add_release.py): left out, and said so
             kept_note["not_shown"] = [str(item) for item in entry["not_shown"]]
+        if entry.get("not_known"):  # a release known in part: what the rules cannot judge of it
+            kept_note["not_known"] = copy.deepcopy(entry["not_known"])
         merged.setdefault("hand_kept", []).append(kept_note)
         if release_tuple(release) > release_tuple(str(merged["manifest_version"])):
             merged["manifest_version"] = release

@@ -3,7 +3,9 @@
 A doctor whose data ends before the host's release calls a healthy host "unknown versions"; the status
 says which copy is in use (NEURONDOCTOR_MANIFESTS, a `manifests update` copy, or the bundled one), the newest
 release and the manifest date of each, and how to get newer data; and which device formats the doctor reads are
-recorded from real outputs and which are assumed (device_formats.py). Pure reading: nothing is fetched or written.
+recorded from real outputs and which are assumed (device_formats.py); which releases the data knows whole and which
+only in part (and where the whole list is), and which hand-kept releases gave way to AWS's own entry. Pure reading:
+nothing is fetched or written.
 """
 
 from __future__ import annotations
@@ -15,12 +17,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
+from neurondoctor.neuron_version import release_tuple
 from neurondoctor.regular_files import read_regular_file
 from neurondoctor.release_data.catalog import (
     MANIFEST_DIR_ENV,
+    PartialRelease,
     bundled_manifest_dir,
     cache_manifest_dir,
     load_catalog,
+    partial_releases,
 )
 from neurondoctor.release_data.device_formats import device_formats_document, render_device_formats
 
@@ -43,6 +48,8 @@ class DataCopy:
     problem: Optional[str] = None
     hand_kept: tuple[tuple[str, str], ...] = ()  # (release, the page its versions come from), not in AWS's copy
     not_shown: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (hand-kept release, what its page did not show)
+    partial: tuple[PartialRelease, ...] = ()  # releases known only in part (hand-kept with `not_known`)
+    superseded: tuple[tuple[str, str], ...] = ()  # (hand-kept release AWS's manifest now lists, the page it had)
 
     def age_days(self, now: float) -> Optional[int]:
         if not self.manifest_date:
@@ -90,12 +97,15 @@ def read_copy(role: str, directory: Path) -> DataCopy:
     hand_kept = tuple((str(item.get("release")), str(item.get("source"))) for item in kept if isinstance(item, dict))
     not_shown = tuple((str(item.get("release")), tuple(str(part) for part in item["not_shown"])) for item in kept
                       if isinstance(item, dict) and isinstance(item.get("not_shown"), list) and item["not_shown"])
+    gave_way = source.get("superseded_hand_kept")
+    superseded = tuple((str(item.get("release")), str(item.get("source"))) for item in
+                       (gave_way if isinstance(gave_way, list) else []) if isinstance(item, dict))
     return DataCopy(role, str(directory), present=True, manifest_version=str(sdk.get("manifest_version") or "") or None,
                     manifest_date=str(source.get("manifest_date") or "") or None,
                     releases=len(sdk.get("releases") or []),
                     source=str(record.get("source") or source.get("file") or "") or None,
                     fetched_at=str(record.get("fetched_at") or "") or None, hand_kept=hand_kept,
-                    not_shown=not_shown)
+                    not_shown=not_shown, partial=tuple(partial_releases(sdk).values()), superseded=superseded)
 
 
 def data_status(environ: Mapping[str, str]) -> DataStatus:
@@ -142,6 +152,7 @@ def render_status(status: DataStatus, now: Optional[float] = None) -> str:
     lines.append(f"In use: {_ROLE_WORDS[status.in_use]} (marked *).")
     for release, parts in used.not_shown if used else ():
         lines.append(f"Hand-kept {release} leaves out what its page did not show: {'; '.join(parts)}.")
+    lines += _whole_and_partial(used) if used and used.present and not used.problem else []
     for missing in status.releases_without_data:
         lines.append(f"Not in the data: Neuron {missing.get('release')} ({missing.get('date')}): {missing.get('why')}. "
                      "A host on it reads as newer than the data (ND-REL-005).")
@@ -161,6 +172,21 @@ def render_status(status: DataStatus, now: Optional[float] = None) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _whole_and_partial(used: DataCopy) -> list[str]:
+    """Which releases the copy in use knows whole, which only in part (what is not known, where the whole list is),
+    and which hand-kept releases gave way to AWS's entry."""
+    partial = sorted(used.partial, key=lambda item: release_tuple(item.release))
+    lines = [f"Whole: {used.releases - len(partial)} releases" + (
+        f"; known only in part: {', '.join(item.release for item in partial)} (ND-REL-006)" if partial else "") + "."]
+    for item in partial:
+        lines.append(f"  {item.release}: not known: {', '.join(sorted(item.packages))}"
+                     + (f"; {'; '.join(item.facts)}" if item.facts else "")
+                     + f". The whole list: {item.complete_source} (`neurondoctor manifests update` fetches it).")
+    for release, page in used.superseded:
+        lines.append(f"Hand-kept {release} gave way to AWS's manifest entry for it (the hand-kept file read {page}).")
+    return lines
+
+
 def status_document(status: DataStatus, now: Optional[float] = None) -> dict[str, Any]:
     now = time.time() if now is None else now
     return {"schema": "neurondoctor.manifests-status/1", "in_use": status.in_use,
@@ -170,7 +196,12 @@ def status_document(status: DataStatus, now: Optional[float] = None) -> dict[str
                         "fetched_at": item.fetched_at, "problem": item.problem,
                         "hand_kept": [{"release": release, "source": page,
                                        "not_shown": list(dict(item.not_shown).get(release, ()))}
-                                      for release, page in item.hand_kept]}
+                                      for release, page in item.hand_kept],
+                        "partial_releases": [{"release": part.release, "not_known_packages": sorted(part.packages),
+                                              "not_known_facts": list(part.facts),
+                                              "complete_source": part.complete_source} for part in item.partial],
+                        "superseded_hand_kept": [{"release": release, "source": page}
+                                                 for release, page in item.superseded]}
                        for item in status.copies],
             "end_of_support": [{key: item.get(key) for key in ("id", "what", "announced_in", "ends_in", "source")}
                                for item in status.announcements],

@@ -23,7 +23,7 @@ from urllib.parse import urljoin, urlparse
 
 from neurondoctor.neuron_version import release_tuple
 from neurondoctor.regular_files import read_regular_file
-from neurondoctor.release_data.catalog import bundled_manifest_dir
+from neurondoctor.release_data.catalog import bundled_manifest_dir, partial_releases
 from neurondoctor.release_data.hand_kept import HAND_KEPT_DIR, load_hand_kept, merge_hand_kept
 from neurondoctor.release_data.n2_conversion import convert_n2_manifest, render_document
 from neurondoctor.release_data.schema import SchemaError
@@ -132,9 +132,14 @@ def fetch_manifest(url: str, timeout: float = DEFAULT_TIMEOUT) -> bytes:
 
 
 def _installed_version(target: Path) -> Optional[str]:
+    """The newest release the copy in `target` knows whole: a hand-kept release known only in part (2.34.0's
+    TorchNeuron families alone) does not make an official manifest that lists the release before it whole older."""
     try:
-        return str(json.loads(read_regular_file(target / "sdk.json", MAX_MANIFEST_BYTES))["manifest_version"])
-    except (OSError, ValueError, KeyError, TypeError, RecursionError):
+        sdk = json.loads(read_regular_file(target / "sdk.json", MAX_MANIFEST_BYTES))
+        partial = partial_releases(sdk)
+        whole = [str(release) for release in sdk["releases"] if str(release) not in partial]
+        return max(whole, key=release_tuple) if whole else str(sdk["manifest_version"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None
 
 

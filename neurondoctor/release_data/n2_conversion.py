@@ -61,6 +61,7 @@ def _sdk_document(doc: dict[str, Any], releases: list[str]) -> dict[str, Any]:
             "manifest_version": doc["manifest_version"],
             "manifest_date": doc.get("manifest_date", ""),
             **({"hand_kept": doc["hand_kept"]} if doc.get("hand_kept") else {}),  # release_data/hand_kept.py
+            **({"superseded_hand_kept": doc["hand_kept_superseded"]} if doc.get("hand_kept_superseded") else {}),
         },
         "manifest_version": doc["manifest_version"],
         "releases": releases,

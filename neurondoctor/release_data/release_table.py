@@ -33,12 +33,16 @@ def render_release_list(catalog: ReleaseCatalog) -> str:
     rows = []
     for release in catalog.release_names:
         compiler = catalog.entries(release, "neuronx-cc")
-        rows.append([release, *(_versions(catalog.entries(release, name)) for _, name in LIST_COLUMNS),
-                     ", ".join(compiler[0].python) if compiler else "-"])
+        cells = ("?" if catalog.not_known_in(release, name) else _versions(catalog.entries(release, name))
+                 for _, name in LIST_COLUMNS)
+        rows.append([release, *cells,
+                     ", ".join(compiler[0].python) if compiler else "?" if release in catalog.partial else "-"])
     source = catalog.sdk.get("source", {})
     footer = (f"\n{len(rows)} releases; data: {catalog.source_dir} (AWS manifest "
               f"{catalog.sdk.get('manifest_version', '?')}, {source.get('manifest_date', '?')}). "
-              "* = installed from an earlier release by the official instructions.\n")
+              "* = installed from an earlier release by the official instructions."
+              + (f" ? = not known: {', '.join(sorted(catalog.partial))} is known only in part (manifests status)."
+                 if catalog.partial else "") + "\n")
     return _table(header, rows) + footer
 
 

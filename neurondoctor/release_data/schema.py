@@ -413,3 +413,21 @@ def check_support_ranges_document(doc: Any) -> None:
         item = _object(entry, where)
         for key in ("what", "why", "source"):
             _require(isinstance(item.get(key), str) and item[key] != "", f"{where}.{key}", "expected a string")
+
+
+PACKAGE_FIXES_SCHEMA = "neurondoctor.package-fixes/1"
+
+
+def check_package_fixes_document(doc: Any) -> None:
+    """`manifests/package-fixes.json`: a package's bugs that a later version fixes, each with its release notes."""
+    top = _object(doc, "package-fixes")
+    _require(top.get("schema") == PACKAGE_FIXES_SCHEMA, "package-fixes.schema", f"expected {PACKAGE_FIXES_SCHEMA!r}")
+    fixes = top.get("fixes")
+    _require(isinstance(fixes, list), "package-fixes.fixes", "expected a list")
+    for index, entry in enumerate(fixes or []):
+        where = f"package-fixes.fixes[{index}]"
+        item = _object(entry, where)
+        for key in ("id", "package", "affected", "fixed_in", "what", "symptom", "source"):
+            _require(isinstance(item.get(key), str) and item[key] != "", f"{where}.{key}", "expected a string")
+        _require(str(item["source"]).startswith("https://"), f"{where}.source", "expected an https page")
+        _release_name(item.get("release"), f"{where}.release")

@@ -20,6 +20,7 @@ CATEGORIES = frozenset({
     "shadowing", "broken-venv", "tools-missing", "device-missing", "device-permission", "cores-busy",
     "env-var-misconfig", "resource", "compile-cache", "hardware-error", "unsupported-op", "cpu-fallback",
     "compile-failure", "framework-missing", "dynamic-shape", "host-sync", "end-of-support",
+    "known-bug",
 })
 
 

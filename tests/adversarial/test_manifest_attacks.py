@@ -1,10 +1,13 @@
 """Attack class: `manifests update` against a hostile server or file: redirects to URLs the direct request would
-refuse, a body dripped a byte a second, a copy older than the one in use, hostile JSON, a zero timeout."""
+refuse, a body dripped a byte a second, a copy older than the one in use, hostile JSON, a zero timeout; and the
+release data's own new inputs: a hand-kept release's `not_known`, a cached copy's partial note, a corrupt
+package-fixes.json."""
 
 from __future__ import annotations
 
 import http.server
 import json
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -14,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from neurondoctor.release_data.manifest_update import UpdateError, fetch_manifest, install_manifest
-from tests.conftest import cli_env, run_cli
-from tests.test_manifest_update import _newer_manifest
+from tests.conftest import REPO, cli_env, run_cli
+from tests.test_manifest_update import _extended
 
 
 @contextmanager
@@ -60,7 +63,7 @@ def _update(url: str, tmp_path: Path, *extra: str) -> tuple[int, str, float]:
 
 
 def test_a_redirect_to_a_url_the_direct_request_would_refuse(tmp_path: Path) -> None:
-    body = json.dumps(_newer_manifest()).encode()
+    body = json.dumps(_extended()).encode()
     with hostile_server({"/m.json": (302, {"Location": "http://manifests.example.invalid/m.json"}, b"", 0.0),
                          "/loop": (302, {"Location": "/loop"}, b"", 0.0),
                          "/ok": (301, {"Location": "/real.json"}, b"", 0.0),
@@ -89,17 +92,17 @@ def test_the_timeout_must_be_positive(tmp_path: Path) -> None:
 
 
 def test_a_copy_older_than_the_cached_one_is_refused(tmp_path: Path) -> None:
-    newer = _newer_manifest()
-    older = _newer_manifest()
-    older["neuron_releases"] = older["neuron_releases"][1:]
-    older["manifest_version"] = "2.32.0"
+    newer = _extended()  # whole through a (synthetic) 2.34.0
+    older = _extended()
+    older["neuron_releases"] = older["neuron_releases"][1:]  # type: ignore[index]
+    older["manifest_version"] = "2.33.1"
     with hostile_server({"/new.json": (200, {}, json.dumps(newer).encode(), 0.0),
                          "/old.json": (200, {}, json.dumps(older).encode(), 0.0)}) as base:
         assert _update(f"{base}/new.json", tmp_path)[0] == 0
         code, stderr, _ = _update(f"{base}/old.json", tmp_path)
-    assert code == 2 and "older than the 2.33.0 in use" in stderr
+    assert code == 2 and "older than the 2.34.0 in use" in stderr
     cached = json.loads((tmp_path / "cache/manifests/sdk.json").read_text())
-    assert cached["manifest_version"] == "2.33.0"
+    assert cached["manifest_version"] == "2.34.0"
 
 
 HOSTILE_BODIES = [b"[" * 100_000 + b"]" * 100_000, b'{"neuron_releases": {"a": 1}}',
@@ -126,7 +129,65 @@ def test_an_air_gapped_file_gets_the_same_validation(tmp_path: Path) -> None:
                      env=cli_env({"NEURONDOCTOR_CACHE_DIR": str(tmp_path / "cache")}))
     assert result.returncode == 2 and "Traceback" not in result.stderr
     good = tmp_path / "good.json"
-    good.write_text(json.dumps(_newer_manifest()))
+    good.write_text(json.dumps(_extended()))
     ok = run_cli(["manifests", "update", "--file", str(good)],
                  env=cli_env({"NEURONDOCTOR_CACHE_DIR": str(tmp_path / "cache")}))
-    assert ok.returncode == 0 and "release data 2.33.0" in ok.stdout
+    assert ok.returncode == 0 and "release data 2.34.0" in ok.stdout
+
+
+NOT_KNOWN_ATTACKS = [
+    ("a list, not an object", ["aws-neuronx-dkms"], "2.34.0.json.not_known: expected an object"),
+    ("a name that is not a string", {"packages": [{"$ne": 1}], "complete_source": "https://x.example/m.json"},
+     "2.34.0.json.not_known.packages: expected a list of non-empty strings"),
+    ("nothing named", {"packages": [], "facts": [], "complete_source": "https://x.example/m.json"},
+     "2.34.0.json.not_known: name what is not known"),
+    ("a source a browser would run", {"packages": ["nki"], "complete_source": "javascript:alert(1)"},
+     "2.34.0.json.not_known.complete_source: expected the https:// source"),
+]
+
+
+@pytest.mark.parametrize(("what", "not_known", "message"), NOT_KNOWN_ATTACKS,
+                         ids=[item[0] for item in NOT_KNOWN_ATTACKS])
+def test_a_hand_kept_release_with_a_malformed_not_known_is_refused(tmp_path: Path, what: str, not_known: object,
+                                                                    message: str) -> None:
+    """A hand-kept file's `not_known` decides what the rules leave unjudged: a malformed one is refused by name
+    (regenerate_manifests and `manifests update` load the same files), never half-read into the data."""
+    from neurondoctor.release_data.hand_kept import load_hand_kept
+    from neurondoctor.release_data.schema import SchemaError
+
+    kept = tmp_path / "hand-kept"
+    kept.mkdir()
+    document = json.loads((REPO / "manifests/hand-kept/2.34.0.json").read_text())
+    document["not_known"] = not_known
+    (kept / "2.34.0.json").write_text(json.dumps(document))
+    with pytest.raises(SchemaError, match=re.escape(message)):
+        load_hand_kept(kept)
+
+
+def test_a_forged_partial_note_in_a_cached_copy_is_read_safely(tmp_path: Path) -> None:
+    """`sdk.json` of a cached copy is the user's file: a `not_known` of the wrong shape names nothing as unknown (the
+    catalog reads only lists of strings), and `manifests status` still answers in one piece."""
+    from neurondoctor.release_data.catalog import partial_releases
+
+    forged = {"source": {"hand_kept": [{"release": "2.34.0", "not_known": {"packages": "aws-neuronx-dkms",
+                                                                          "facts": {"x": 1}}},
+                                       {"release": "2.33.1", "not_known": ["nki"]}, "junk", None]}}
+    found = partial_releases(forged)
+    assert list(found) == ["2.34.0"] and found["2.34.0"].packages == frozenset() and found["2.34.0"].facts == ()
+    assert partial_releases({"source": "junk"}) == {} and partial_releases({}) == {}
+
+
+def test_a_corrupt_fixes_file_is_one_line_and_the_report_still_comes_out(tmp_path: Path) -> None:
+    """manifests/package-fixes.json corrupted in a copy of the data (NEURONDOCTOR_MANIFESTS): the catalog records one
+    load problem naming the file, the runtime-fix rule has nothing to say, and every other rule still runs."""
+    import shutil
+
+    from neurondoctor.release_data.catalog import load_catalog
+
+    data = tmp_path / "manifests"
+    shutil.copytree(REPO / "manifests", data)
+    for body in ('{"schema": "neurondoctor.package-fixes/1", "fixes": [{"id": 1}]}', "\xff[[[", "[]"):
+        (data / "package-fixes.json").write_text(body, errors="surrogateescape")
+        catalog = load_catalog(data, environ={})
+        assert [problem.path for problem in catalog.problems] == [str(data / "package-fixes.json")]
+        assert catalog.package_fixes == [] and len(catalog.releases) == 54

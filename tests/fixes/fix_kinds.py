@@ -28,7 +28,8 @@ EXECUTED = {  # id -> the test that runs its printed fix lines and checks again
     "ND-PIP-003": "tests/fixes/test_environment_fixes.py::test_the_neuron_repository_as_the_only_index",
     "ND-VENV-001": "tests/fixes/test_environment_fixes.py::test_a_venv_whose_base_interpreter_was_removed",
     "ND-REL-002": "tests/fixes/test_release_data_fixes.py::test_a_compiler_hotfix_the_release_data_lacks",
-    "ND-REL-005": "tests/fixes/test_release_data_fixes.py::test_a_host_newer_than_the_release_data",
+    "ND-REL-005": "tests/fixes/test_release_data_fixes.py::test_a_component_newer_than_every_release",
+    "ND-REL-006": "tests/fixes/test_release_data_fixes.py::test_a_host_of_the_release_known_in_part",
     "ND-PIN-002": "tests/fixes/test_package_fixes.py::test_jax_beside_torch_xla",
     "ND-REQ-002": "tests/fixes/test_package_fixes.py::test_an_unmet_requirement_of_a_web_framework",
     "ND-REL-001": "tests/fixes/test_package_fixes.py::test_nki_from_another_release",
@@ -61,7 +62,7 @@ HOST_SIMULATED = {  # id -> the case of tests/fixes/test_host_fixes.py that runs
     "ND-RT-005": "legacy-tools", "ND-DEV-002": "device-permission", "ND-DEV-003": "cores-busy",
     "ND-DEV-004": "not-a-device", "ND-RES-003": "memlock-limit", "ND-OS-003": "tools-need-a-newer-glibc",
     "ND-INST-002": "driver-too-new-for-inf1", "ND-INST-003": "trn-runtime-on-inf1",
-    "ND-REL-003": "host-packages-mixed", "ND-REL-004": "venv-newer-than-host",
+    "ND-REL-003": "host-packages-mixed", "ND-REL-004": "venv-newer-than-host", "ND-RT-006": "runtime-fix-2.33.1",
 }
 
 _ODD_NODE = ("the fix is made on the odd node (its packages, TaskProlog or profile): the line runs that node's own "

@@ -100,6 +100,13 @@ CASES = {
     # brings driver 2.31.7.0 (whose sysfs tree is the reorganised one), runtime 2.35 and tools 2.33
     "upgrade-2.32-host-to-2.33": Case("ND-RT-002", {"release": "2.32.0"}, venv_release="2.33.0",
                                       expect=("sudo apt-get install", "sudo rmmod neuron", "sudo modprobe neuron")),
+    # release-notes/2.33.1.rst: runtime-lib 2.35.33.0 fixes a DMA race of 2.35.30.0 (2.33.0) that can hang the chip;
+    # the upgrade moves the host to 2.33.1 together (driver 2.31.8.0 loaded, runtime, collectives, tools)
+    "runtime-fix-2.33.1": Case("ND-RT-006", {"release": "2.33.0"},
+                               expect=("sudo apt-get install -y --allow-change-held-packages "
+                                       "'aws-neuronx-dkms=2.31.8.0*' 'aws-neuronx-runtime-lib=2.35.33.0*'",
+                                       "sudo rmmod neuron",
+                                       "sudo modprobe neuron")),
     "legacy-runtime-1x": Case("ND-RT-004", {**INF1_LEGACY}, expect=("sudo systemctl disable --now neuron-rtd",)),
     "legacy-tools": Case("ND-RT-005", {**INF1_LEGACY}, expect=("sudo apt-get remove -y aws-neuron-tools",)),
     "driver-too-new-for-inf1": Case("ND-INST-002", {"instance_type": "inf1.xlarge", "release": "2.31.1",

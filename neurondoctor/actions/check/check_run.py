@@ -292,7 +292,7 @@ def next_steps(ctx: RuleContext) -> list[str]:
         if stack.torch is not None and stack.framework is None:
             target = quote_word(f"{env.path.rstrip('/')}-neuron")
             return [f"neurondoctor probe ops mymodel.py:build (which ops would fall back to CPU on Trainium) · "
-                    f"neurondoctor venv create {target} --release {ctx.catalog.latest} (the environment for it)"]
+                    f"neurondoctor venv create {target} --release {ctx.catalog.whole_latest} (the environment for it)"]
     return []
 
 

@@ -93,6 +93,10 @@ def plan_venv(catalog: ReleaseCatalog, release: str, python: str, framework: str
         raise PlanError(f"--framework {framework}: supported: {', '.join(FRAMEWORKS)}")
     if release not in catalog.releases:
         raise PlanError(f"--release {release}: not a known Neuron release (newest known: {catalog.latest})")
+    if release in catalog.partial:  # pins the data does not have are never guessed
+        raise PlanError(f"--release {release}: the data knows this release only in part (its compiler and other "
+                        "versions are not published in it); run `neurondoctor manifests update` for AWS's whole list, "
+                        f"or build the newest release known whole ({catalog.whole_latest})")
     stack = "native" if framework == "pytorch-native" else "xla"
     torch_neuronx = _choose_torch_neuronx(catalog, release, torch, stack)
     torch_version = catalog.framework_torch("torch-neuronx", torch_neuronx.version) or ""

@@ -149,7 +149,7 @@ def _lowest_dkms_at_least(ctx: RuleContext, minimum: str) -> Optional[str]:
     own = release_version(ctx, host_target_release(ctx), DKMS_PACKAGE)
     if own in enough:
         return own
-    return enough[0] if enough else release_version(ctx, ctx.catalog.latest, DKMS_PACKAGE)
+    return enough[0] if enough else release_version(ctx, ctx.catalog.whole_latest, DKMS_PACKAGE)
 
 
 def module_not_built(ctx: RuleContext) -> list[Finding]:

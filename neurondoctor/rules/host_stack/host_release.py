@@ -42,7 +42,9 @@ def detect_host_release(snapshot: HostSnapshot, catalog: ReleaseCatalog) -> Host
         if not verdict.releases[name]:
             verdict.unknown.append(name)
     known = [name for name in HOST_STACK if verdict.releases.get(name)]
-    agreed, outliers = narrow_releases([verdict.releases[name] for name in known])
+    unpublished = [frozenset(release for release in catalog.partial if catalog.not_known_in(release, name))
+                   for name in known]
+    agreed, outliers = narrow_releases([verdict.releases[name] for name in known], unpublished=unpublished)
     verdict.agreed = agreed
     verdict.outliers = [known[index] for index in outliers]
     return verdict

@@ -102,9 +102,9 @@ def host_target_release(ctx: RuleContext) -> Optional[str]:
         return host
     for env in ctx.facts.environments:
         release = ctx.release_of(env).release
-        if release:
+        if release and release not in ctx.catalog.partial:  # a release known in part has no host versions to pin
             return release
-    return ctx.catalog.latest
+    return ctx.catalog.whole_latest
 
 
 def release_version(ctx: RuleContext, release: Optional[str], name: str) -> Optional[str]:

@@ -14,7 +14,7 @@ from neurondoctor.neuron_version import names_a_release, normalize_neuron_versio
 from neurondoctor.rules.check import Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, inf1_host, neuron_host
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
-from neurondoctor.rules.fix import Command, Fix, alternative, command, note
+from neurondoctor.rules.fix import Command, Fix, Step, alternative, command, note
 from neurondoctor.rules.host_stack import legacy_stack
 from neurondoctor.rules.host_stack.instance import DKMS, last_inf1_driver
 from neurondoctor.rules.host_stack.os_commands import (
@@ -25,6 +25,7 @@ from neurondoctor.rules.host_stack.os_commands import (
     release_version,
 )
 from neurondoctor.rules.python_stack.framework_pins import describe_releases
+from neurondoctor.rules.python_stack.partial_release import MANIFESTS_UPDATE
 from neurondoctor.rules.python_stack.release_detection import narrow_releases
 
 RUNTIME = "aws-neuronx-runtime-lib"
@@ -196,7 +197,7 @@ def host_release_mixed(ctx: RuleContext) -> list[Finding]:
     newer = [name for name in host.unknown if ctx.catalog.newer_than_known(name, host.versions[name])]
     odd = [name for name in _inf1_pin_aside(ctx, host.outliers + host.unknown) if name not in newer]  # ND-REL-005
     if odd:
-        target = host.release or ctx.catalog.latest
+        target = host.release or ctx.catalog.whole_latest
         findings.append(Finding(
             id="ND-REL-003", category="mixed-sdk-release", severity=SEVERITY_WARNING,
             title="host Neuron packages are from different releases: " + ", ".join(
@@ -239,14 +240,18 @@ def _not_in_release(ctx: RuleContext, env: PythonEnvironment, release: str) -> l
                   if name in neuron and not dist.placeholder and not ctx.catalog.entries(release, name))
 
 
-def _realign_commands(ctx: RuleContext, env: PythonEnvironment, host_release: str, env_release: str) -> list[Command]:
+def _realign_commands(ctx: RuleContext, env: PythonEnvironment, host_release: str, env_release: str) -> list[Step]:
     """An environment older than the host is rebuilt for the host's release beside it (the host is shared: its
     runtime is not moved back for one environment). A newer one gets the host's runtime, collectives and tools of
     its release, and the driver only when the installed one is older (drivers are backward compatible,
-    docs/neuron-facts.md §3.2), then reloaded."""
+    docs/neuron-facts.md §3.2), then reloaded. A release known only in part has no host versions to pin: the data
+    that has them is fetched first."""
     if release_tuple(env_release) < release_tuple(host_release):
         return [rebuild_for_release(env, host_release)]
-    return host_upgrade_commands(ctx, env_release)
+    if env_release in ctx.catalog.partial:  # its host packages are not in the data: fetch them, never guess them
+        return [*MANIFESTS_UPDATE.steps, note(f"then `neurondoctor check` names the host packages of Neuron "
+                                                 f"{env_release} (the data knows that release only in part)")]
+    return [*host_upgrade_commands(ctx, env_release)]
 
 
 def rebuild_for_release(env: PythonEnvironment, release: str) -> Command:

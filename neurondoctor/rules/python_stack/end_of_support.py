@@ -46,8 +46,8 @@ def release_in_effect(ctx: RuleContext, env: PythonEnvironment) -> tuple[Optiona
     host = ctx.host_release()
     if host.release:
         return host.release, False
-    if _newer_than_data(ctx):
-        return ctx.catalog.latest, True
+    if _newer_than_data(ctx):  # newer than every release whose host packages the data knows (a partial one has none)
+        return ctx.catalog.whole_latest, True
     return ctx.release_of(env).release, False
 
 
@@ -129,7 +129,8 @@ def _title(env: PythonEnvironment, entry: dict[str, Any], stage: str, release: s
         return f"{env.path}: {what} is not supported from Neuron {ends}, and this host is on {release}"
     if stage == "maybe-ended":
         return (f"{env.path}: Neuron {ends} ends support for {what}; this host's Neuron packages are newer than "
-                f"{latest}, the newest release neurondoctor's data lists, so it may be on {ends} already")
+                f"{latest}, the newest release whose host packages neurondoctor's data lists, so it may be on {ends} "
+                "already")
     return (f"{env.path}: Neuron {ends} ends support for {what} (announced in {entry['announced_in']}); this host is "
             f"on {release}")
 
@@ -138,7 +139,7 @@ def ended_support(ctx: RuleContext) -> list[Finding]:
     """ND-EOS-001 (the release no longer supports what the environment holds) and ND-EOS-002 (the release announces
     the end, or the host may already be past it)."""
     findings = []
-    latest = ctx.catalog.latest
+    latest = ctx.catalog.whole_latest
     for env in ctx.facts.environments:
         release, newer = release_in_effect(ctx, env)
         if release is None:

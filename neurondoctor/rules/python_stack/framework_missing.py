@@ -31,7 +31,7 @@ def _release(ctx: RuleContext) -> Optional[str]:
         return ctx.target_release
     if not neuron_host(ctx):
         return None
-    return ctx.host_release().release or ctx.catalog.latest
+    return ctx.host_release().release or ctx.catalog.whole_latest
 
 
 def _what_it_has(env: PythonEnvironment, torch: Distribution) -> str:

@@ -66,7 +66,7 @@ def placeholder_release(ctx: RuleContext, env: PythonEnvironment) -> Optional[st
         if entry is not None and (env.python_major_minor is None or not entry.python
                                   or env.python_major_minor in entry.python):
             return name
-    return ctx.catalog.latest
+    return ctx.catalog.whole_latest
 
 
 def _torch_for(ctx: RuleContext, env: PythonEnvironment, framework_version: str) -> list[str]:

@@ -11,13 +11,11 @@ from neurondoctor.release_data.catalog import Neighbours
 from neurondoctor.rules.check import Check, FindingSpec, RuleSet, no_environment
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_INFO, SEVERITY_WARNING, Finding
-from neurondoctor.rules.fix import Fix, command
-from neurondoctor.rules.host_stack import instance, runtime
-from neurondoctor.rules.python_stack import end_of_support, support_ranges
+from neurondoctor.rules.host_stack import instance, package_fixes, runtime
+from neurondoctor.rules.python_stack import end_of_support, partial_release, support_ranges
 from neurondoctor.rules.python_stack.framework_pins import describe_releases, realign_command
 from neurondoctor.rules.python_stack.package_index import placeholder_words
-
-MANIFESTS_UPDATE = Fix([command("neurondoctor", "manifests", "update")])
+from neurondoctor.rules.python_stack.partial_release import MANIFESTS_UPDATE
 
 
 def mixed_release_packages(ctx: RuleContext) -> list[Finding]:
@@ -57,8 +55,10 @@ def unknown_versions(ctx: RuleContext) -> list[Finding]:
     every known version is ND-REL-005's)."""
     findings = []
     for env in ctx.facts.environments:
+        release = ctx.release_of(env).release
         for package in ctx.release_of(env).unknown:
-            if ctx.catalog.newer_than_known(package.dist.name, package.dist.version):
+            if ctx.catalog.newer_than_known(package.dist.name, package.dist.version) or (
+                    release and ctx.catalog.not_known_in(release, package.dist.name)):  # ND-REL-006's
                 continue
             neighbours = ctx.catalog.neighbours(package.dist.name, package.dist.version)
             findings.append(Finding(
@@ -82,12 +82,15 @@ def newer_than_the_data(ctx: RuleContext) -> list[Finding]:
     host while the data ends at 2.33) is not a wall of unknown-version warnings: one note, and the rules that judge
     from the versions themselves (torch X.Y against torch-neuronx X.Y) still do."""
     host = ctx.host_release()
+    reported = partial_release.taken(ctx)  # components of a release the data knows in part: ND-REL-006 names them
     newer = [f"{name} {host.versions[name]}" for name in host.unknown
-             if ctx.catalog.newer_than_known(name, host.versions[name])]
+             if ctx.catalog.newer_than_known(name, host.versions[name])
+             and f"{name} {host.versions[name]} (host)" not in reported]
     for env in ctx.facts.environments:
         newer += [f"{package.dist.display_name} {package.dist.version} ({env.path})"
                   for package in ctx.release_of(env).unknown
-                  if ctx.catalog.newer_than_known(package.dist.name, package.dist.version)]
+                  if ctx.catalog.newer_than_known(package.dist.name, package.dist.version)
+                  and f"{package.dist.display_name} {package.dist.version} ({env.path})" not in reported]
     if not newer:
         return []
     return [Finding(
@@ -120,6 +123,10 @@ def release_summary(ctx: RuleContext) -> str:
         return (f"Neuron {', '.join(named)} except " + ", ".join(f"{name} (see {finding_id})"
                                                                 for name, finding_id in outliers)
                 + f" (newest known: {ctx.catalog.latest})")
+    partial = sorted({ctx.release_of(env).release or "" for env in envs} & set(ctx.catalog.partial))
+    if partial:  # what it lists agrees, the rest is not known: never "every package is in that release"
+        return (f"Neuron {', '.join(named)}; {', '.join(partial)} is known only in part (see ND-REL-006; "
+                f"newest known whole: {ctx.catalog.whole_latest})")
     return (f"Neuron {', '.join(named)}; every package is in that release "
             f"(newest known: {ctx.catalog.latest})")
 
@@ -136,6 +143,6 @@ RULE_SET = RuleSet(
     ),
 )
 CHECK = Check("neuron-release", "Neuron release",
-              (RULE_SET, runtime.HOST_RELEASE_RULE_SET, instance.RULE_SET, end_of_support.RULE_SET,
-               support_ranges.RULE_SET), release_summary,
+              (RULE_SET, partial_release.RULE_SET, runtime.HOST_RELEASE_RULE_SET, package_fixes.RULE_SET,
+               instance.RULE_SET, end_of_support.RULE_SET, support_ranges.RULE_SET), release_summary,
               needs=("packages", "environments"))

@@ -3,7 +3,9 @@
 The anchor (torch-neuronx, else the native stack, else neuronx-cc, …: `compat.json` `anchor_order`)
 starts the candidate set; each further package narrows it when it shares a release, or is an outlier
 when it shares none. A package a release does not list is not a mismatch (2.32.0 ships no
-torch-neuronx; the official 2.32 install carries 2.31's over: `compat.json` `carryover`).
+torch-neuronx; the official 2.32 install carries 2.31's over: `compat.json` `carryover`). Nor is a package whose
+version a release known in part does not publish (2.34.0's compiler): it neither places the environment in that
+release nor takes it out, once a package the release does list has placed it there.
 """
 
 from __future__ import annotations
@@ -82,16 +84,21 @@ def detect_release(env: PythonEnvironment, catalog: ReleaseCatalog,
                    key=lambda package: (_anchor_rank(package.dist.name, order), package.dist.name))
     if not known and target is None:
         return verdict
-    agreed, outlier_indexes = narrow_releases([package.releases for package in known], target)
+    unpublished = [frozenset(release for release in catalog.partial if catalog.not_known_in(release, package.dist.name))
+                   for package in known]
+    agreed, outlier_indexes = narrow_releases([package.releases for package in known], target, unpublished)
     verdict.anchor = known[0] if target is None else None
     verdict.outliers = [known[index] for index in outlier_indexes]
     verdict.agreed = agreed
     return verdict
 
 
-def narrow_releases(candidates: list[tuple[str, ...]], target: Optional[str] = None) -> tuple[list[str], list[int]]:
+def narrow_releases(candidates: list[tuple[str, ...]], target: Optional[str] = None,
+                    unpublished: Optional[list[frozenset[str]]] = None) -> tuple[list[str], list[int]]:
     """(agreed releases newest first, indexes of the outliers): the first candidate (or the target) starts
-    the set, each later one narrows it when they share a release and is an outlier when they share none."""
+    the set, each later one narrows it when they share a release and is an outlier when they share none.
+    `unpublished[i]`: releases known in part that do not say which version of candidate i they ship; one already
+    agreed stays agreed beside it (never added by it)."""
     if target is not None:
         agreed = {target}
         start = 0
@@ -102,7 +109,7 @@ def narrow_releases(candidates: list[tuple[str, ...]], target: Optional[str] = N
         return [], []
     outliers = []
     for index in range(start, len(candidates)):
-        shared = agreed & set(candidates[index])
+        shared = agreed & (set(candidates[index]) | (unpublished[index] if unpublished else frozenset()))
         if shared:
             agreed = shared
         else:
