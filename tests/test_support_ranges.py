@@ -89,12 +89,24 @@ def test_one_pair_one_severity_across_nd_inst_001_and_nd_sup_002() -> None:
             assert severity_of(entry) == "error", (entry["id"], restricted)
 
 
-def test_the_2_34_rules_wait_for_the_release() -> None:
-    """2.34.0's JAX range is keyed by its release: no release the data holds today is in its span."""
+def test_the_2_34_rules_apply_to_the_release_known_in_part(tmp_path: Path, venvs: VenvFactory) -> None:
+    """2.34.0 is in the data in part (its TorchNeuron families and announcements; no host versions): its JAX range
+    applies to an environment judged as 2.34.0. JAX 0.9 gets the announcement's finding (JAX earlier than 0.10.0
+    unsupported from 2.34: announce-no-support-jax-0-8-0-9) with its fix, 0.12.0 is above the range, 0.10.0 its
+    floor and clean. A JAX host's packages do not say 2.34 (their versions are not published), so `--release` names
+    it, as a user told of the announcement would."""
     catalog = load_catalog(environ={})
-    entry = next(item for item in catalog.support_ranges["ranges"] if item["id"] == "jax-2.34")
-    assert "2.34.0" not in catalog.releases and in_span("2.34.0", entry)
-    assert not any(in_span(release, entry) for release in catalog.release_names)
+    assert "2.34.0" in catalog.releases and in_span("2.34.0", next(
+        item for item in catalog.support_ranges["ranges"] if item["id"] == "jax-2.34"))
+    found = {}
+    for jax in ("0.9.2", "0.12.0", "0.10.0"):
+        _, report = _check(tmp_path / jax, venvs, "trn2.48xlarge", "2.33.1", jax_stack_wheels(jax, "3.0.12293.0"),
+                           ("--release", "2.34.0"))
+        eos = [(item["id"], item["severity"], item["evidence"]["announcement"], bool(item["fix"]))
+               for item in report["findings"] if item["id"] == "ND-EOS-001"]
+        found[jax] = _sup(report) + eos
+    assert found == {"0.9.2": [("ND-EOS-001", "warning", "jax-before-0.10", True)],
+                     "0.12.0": [("ND-SUP-001", "warning", "jax-2.34")], "0.10.0": []}
 
 
 def test_a_support_file_of_garbage_is_one_line_and_the_report_still_comes(tmp_path: Path) -> None:
