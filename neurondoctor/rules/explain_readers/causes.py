@@ -40,6 +40,9 @@ class Cause:
     ways_out: tuple[str, ...]
     source: str
     specific: bool = True
+    # The text states this cause in so many words (the loader naming the C library version a binary needs): it
+    # outranks a release-data signature that only recognises a file name in the same line.
+    decisive: bool = False
 
 
 def is_neuron_package(name: str) -> bool:
@@ -170,12 +173,25 @@ def _symbol_version(clue: Clue) -> Optional[Cause]:
     version = clue.facts.get("symbol_version", "")
     needed_by = clue.facts.get("required_by", "")
     if not version.startswith("GLIBC_") or not any(name in (needed_by + clue.line).lower()
-                                                   for name in ("neuron", "torch_xla", "libnrt", "libnccom")):
+                                                   for name in ("neuron", "torch_xla", "_xlac", "libnrt", "libnccom")):
         return None
     return Cause("os-unsupported", f"{needed_by or 'a Neuron binary'} needs {version}, newer than this system's C "
                  "library: the OS is older than the release supports",
                  ("use an OS the Neuron release supports (its setup page lists them; Ubuntu 22.04/24.04, Amazon Linux "
-                  "2023): " + _CHECK,), "the dynamic loader (glibc symbol versions)")
+                  "2023): " + _CHECK,), "the dynamic loader (glibc symbol versions)", decisive=True)
+
+
+def _loader_assertion(clue: Clue) -> Optional[Cause]:
+    """glibc's loader stopping on its own consistency check in its thread-local storage code (elf/dl-tls.c): the
+    training troubleshooting guide documents it as a glibc 2.26 bug, gone with glibc 2.27 (Ubuntu 20)."""
+    if "dl-tls" not in clue.facts.get("file", "") and "tls" not in clue.facts.get("function", ""):
+        return None
+    return Cause("os-unsupported", f"the C library's loader failed its own check ({clue.facts.get('file')}: "
+                 f"{clue.facts.get('function')}): a known intermittent bug of glibc 2.26, not of the model",
+                 ("run on an OS with a newer C library (glibc 2.27 or later, for example Ubuntu 20.04 or later); "
+                  + _CHECK,),
+                 "frameworks/torch/torch-neuronx/training-troubleshooting.rst (Error \"Assertion "
+                 "`listp->slotinfo[cnt].gen <= GL(dl_tls_generation)' failed\")", decisive=True)
 
 
 def _dkms(clue: Clue) -> Optional[Cause]:
@@ -212,10 +228,17 @@ def _command(clue: Clue) -> Optional[Cause]:
                      ("`export PATH=/opt/aws/neuron/bin:$PATH` (the setup guide's step); if /opt/aws/neuron/bin has no "
                       f"{command}, install aws-neuronx-tools: " + _CHECK,), SETUP_PAGES)
     if command in COMPILERS:
-        return Cause("framework-missing", f"`{command}` is not on PATH: the environment that holds it is not active, "
+        return Cause("tools-missing", f"`{command}` is not on PATH: the environment that holds it is not active, "
                      "or it is not installed",
                      ("activate the environment that holds the compiler (`source VENV/bin/activate`); " + _CHECK,),
-                     SETUP_PAGES)
+                     "compiler/neuronx-cc/how-to-generate-neff.rst (Common issues: `neuronx-cc: command not found`: "
+                     "activate the environment)")
+    tool = clue.facts.get("needed_by", "")
+    if tool in NEURON_TOOLS:
+        return Cause("tools-missing", f"`{tool}` runs `{command}`, which is not installed or not on PATH",
+                     (f"install {command} as the {tool} guide says (`neuron-profile view` needs InfluxDB: install "
+                      "it, `systemctl start influxdb`, `influx setup`), and put it on PATH",),
+                     "the neuron-profile user guide (profiler/neuron-profile-user-guide.rst: InfluxDB not installed)")
     return None
 
 
@@ -228,6 +251,15 @@ def _cores(clue: Clue) -> Optional[Cause]:
                   "PID, command and age) and stop it",
                   "ask for no more cores than are visible: NEURON_RT_VISIBLE_CORES, NEURON_RT_NUM_CORES, the "
                   "tensor-parallel degree"), RUNTIME_GUIDE)
+
+
+def _cores_not_contiguous(clue: Clue) -> Optional[Cause]:
+    return Cause("device-missing", "the Neuron devices or cores given to this process are not contiguous, and the "
+                 "runtime needs a contiguous range",
+                 ("pass the devices as one contiguous range (`--device=/dev/neuron0 --device=/dev/neuron1`, "
+                  "NEURON_RT_VISIBLE_CORES=0-3)", "in Kubernetes, run the Neuron scheduler extension beside the "
+                  "device plugin: it allocates contiguous devices"),
+                 "the container troubleshooting guide (deploy/troubleshooting.rst: Contiguous Device ID's)")
 
 
 def _device_open(clue: Clue) -> Optional[Cause]:
@@ -282,6 +314,15 @@ def _compiler_failed(clue: Clue) -> Optional[Cause]:
                  "the compiler's exit status", specific=False)
 
 
+def _compiler_error_log(clue: Clue) -> Optional[Cause]:
+    where = f"; its work files are in {clue.facts['artifacts']}" if clue.facts.get("artifacts") else ""
+    return Cause("compile-failure", f"{clue.facts.get('compiler', 'neuronx-cc')} stopped with an error{where}",
+                 ("the compiler's ERROR lines above say why; an internal error of an older neuronx-cc is often "
+                  "fixed in a newer one: upgrade to the newest release's compiler and compile again",
+                  "an `[NCC_…]` code in it has a page under compiler/error-codes"),
+                 "the compiler's own log (`ERROR … [neuronx-cc]:`, `Artifacts stored in:`)", specific=False)
+
+
 def _rendezvous(clue: Clue) -> Optional[Cause]:
     address = clue.facts.get("address")
     return Cause("env-var-misconfig", "the ranks did not meet at the rendezvous" + (f" ({address})" if address else "")
@@ -304,6 +345,8 @@ def _memory(clue: Clue) -> Optional[Cause]:
         return Cause("resource", "the host ran out of memory", ("a larger instance, or less work per process",),
                      "the operating system (ENOMEM)", specific=False)
     where = (f" on ND {clue.facts['device']}:NC {clue.facts['core']}" if clue.facts.get("core") else "")
+    if clue.facts.get("needs"):
+        where += f" (the graph needs {clue.facts['needs']} at its peak, the limit is {clue.facts.get('limit')})"
     return Cause("resource", f"the device ran out of memory{where}",
                  ("a smaller batch or sequence, or a larger tensor-parallel degree that spreads the model over more "
                   "NeuronCores",), RUNTIME_GUIDE)
@@ -317,7 +360,8 @@ _RULES: dict[str, Callable[[Clue], Optional[Cause]]] = {
     "command-not-found": _command, "cores-unavailable": _cores, "device-open-failed": _device_open,
     "no-device": lambda clue: _NO_DEVICE, "container-device-missing": _container_device, "k8s-insufficient": _k8s,
     "compiler-killed": _compiler_killed, "compiler-failed": _compiler_failed, "rendezvous-failed": _rendezvous,
-    "efa-missing": _efa, "memory-exhausted": _memory,
+    "efa-missing": _efa, "memory-exhausted": _memory, "loader-assertion": _loader_assertion,
+    "cores-not-contiguous": _cores_not_contiguous, "compiler-error-log": _compiler_error_log,
 }
 
 
@@ -331,6 +375,11 @@ def first_cause(clues: list[Clue], specific: bool = False) -> Optional[tuple[Clu
     found = [(clue, cause) for clue in clues if (cause := cause_of(clue)) is not None]
     first = next((pair for pair in found if pair[1].specific), None)
     return first if first is not None or specific else (found[0] if found else None)
+
+
+def decisive_cause(clues: list[Clue]) -> Optional[tuple[Clue, Cause]]:
+    """The first cause the text states in so many words (Cause.decisive), which outranks the release data."""
+    return next(((clue, cause) for clue in clues if (cause := cause_of(clue)) is not None and cause.decisive), None)
 
 
 def other_causes(clues: list[Clue], chosen: Optional[str]) -> list[tuple[Clue, Cause]]:

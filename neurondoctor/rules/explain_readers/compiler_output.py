@@ -5,6 +5,8 @@
 - failed: `neuronx-cc failed with N`, `neuron-cc failed with N`, `Compile command returned: N`,
   `compilation failed` with a status, `subprocess.CalledProcessError: Command '[…neuronx-cc…]' returned non-zero
   exit status N`;
+- its own error log: `ERROR PID [neuronx-cc]: …` lines and the footer `Artifacts stored in: DIR` that it prints
+  when a compile stops (no status to read: a failure with its cause in the lines above);
 - the compiler's codes (`NCC_EOOM001`) are read by rules/probes/compiler_codes.py.
 
 Facts: which compiler, the status or signal.
@@ -51,4 +53,13 @@ def read(message: Message) -> list[Clue]:
                 clues.append(Clue("compiler-killed", READER, position, message.line(position),
                                   {"compiler": _compiler(message.folded), "status": "Killed"}))
                 break
+    for position in message.hits("artifacts stored in:", 2):
+        start, end = message.span(position)
+        line = message.folded[start:end]
+        if "neuronx-cc" in line or "neuron-cc" in line or "neuronx-cc" in message.folded:
+            artifacts = message.text[position + len("artifacts stored in:"):end].strip()[:300]
+            clues.append(Clue("compiler-error-log", READER, position, message.line(position),
+                              {"compiler": _compiler(line if "neuron" in line else message.folded),
+                               **({"artifacts": artifacts} if artifacts else {})}))
+            break
     return clues
