@@ -188,6 +188,29 @@ CASES: dict[str, tuple[str, str, dict[str, str], Optional[str]]] = {
         "compile-failure"),
     # near miss: another program's artifacts line names no compiler
     "other-artifacts-line": ("Build finished. Artifacts stored in: /tmp/out\n", "", {}, None),
+    # the torch-neuronx graph partitioner application note (torch-neuronx-graph-partitioner-app-note.rst): a
+    # CPU-placed sort makes 3 subgraphs where max_subgraph_count=2
+    "partitioner-subgraphs": (
+        "ValueError: The partitioner has found 3 subgraphs which exceeds the specified max subgraph count of 2.\n",
+        "partitioner-subgraphs", {"subgraphs": "3", "max_subgraph_count": "2"}, "cpu-fallback"),
+    # near miss: a count within the limit, said by something else, is no partitioner failure
+    "subgraph-count-logged": ("INFO: compiled 2 subgraphs (max subgraph count 4)\n", "", {}, None),
+    # the torch-neuron troubleshooting guide (archive/torch-neuron/troubleshooting-guide.rst, 2GB protobuf limit)
+    "graphdef-above-2gb": (
+        "E google.protobuf.message.DecodeError: Error parsing message with type 'tensorflow.GraphDef'\n",
+        "graph-proto-unreadable", {}, "compile-failure"),
+    # near miss: another message type protobuf cannot parse says nothing about a compiled graph
+    "other-proto": ("google.protobuf.message.DecodeError: Error parsing message with type 'onnx.ModelProto'\n", "",
+                    {}, None),
+    # the MXNet-Neuron troubleshooting guide (archive/mxnet-neuron/troubleshooting-guide.rst): neuron-rtd not running
+    "neuron-rtd-not-running": (
+        "[19:56:23] src/operator/subgraph/inferentia/./inferentia_util.h:218: Check failed: status.ok() Failed to "
+        "create NeuronCore Group with GRPC Error. Status Error: 14, Error message: \"Connect Failed\"\n",
+        "runtime-daemon-unreachable", {}, "tools-missing"),
+    # near miss: a connection to the daemon that broke is not a daemon that is absent
+    "neuron-rtd-socket-closed": (
+        "Failed to create NeuronCore Group with GRPC Error. Status Error: 14, Error message: \"Socket closed\"\n",
+        "", {}, None),
     # --- the compilers' exits
     "neuronx-cc-137": ("subprocess.CalledProcessError: Command '['neuronx-cc', 'compile']' returned non-zero exit "
                        "status 137.\n", "compiler-killed", {"compiler": "neuronx-cc", "status": "137"},
@@ -209,6 +232,12 @@ CASES: dict[str, tuple[str, str, dict[str, str], Optional[str]]] = {
     "peak-hbm-estimate": (
         "2024-05-10T23:47:40Z [XCG815]  Estimated peak HBM usage (22.839451) exceeds 16GB. Neff won't be able to "
         "load on chip\n", "memory-exhausted", {"where": "device", "limit": "16gb"}, "resource"),
+    # the training troubleshooting guide (archive/nxd-training/training-troubleshooting.rst, "TDRV:tdrv_one_tmpbuf_reserve
+    # Number of ONE TMPBUF pages requested exceeded ..."): the tensors need more device memory; a smaller batch
+    "device-pages-exceeded": (
+        "ERROR TDRV:tdrv_one_tmpbuf_reserve Number of ONE TMPBUF pages requested exceeded the max number of pages "
+        "allowed (requested: 28, max allowed: 16).\n", "memory-exhausted",
+        {"where": "device", "needs": "28 pages", "limit": "16 pages"}, "resource"),
     # near miss: a peak HBM usage that is reported, not exceeded
     "peak-hbm-reported": ("INFO: Estimated peak HBM usage (11.2) of 16GB\n", "", {}, None),
     "xla-oom": ("RuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 8.00G on ND 0:NC 1.\n",

@@ -323,6 +323,33 @@ def _compiler_error_log(clue: Clue) -> Optional[Cause]:
                  "the compiler's own log (`ERROR … [neuronx-cc]:`, `Artifacts stored in:`)", specific=False)
 
 
+def _partitioner(clue: Clue) -> Optional[Cause]:
+    count, allowed = clue.facts.get("subgraphs"), clue.facts.get("max_subgraph_count")
+    return Cause("cpu-fallback", f"operators the partitioner places on the CPU cut the model into {count} "
+                 f"subgraphs, more than max_subgraph_count ({allowed}) allows",
+                 ("find the operators placed on the CPU (the partitioner's report lists them) and rewrite or move "
+                  "them, or raise max_subgraph_count if the CPU stages are wanted",),
+                 "the torch-neuronx graph partitioner application note (torch-neuronx-graph-partitioner-app-note.rst)")
+
+
+def _graph_proto(clue: Clue) -> Optional[Cause]:
+    return Cause("compile-failure", "the framework could not read back the serialised graph (protobuf GraphDef): a "
+                 "model above protobuf's 2 GB limit",
+                 ("compile with the weights kept out of the graph (`separate_weights=True` in torch.neuron.trace) on "
+                  "a neuron-cc recent enough to take it",),
+                 "the torch-neuron troubleshooting guide (archive/torch-neuron/troubleshooting-guide.rst: 2GB "
+                 "protobuf limit related issues)")
+
+
+def _runtime_daemon(clue: Clue) -> Optional[Cause]:
+    return Cause("tools-missing", "the framework could not reach the Neuron runtime daemon (neuron-rtd, the Neuron "
+                 "1.x runtime of Inf1) over gRPC: it is not running, or listens elsewhere",
+                 ("start it: `sudo systemctl start neuron-rtd` (`systemctl status neuron-rtd` shows why it stopped), "
+                  "or install aws-neuron-runtime; " + _CHECK,),
+                 "the MXNet-Neuron troubleshooting guide (archive/mxnet-neuron/troubleshooting-guide.rst: Failed to "
+                 "create NEURONCORE Group with GRPC Error)")
+
+
 def _rendezvous(clue: Clue) -> Optional[Cause]:
     address = clue.facts.get("address")
     return Cause("env-var-misconfig", "the ranks did not meet at the rendezvous" + (f" ({address})" if address else "")
@@ -362,6 +389,8 @@ _RULES: dict[str, Callable[[Clue], Optional[Cause]]] = {
     "compiler-killed": _compiler_killed, "compiler-failed": _compiler_failed, "rendezvous-failed": _rendezvous,
     "efa-missing": _efa, "memory-exhausted": _memory, "loader-assertion": _loader_assertion,
     "cores-not-contiguous": _cores_not_contiguous, "compiler-error-log": _compiler_error_log,
+    "partitioner-subgraphs": _partitioner, "graph-proto-unreadable": _graph_proto,
+    "runtime-daemon-unreachable": _runtime_daemon,
 }
 
 

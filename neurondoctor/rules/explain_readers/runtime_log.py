@@ -11,6 +11,8 @@ whose stamp the normaliser has removed):
   or `No such file or directory` when the caller kept errno;
 - cores or devices handed to it that are not one contiguous range: `Neuron cores are not contiguous`
   (nrt_allocate_neuron_cores; a container given scattered devices);
+- the Inf1-era runtime daemon (neuron-rtd) not answering its gRPC clients: `Failed to create NeuronCore Group with
+  GRPC Error. Status Error: 14, Error message: "Connect Failed"` (nothing listens where the daemon should);
 - no device at all: `No neuron device found`, `No Neuron devices found`, `Found 0 Neuron devices`,
   `neuron device not found`.
 
@@ -77,6 +79,14 @@ def read(message: Message) -> list[Clue]:
         start, end = message.span(position)
         if _CONTIGUOUS.search(message.folded, max(start, position - 60), end):
             clues.append(Clue("cores-not-contiguous", READER, position, message.line(position),
+                              _function(message, position)))
+    for position in message.hits("neuroncore group", 2):
+        start, end = message.span(position)
+        line = message.folded[start:end]
+        # "Connect Failed": nothing listens. A connection that broke ("Socket closed", also status 14) is a daemon
+        # that was there and went away: another cause, left to the rest of the text.
+        if "grpc" in line and "connect failed" in line:
+            clues.append(Clue("runtime-daemon-unreachable", READER, position, message.line(position),
                               _function(message, position)))
     for needle in ("device found", "devices found", "device available", "devices available", "device not found",
                    "devices not found", "device detected", "devices detected", "device was not found",
