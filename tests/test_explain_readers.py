@@ -211,6 +211,24 @@ CASES: dict[str, tuple[str, str, dict[str, str], Optional[str]]] = {
     "neuron-rtd-socket-closed": (
         "Failed to create NeuronCore Group with GRPC Error. Status Error: 14, Error message: \"Socket closed\"\n",
         "", {}, None),
+    # the NxD Training installation guide (archive/nxd-training/installation_guide.rst, Common failures during
+    # installation, "Torch vision version error"): torchvision's operators are not in this torch's registry
+    "torchvision-ops-not-registered": (
+        "ValueError: Could not find the operator torchvision::nms. Please make sure you have already registered the "
+        "operator\n", "python-exception", {"type": "ValueError"}, "framework-pin-mismatch"),
+    # the training troubleshooting guide (archive/nxd-training/training-troubleshooting.rst, "Compilation errors when
+    # placing NeuronCache home directory on NFS/EFS/FSx mounted drive")
+    "compile-cache-key-lost": (
+        "KeyError: 'neff_cache2/neuron-compile-cache/USER_neuroncc-1.0.48875.0+7437fbf18/MODULE_7223055628515330524/"
+        "MODULE_0_SyncTensorsGraph.14_7223055628515330524_compute1-dy-training-2-1-e859998e-3035-5df63dab5ce63'\n",
+        "python-exception", {"type": "KeyError"}, "resource"),
+    # near miss: a model's state dict missing a key is the model's
+    "state-dict-key": ("KeyError: 'model.layers.0.self_attn.q_proj.weight'\n", "python-exception",
+                       {"type": "KeyError"}, None),
+    # near miss: an operator of the model's own namespace missing is the model's (an extension it did not load)
+    "own-ops-not-registered": (
+        "ValueError: Could not find the operator mylib::fused_rope. Please make sure you have already registered "
+        "the operator\n", "python-exception", {"type": "ValueError"}, None),
     # --- the compilers' exits
     "neuronx-cc-137": ("subprocess.CalledProcessError: Command '['neuronx-cc', 'compile']' returned non-zero exit "
                        "status 137.\n", "compiler-killed", {"compiler": "neuronx-cc", "status": "137"},

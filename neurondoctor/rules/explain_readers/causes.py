@@ -30,6 +30,9 @@ NEURON_MODULES = frozenset({"torch_neuronx", "torch_neuron", "torch_xla", "libne
 NEURON_TOOLS = frozenset({"neuron-ls", "neuron-top", "neuron-monitor", "neuron-profile", "nccom-test",
                           "neuron-explorer", "neuron-dump"})
 COMPILERS = frozenset({"neuronx-cc", "neuron-cc"})
+# Companions of torch that ship compiled operators built against one torch release: with another torch their
+# operators are missing from torch's registry (`Could not find the operator torchvision::nms`).
+TORCH_COMPANIONS = ("torchvision", "torchaudio")
 _CHECK = "`neurondoctor check` names what is wrong on this host and prints its fix"
 
 
@@ -65,6 +68,21 @@ def _python(clue: Clue) -> Optional[Cause]:
                           "its bin/python), or install it there: " + _CHECK,
                           f"the Neuron packages come from the Neuron pip repository: pip needs `--extra-index-url "
                           f"{PIP_INDEX}`"), SETUP_PAGES)
+    if kind.endswith("KeyError") and _names_compile_cache_entry(text):
+        return Cause("resource", "the compile cache lost track of an entry another process was writing: a cache "
+                     "shared by several instances on a network drive (NFS, EFS, FSx), whose file locking the cache "
+                     "cannot rely on", ("give each instance its own cache on a local disk (NEURON_CC_FLAGS="
+                                        "\"--cache_dir=/local/path\", or NEURON_COMPILE_CACHE_URL)",),
+                     "the training troubleshooting guide (archive/nxd-training/training-troubleshooting.rst: "
+                     "Compilation errors when placing NeuronCache home directory on NFS/EFS/FSx mounted drive)")
+    companion = next((name for name in TORCH_COMPANIONS if f"could not find the operator {name}::" in text), None)
+    if companion:
+        return Cause("framework-pin-mismatch", f"{companion}'s compiled operators did not load into this torch: the "
+                     f"installed {companion} is not the build for the installed torch",
+                     (f"install the {companion} that goes with the environment's torch (each torch X.Y has one "
+                      f"{companion} minor), with pip's constraint on torch so that torch stays: " + _CHECK,),
+                     "the NxD Training installation guide (archive/nxd-training/installation_guide.rst: Common "
+                     "failures during installation, Torch vision version error)")
     return None  # "no Neuron device" in an exception's message is the runtime reader's (runtime_log.py)
 
 
@@ -74,6 +92,11 @@ _NO_DEVICE = Cause("device-missing", "no Neuron device is visible to the process
                     "in a container, pass the devices: `docker run --device=/dev/neuron0 …` for each device the job "
                     "uses (Kubernetes: request aws.amazon.com/neuron and run the Neuron device plugin)"),
                    RUNTIME_GUIDE)
+
+
+def _names_compile_cache_entry(text: str) -> bool:
+    """A key that is a path in the Neuron compile cache: its folder, or a compiler's folder with a graph's MODULE_."""
+    return "neuron-compile-cache" in text or ("module_" in text and ("neuronxcc-" in text or "neuroncc-" in text))
 
 
 def _no_distribution(clue: Clue) -> Optional[Cause]:
