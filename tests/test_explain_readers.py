@@ -225,6 +225,13 @@ CASES: dict[str, tuple[str, str, dict[str, str], Optional[str]]] = {
     # near miss: a model's state dict missing a key is the model's
     "state-dict-key": ("KeyError: 'model.layers.0.self_attn.q_proj.weight'\n", "python-exception",
                        {"type": "KeyError"}, None),
+    # the torch-neuron troubleshooting guide (archive/torch-neuron/troubleshooting-guide.rst, "TorchVision related
+    # issues"): torchvision 0.7 with the torch of Torch-Neuron 1.5.1
+    "torch-private-attribute": ("E AttributeError: module 'torch.jit' has no attribute '_script_if_tracing'\n",
+                                "python-exception", {"type": "AttributeError"}, "framework-pin-mismatch"),
+    # near miss: a public torch name missing is an API the script uses, not a build for another torch
+    "torch-public-attribute": ("AttributeError: module 'torch' has no attribute 'compiler_fake'\n",
+                               "python-exception", {"type": "AttributeError"}, None),
     # near miss: an operator of the model's own namespace missing is the model's (an extension it did not load)
     "own-ops-not-registered": (
         "ValueError: Could not find the operator mylib::fused_rope. Please make sure you have already registered "

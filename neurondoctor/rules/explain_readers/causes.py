@@ -10,6 +10,7 @@ the text wins over it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Callable, Optional
 
@@ -68,6 +69,15 @@ def _python(clue: Clue) -> Optional[Cause]:
                           "its bin/python), or install it there: " + _CHECK,
                           f"the Neuron packages come from the Neuron pip repository: pip needs `--extra-index-url "
                           f"{PIP_INDEX}`"), SETUP_PAGES)
+    private = _PRIVATE_TORCH_ATTRIBUTE.search(text) if kind.endswith("AttributeError") else None
+    if private:
+        return Cause("framework-pin-mismatch", f"a package calls torch's internal `{private.group(1)}."
+                     f"{private.group(2)}`, which the installed torch does not have: the package (torchvision, an "
+                     "extension) was built for another torch release",
+                     ("install the versions made for this torch (each torch X.Y has one torchvision minor; "
+                      "torch-neuron and torch-neuronx name theirs): " + _CHECK,),
+                     "the torch-neuron troubleshooting guide (archive/torch-neuron/troubleshooting-guide.rst: "
+                     "TorchVision related issues)")
     if kind.endswith("KeyError") and _names_compile_cache_entry(text):
         return Cause("resource", "the compile cache lost track of an entry another process was writing: a cache "
                      "shared by several instances on a network drive (NFS, EFS, FSx), whose file locking the cache "
@@ -92,6 +102,10 @@ _NO_DEVICE = Cause("device-missing", "no Neuron device is visible to the process
                     "in a container, pass the devices: `docker run --device=/dev/neuron0 …` for each device the job "
                     "uses (Kubernetes: request aws.amazon.com/neuron and run the Neuron device plugin)"),
                    RUNTIME_GUIDE)
+
+
+# torch's internal names (a leading underscore) are called only by packages built against one torch release.
+_PRIVATE_TORCH_ATTRIBUTE = re.compile(r"module '(torch(?:\.[a-z_]{1,40}){0,4})' has no attribute '(_[a-z0-9_]{1,80})'")
 
 
 def _names_compile_cache_entry(text: str) -> bool:
