@@ -257,8 +257,9 @@ CASES: dict[str, tuple[str, str, dict[str, str], Optional[str]]] = {
     "peak-hbm-estimate": (
         "2024-05-10T23:47:40Z [XCG815]  Estimated peak HBM usage (22.839451) exceeds 16GB. Neff won't be able to "
         "load on chip\n", "memory-exhausted", {"where": "device", "limit": "16gb"}, "resource"),
-    # the training troubleshooting guide (archive/nxd-training/training-troubleshooting.rst, "TDRV:tdrv_one_tmpbuf_reserve
-    # Number of ONE TMPBUF pages requested exceeded ..."): the tensors need more device memory; a smaller batch
+    # the training troubleshooting guide (archive/nxd-training/training-troubleshooting.rst,
+    # "TDRV:tdrv_one_tmpbuf_reserve Number of ONE TMPBUF pages requested exceeded ..."): the tensors need more device
+    # memory; a smaller batch
     "device-pages-exceeded": (
         "ERROR TDRV:tdrv_one_tmpbuf_reserve Number of ONE TMPBUF pages requested exceeded the max number of pages "
         "allowed (requested: 28, max allowed: 16).\n", "memory-exhausted",

@@ -1,7 +1,8 @@
 """The shell's word for a command it cannot find: bash's `bash: NAME: command not found` (also `NAME: command not
 found` from a script, and retyped without the colon: `neuron-ls command not found`), dash's `sh: 1: NAME: not
-found`, zsh's `zsh: command not found: NAME`, and `env`'s `/usr/bin/env: 'NAME': No such file or directory`, and a Go program's `exec: "NAME": executable file not
-found in $PATH` (a tool that runs a helper program, as `neuron-profile view` runs InfluxDB's `influx`).
+found`, zsh's `zsh: command not found: NAME`, `env`'s `/usr/bin/env: 'NAME': No such file or directory`, and a Go
+program's `exec: "NAME": executable file not found in $PATH` (a tool that runs a helper program, as `neuron-profile
+view` runs InfluxDB's `influx`).
 
 Facts: the command; `needed_by`, the program the text shows the user running (a `$ PROGRAM …` prompt line) when
 the missing command is not that program itself.

@@ -158,11 +158,11 @@ def explain_message(text: str, signatures: ErrorSignatures, op_support: dict[str
     """The explanation of an error text (None when nothing in it is recognised) and every clue the readers found.
 
     The order of evidence, most specific first: a cause the text states in so many words (the loader naming the C
-    library version a binary needs: explain_readers/causes.py, Cause.decisive), a signature of the release data as the text holds it, a runtime
-    status, a documented compiler code, an operator the compiler cannot lower; then a signature in the normalised
-    text (any case, spacing, wrapping, prefixes: explain_readers/message.py); then the readers' facts
-    (explain_readers/causes.py); a banner only when nothing else explains the text. The other failures the text
-    names are listed in `also`."""
+    library version a binary needs: explain_readers/causes.py, Cause.decisive), a signature of the release data as
+    the text holds it, a runtime status, a documented compiler code, an operator the compiler cannot lower; then a
+    signature in the normalised text (any case, spacing, wrapping, prefixes: explain_readers/message.py); then the
+    readers' facts (explain_readers/causes.py); a banner only when nothing else explains the text. The other failures
+    the text names are listed in `also`."""
     text = cut_lines(text)
     message = Message.of(text)
     clues = read_message(message)
