@@ -109,6 +109,7 @@ def crafted_inputs() -> dict[str, str]:
         "loader: ld.so assertion, one line": _filled("inconsistency detected by ld.so: a"),
         "shell: go exec, one line": _filled('exec: "a": executable file not found '),
         "shell: prompt lines": _filled("$ a\n"),
+        "shell: not set up, per line": _filled("influxdb not setup correctly\n"),
         "runtime: not contiguous, one line": _filled("cores are not contiguous "),
         "runtime: core group, one line": _filled("neuroncore group grpc connect failed "),
         "compiler: subgraph count, one line": _filled("partitioner found 3 subgraphs max subgraph count "),

@@ -124,6 +124,13 @@ CASES: dict[str, tuple[str, str, dict[str, str], Optional[str]]] = {
         "ERRO[0001] To install influxdb, go to https://portal.influxdata.com/downloads/ and follow the instructions "
         "there\ninfluxdb not setup correctly: exec: \"influx\": executable file not found in $PATH\n",
         "command-not-found", {"command": "influx", "needed_by": "neuron-profile"}, "tools-missing"),
+    # the same guide's second message: InfluxDB installed but not started or not set up
+    "neuron-profile-influx-token": (
+        "$ neuron-profile view -n file.neff -s profile.ntff\nERRO[0000]\ninfluxdb token not setup correctly: exit "
+        "status 1\nTry executing \"systemctl start influxdb\" and \"influx setup\"\n", "profiler-database-unready",
+        {"needed_by": "neuron-profile"}, "tools-missing"),
+    # near miss: a database's own "not setup correctly" with no InfluxDB named
+    "other-not-setup": ("postgres replication not setup correctly\n", "", {}, None),
     # near miss: the same Go error from a program that is not a Neuron tool says nothing about Neuron
     "go-exec-helper-of-another-tool": (
         "$ terraform plan\nError: exec: \"aws\": executable file not found in $PATH\n", "command-not-found",

@@ -272,7 +272,7 @@ def _command(clue: Clue) -> Optional[Cause]:
                      "activate the environment)")
     tool = clue.facts.get("needed_by", "")
     if tool in NEURON_TOOLS:
-        return Cause("tools-missing", f"`{tool}` runs `{command}`, which is not installed or not on PATH",
+        return Cause("tools-missing", f"`{tool}` runs `{command}`, which is not installed, not on PATH or not set up",
                      (f"install {command} as the {tool} guide says (`neuron-profile view` needs InfluxDB: install "
                       "it, `systemctl start influxdb`, `influx setup`), and put it on PATH",),
                      "the neuron-profile user guide (profiler/neuron-profile-user-guide.rst: InfluxDB not installed)")
@@ -427,7 +427,7 @@ _RULES: dict[str, Callable[[Clue], Optional[Cause]]] = {
     "efa-missing": _efa, "memory-exhausted": _memory, "loader-assertion": _loader_assertion,
     "cores-not-contiguous": _cores_not_contiguous, "compiler-error-log": _compiler_error_log,
     "partitioner-subgraphs": _partitioner, "graph-proto-unreadable": _graph_proto,
-    "runtime-daemon-unreachable": _runtime_daemon,
+    "runtime-daemon-unreachable": _runtime_daemon, "profiler-database-unready": _command,
 }
 
 

@@ -4,6 +4,9 @@ found`, zsh's `zsh: command not found: NAME`, `env`'s `/usr/bin/env: 'NAME': No 
 program's `exec: "NAME": executable file not found in $PATH` (a tool that runs a helper program, as `neuron-profile
 view` runs InfluxDB's `influx`).
 
+The tools' own word for a helper that is there but not ready: neuron-profile's `influxdb not setup correctly` and
+`influxdb token not setup correctly` (InfluxDB not installed, not started, or `influx setup` not run).
+
 Facts: the command; `needed_by`, the program the text shows the user running (a `$ PROGRAM …` prompt line) when
 the missing command is not that program itself.
 """
@@ -48,4 +51,9 @@ def read(message: Message) -> list[Clue]:
                 command = found.group(1).rsplit("/", 1)[-1]
                 clues.append(Clue("command-not-found", READER, position, message.line(position),
                                   {"command": command, **_program_run(message, command)}))
+    for position in message.hits("not setup correctly", 2):
+        start, _ = message.span(position)
+        if "influxdb" in message.folded[start:position]:
+            clues.append(Clue("profiler-database-unready", READER, position, message.line(position),
+                              {"command": "influx", "needed_by": "neuron-profile"}))
     return clues
