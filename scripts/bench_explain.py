@@ -104,6 +104,17 @@ def crafted_inputs() -> dict[str, str]:
         "compiler: killed lines": "neuronx-cc\n" + _filled("killed\n")[11:],
         "rendezvous: one line": "torch.distributed " + _filled("client socket has timed out (a")[18:],
         "memory: one line": _filled("resource_exhausted nd 0 "),
+        "memory: peak HBM never ending, one line": _filled("peak hbm usage (1.5 "),
+        "memory: pages requested, one line": _filled("pages requested exceeded the max number of pages allowed (r "),
+        "loader: ld.so assertion, one line": _filled("inconsistency detected by ld.so: a"),
+        "shell: go exec, one line": _filled('exec: "a": executable file not found '),
+        "shell: prompt lines": _filled("$ a\n"),
+        "shell: not set up, per line": _filled("influxdb not setup correctly\n"),
+        "runtime: not contiguous, one line": _filled("cores are not contiguous "),
+        "runtime: core group, one line": _filled("neuroncore group grpc connect failed "),
+        "compiler: subgraph count, one line": _filled("partitioner found 3 subgraphs max subgraph count "),
+        "compiler: artifacts, per line": "neuronx-cc\n" + _filled("artifacts stored in:\n")[11:],
+        "compiler: decode error, one line": _filled("decodeerror graphdef "),
     }
 
 

@@ -111,8 +111,30 @@ CASES: dict[str, tuple[str, str, dict[str, str], Optional[str]]] = {
                             "tools-missing"),
     "bash-neuron-top": ("bash: neuron-top: command not found\n", "command-not-found", {"command": "neuron-top"},
                         "tools-missing"),
+    # compiler/neuronx-cc/how-to-generate-neff.rst, Common issues: `neuronx-cc: command not found` means the
+    # environment that holds the compiler is not active: a command not on PATH (the contract's tools-missing)
     "zsh-compiler": ("zsh: command not found: neuronx-cc\n", "command-not-found", {"command": "neuronx-cc"},
-                     "framework-missing"),
+                     "tools-missing"),
+    "bash-compiler": ("neuronx-cc: command not found\n", "command-not-found", {"command": "neuronx-cc"},
+                      "tools-missing"),
+    # the neuron-profile user guide (archive/profiler/neuron-profile-user-guide.rst, "InfluxDB not installed"):
+    # `neuron-profile view` runs InfluxDB's `influx`, a Go program's exec error names it
+    "go-exec-helper-of-a-neuron-tool": (
+        "$ neuron-profile view -n file.neff -s profile.ntff\n"
+        "ERRO[0001] To install influxdb, go to https://portal.influxdata.com/downloads/ and follow the instructions "
+        "there\ninfluxdb not setup correctly: exec: \"influx\": executable file not found in $PATH\n",
+        "command-not-found", {"command": "influx", "needed_by": "neuron-profile"}, "tools-missing"),
+    # the same guide's second message: InfluxDB installed but not started or not set up
+    "neuron-profile-influx-token": (
+        "$ neuron-profile view -n file.neff -s profile.ntff\nERRO[0000]\ninfluxdb token not setup correctly: exit "
+        "status 1\nTry executing \"systemctl start influxdb\" and \"influx setup\"\n", "profiler-database-unready",
+        {"needed_by": "neuron-profile"}, "tools-missing"),
+    # near miss: a database's own "not setup correctly" with no InfluxDB named
+    "other-not-setup": ("postgres replication not setup correctly\n", "", {}, None),
+    # near miss: the same Go error from a program that is not a Neuron tool says nothing about Neuron
+    "go-exec-helper-of-another-tool": (
+        "$ terraform plan\nError: exec: \"aws\": executable file not found in $PATH\n", "command-not-found",
+        {"command": "aws", "needed_by": "terraform"}, None),
     # near miss (aws-neuron-sdk#89): a tool the container lacks that says nothing about Neuron
     "sh-lspci": ("sh: lspci: command not found\n", "command-not-found", {"command": "lspci"}, None),
     # --- the Neuron runtime's log
@@ -147,6 +169,80 @@ CASES: dict[str, tuple[str, str, dict[str, str], Optional[str]]] = {
         "docker: Error response from daemon: error gathering device information while adding custom device "
         "\"/dev/neuron4\": no such file or directory.\n", "container-device-missing", {"device": "/dev/neuron4"},
         "device-missing"),
+    # the container troubleshooting guide (deploy/troubleshooting.rst, "Contiguous Device ID's")
+    "cores-not-contiguous": (
+        "2022-Sep-08 23:00:05.0667 8:8 ERROR NRT:nrt_allocate_neuron_cores Neuron cores are not contiguous\n",
+        "cores-not-contiguous", {"function": "nrt_allocate_neuron_cores"}, "device-missing"),
+    # near miss: "not contiguous" about a tensor is the model's, not the runtime's
+    "tensor-not-contiguous": ("RuntimeError: view size is not compatible: the tensor is not contiguous\n", "", {},
+                              None),
+    # --- the dynamic loader's own assertion: the training troubleshooting guide
+    # (archive/nxd-training/training-troubleshooting.rst, "Assertion `listp->slotinfo[cnt].gen <= GL(dl_tls_generation)'
+    # failed"): a glibc 2.26 bug, an OS with glibc 2.27 is the way out
+    "ld-so-tls-assertion": (
+        "INFO: Inconsistency detected by ld.so: ../elf/dl-tls.c: 488: _dl_allocate_tls_init: Assertion "
+        "`listp->slotinfo[cnt].gen <= GL(dl_tls_generation)' failed!\n", "loader-assertion",
+        {"file": "../elf/dl-tls.c", "function": "_dl_allocate_tls_init"}, "os-unsupported"),
+    # near miss: the loader's check in another part of it is not the documented glibc bug
+    "ld-so-other-assertion": (
+        "Inconsistency detected by ld.so: dl-close.c: 811: _dl_close: Assertion `map->l_init_called' failed!\n",
+        "loader-assertion", {"file": "dl-close.c", "function": "_dl_close"}, None),
+    # --- the compilers' error log: aws-neuron-sdk#664 (an internal error of neuronx-cc, fixed by 2.6)
+    "neuronx-cc-artifacts-footer": (
+        "2023-05-02T03:26:18Z ERROR 25325 [neuronx-cc]: MXNet not available\n"
+        "2023-05-02T03:26:18Z ERROR 25325 [neuronx-cc]: Artifacts stored in: /home/ubuntu/xla/neuronxcc-vspf59fi\n",
+        "compiler-error-log", {"compiler": "neuronx-cc", "artifacts": "/home/ubuntu/xla/neuronxcc-vspf59fi"},
+        "compile-failure"),
+    # near miss: another program's artifacts line names no compiler
+    "other-artifacts-line": ("Build finished. Artifacts stored in: /tmp/out\n", "", {}, None),
+    # the torch-neuronx graph partitioner application note (torch-neuronx-graph-partitioner-app-note.rst): a
+    # CPU-placed sort makes 3 subgraphs where max_subgraph_count=2
+    "partitioner-subgraphs": (
+        "ValueError: The partitioner has found 3 subgraphs which exceeds the specified max subgraph count of 2.\n",
+        "partitioner-subgraphs", {"subgraphs": "3", "max_subgraph_count": "2"}, "cpu-fallback"),
+    # near miss: a count within the limit, said by something else, is no partitioner failure
+    "subgraph-count-logged": ("INFO: compiled 2 subgraphs (max subgraph count 4)\n", "", {}, None),
+    # the torch-neuron troubleshooting guide (archive/torch-neuron/troubleshooting-guide.rst, 2GB protobuf limit)
+    "graphdef-above-2gb": (
+        "E google.protobuf.message.DecodeError: Error parsing message with type 'tensorflow.GraphDef'\n",
+        "graph-proto-unreadable", {}, "compile-failure"),
+    # near miss: another message type protobuf cannot parse says nothing about a compiled graph
+    "other-proto": ("google.protobuf.message.DecodeError: Error parsing message with type 'onnx.ModelProto'\n", "",
+                    {}, None),
+    # the MXNet-Neuron troubleshooting guide (archive/mxnet-neuron/troubleshooting-guide.rst): neuron-rtd not running
+    "neuron-rtd-not-running": (
+        "[19:56:23] src/operator/subgraph/inferentia/./inferentia_util.h:218: Check failed: status.ok() Failed to "
+        "create NeuronCore Group with GRPC Error. Status Error: 14, Error message: \"Connect Failed\"\n",
+        "runtime-daemon-unreachable", {}, "tools-missing"),
+    # near miss: a connection to the daemon that broke is not a daemon that is absent
+    "neuron-rtd-socket-closed": (
+        "Failed to create NeuronCore Group with GRPC Error. Status Error: 14, Error message: \"Socket closed\"\n",
+        "", {}, None),
+    # the NxD Training installation guide (archive/nxd-training/installation_guide.rst, Common failures during
+    # installation, "Torch vision version error"): torchvision's operators are not in this torch's registry
+    "torchvision-ops-not-registered": (
+        "ValueError: Could not find the operator torchvision::nms. Please make sure you have already registered the "
+        "operator\n", "python-exception", {"type": "ValueError"}, "framework-pin-mismatch"),
+    # the training troubleshooting guide (archive/nxd-training/training-troubleshooting.rst, "Compilation errors when
+    # placing NeuronCache home directory on NFS/EFS/FSx mounted drive")
+    "compile-cache-key-lost": (
+        "KeyError: 'neff_cache2/neuron-compile-cache/USER_neuroncc-1.0.48875.0+7437fbf18/MODULE_7223055628515330524/"
+        "MODULE_0_SyncTensorsGraph.14_7223055628515330524_compute1-dy-training-2-1-e859998e-3035-5df63dab5ce63'\n",
+        "python-exception", {"type": "KeyError"}, "resource"),
+    # near miss: a model's state dict missing a key is the model's
+    "state-dict-key": ("KeyError: 'model.layers.0.self_attn.q_proj.weight'\n", "python-exception",
+                       {"type": "KeyError"}, None),
+    # the torch-neuron troubleshooting guide (archive/torch-neuron/troubleshooting-guide.rst, "TorchVision related
+    # issues"): torchvision 0.7 with the torch of Torch-Neuron 1.5.1
+    "torch-private-attribute": ("E AttributeError: module 'torch.jit' has no attribute '_script_if_tracing'\n",
+                                "python-exception", {"type": "AttributeError"}, "framework-pin-mismatch"),
+    # near miss: a public torch name missing is an API the script uses, not a build for another torch
+    "torch-public-attribute": ("AttributeError: module 'torch' has no attribute 'compiler_fake'\n",
+                               "python-exception", {"type": "AttributeError"}, None),
+    # near miss: an operator of the model's own namespace missing is the model's (an extension it did not load)
+    "own-ops-not-registered": (
+        "ValueError: Could not find the operator mylib::fused_rope. Please make sure you have already registered "
+        "the operator\n", "python-exception", {"type": "ValueError"}, None),
     # --- the compilers' exits
     "neuronx-cc-137": ("subprocess.CalledProcessError: Command '['neuronx-cc', 'compile']' returned non-zero exit "
                        "status 137.\n", "compiler-killed", {"compiler": "neuronx-cc", "status": "137"},
@@ -164,6 +260,19 @@ CASES: dict[str, tuple[str, str, dict[str, str], Optional[str]]] = {
         "NET/OFI No EFA devices found, falling back\nneuronx-cc failed with -9\n", "compiler-killed",
         {"status": "-9"}, "compile-failure"),
     # --- memory
+    # aws-neuron-sdk#884: the compiler's estimate of a graph's HBM above a trn1 NeuronCore's 16GB
+    "peak-hbm-estimate": (
+        "2024-05-10T23:47:40Z [XCG815]  Estimated peak HBM usage (22.839451) exceeds 16GB. Neff won't be able to "
+        "load on chip\n", "memory-exhausted", {"where": "device", "limit": "16gb"}, "resource"),
+    # the training troubleshooting guide (archive/nxd-training/training-troubleshooting.rst,
+    # "TDRV:tdrv_one_tmpbuf_reserve Number of ONE TMPBUF pages requested exceeded ..."): the tensors need more device
+    # memory; a smaller batch
+    "device-pages-exceeded": (
+        "ERROR TDRV:tdrv_one_tmpbuf_reserve Number of ONE TMPBUF pages requested exceeded the max number of pages "
+        "allowed (requested: 28, max allowed: 16).\n", "memory-exhausted",
+        {"where": "device", "needs": "28 pages", "limit": "16 pages"}, "resource"),
+    # near miss: a peak HBM usage that is reported, not exceeded
+    "peak-hbm-reported": ("INFO: Estimated peak HBM usage (11.2) of 16GB\n", "", {}, None),
     "xla-oom": ("RuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 8.00G on ND 0:NC 1.\n",
                 "memory-exhausted", {"where": "device", "device": "0", "core": "1"}, "resource"),
 }
@@ -231,3 +340,20 @@ def test_an_unmatched_text_is_still_described() -> None:
         "'neuron_xla_compile' from 'libneuronxla' (/home/ssm-user/aws_neuron_venv_pytorch/lib64/python3.7/"
         "site-packages/libneuronxla/__init__.py)")
     assert Message.of("").folded == ""
+
+
+def test_the_loader_naming_a_newer_c_library_outranks_a_file_name_signature() -> None:
+    """introducing-pytorch-2-9.rst, "GLIBC compatibility issue on Amazon Linux 2023": torch-xla's extension needs
+    GLIBC_2.35, which the OS lacks. The line also names `_XLAC`, which the release data reads as a torch mismatch
+    when the loader says `undefined symbol`; the loader's `version ... not found` states the cause itself."""
+    signatures, ops, fixes = load_error_signatures(), load_op_support(), load_compiler_fixes()
+    glibc = ("ImportError: /usr/lib64/libm.so.6: version `GLIBC_2.35' not found (required by "
+             "/opt/conda/lib/python3.12/site-packages/_XLAC.cpython-312-x86_64-linux-gnu.so)\n")
+    explanation, _ = explain_message(glibc, signatures, ops, fixes)
+    assert explanation is not None and explanation.category == "os-unsupported", explanation
+    assert explanation.facts["symbol_version"] == "GLIBC_2.35"
+    # near miss: the same extension with an undefined symbol is still the torch mismatch of the release data
+    symbol = ("ImportError: /opt/venv/lib/python3.10/site-packages/_XLAC.cpython-310-x86_64-linux-gnu.so: undefined "
+              "symbol: _ZN5torch8autograd12VariableInfoC1ERKN2at6TensorE\n")
+    explanation, _ = explain_message(symbol, signatures, ops, fixes)
+    assert explanation is not None and explanation.category == "stock-torch-conflict", explanation

@@ -10,6 +10,7 @@ the text wins over it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Callable, Optional
 
@@ -30,6 +31,9 @@ NEURON_MODULES = frozenset({"torch_neuronx", "torch_neuron", "torch_xla", "libne
 NEURON_TOOLS = frozenset({"neuron-ls", "neuron-top", "neuron-monitor", "neuron-profile", "nccom-test",
                           "neuron-explorer", "neuron-dump"})
 COMPILERS = frozenset({"neuronx-cc", "neuron-cc"})
+# Companions of torch that ship compiled operators built against one torch release: with another torch their
+# operators are missing from torch's registry (`Could not find the operator torchvision::nms`).
+TORCH_COMPANIONS = ("torchvision", "torchaudio")
 _CHECK = "`neurondoctor check` names what is wrong on this host and prints its fix"
 
 
@@ -40,6 +44,9 @@ class Cause:
     ways_out: tuple[str, ...]
     source: str
     specific: bool = True
+    # The text states this cause in so many words (the loader naming the C library version a binary needs): it
+    # outranks a release-data signature that only recognises a file name in the same line.
+    decisive: bool = False
 
 
 def is_neuron_package(name: str) -> bool:
@@ -62,6 +69,30 @@ def _python(clue: Clue) -> Optional[Cause]:
                           "its bin/python), or install it there: " + _CHECK,
                           f"the Neuron packages come from the Neuron pip repository: pip needs `--extra-index-url "
                           f"{PIP_INDEX}`"), SETUP_PAGES)
+    private = _PRIVATE_TORCH_ATTRIBUTE.search(text) if kind.endswith("AttributeError") else None
+    if private:
+        return Cause("framework-pin-mismatch", f"a package calls torch's internal `{private.group(1)}."
+                     f"{private.group(2)}`, which the installed torch does not have: the package (torchvision, an "
+                     "extension) was built for another torch release",
+                     ("install the versions made for this torch (each torch X.Y has one torchvision minor; "
+                      "torch-neuron and torch-neuronx name theirs): " + _CHECK,),
+                     "the torch-neuron troubleshooting guide (archive/torch-neuron/troubleshooting-guide.rst: "
+                     "TorchVision related issues)")
+    if kind.endswith("KeyError") and _names_compile_cache_entry(text):
+        return Cause("resource", "the compile cache lost track of an entry another process was writing: a cache "
+                     "shared by several instances on a network drive (NFS, EFS, FSx), whose file locking the cache "
+                     "cannot rely on", ("give each instance its own cache on a local disk (NEURON_CC_FLAGS="
+                                        "\"--cache_dir=/local/path\", or NEURON_COMPILE_CACHE_URL)",),
+                     "the training troubleshooting guide (archive/nxd-training/training-troubleshooting.rst: "
+                     "Compilation errors when placing NeuronCache home directory on NFS/EFS/FSx mounted drive)")
+    companion = next((name for name in TORCH_COMPANIONS if f"could not find the operator {name}::" in text), None)
+    if companion:
+        return Cause("framework-pin-mismatch", f"{companion}'s compiled operators did not load into this torch: the "
+                     f"installed {companion} is not the build for the installed torch",
+                     (f"install the {companion} that goes with the environment's torch (each torch X.Y has one "
+                      f"{companion} minor), with pip's constraint on torch so that torch stays: " + _CHECK,),
+                     "the NxD Training installation guide (archive/nxd-training/installation_guide.rst: Common "
+                     "failures during installation, Torch vision version error)")
     return None  # "no Neuron device" in an exception's message is the runtime reader's (runtime_log.py)
 
 
@@ -71,6 +102,15 @@ _NO_DEVICE = Cause("device-missing", "no Neuron device is visible to the process
                     "in a container, pass the devices: `docker run --device=/dev/neuron0 …` for each device the job "
                     "uses (Kubernetes: request aws.amazon.com/neuron and run the Neuron device plugin)"),
                    RUNTIME_GUIDE)
+
+
+# torch's internal names (a leading underscore) are called only by packages built against one torch release.
+_PRIVATE_TORCH_ATTRIBUTE = re.compile(r"module '(torch(?:\.[a-z_]{1,40}){0,4})' has no attribute '(_[a-z0-9_]{1,80})'")
+
+
+def _names_compile_cache_entry(text: str) -> bool:
+    """A key that is a path in the Neuron compile cache: its folder, or a compiler's folder with a graph's MODULE_."""
+    return "neuron-compile-cache" in text or ("module_" in text and ("neuronxcc-" in text or "neuroncc-" in text))
 
 
 def _no_distribution(clue: Clue) -> Optional[Cause]:
@@ -170,12 +210,25 @@ def _symbol_version(clue: Clue) -> Optional[Cause]:
     version = clue.facts.get("symbol_version", "")
     needed_by = clue.facts.get("required_by", "")
     if not version.startswith("GLIBC_") or not any(name in (needed_by + clue.line).lower()
-                                                   for name in ("neuron", "torch_xla", "libnrt", "libnccom")):
+                                                   for name in ("neuron", "torch_xla", "_xlac", "libnrt", "libnccom")):
         return None
     return Cause("os-unsupported", f"{needed_by or 'a Neuron binary'} needs {version}, newer than this system's C "
                  "library: the OS is older than the release supports",
                  ("use an OS the Neuron release supports (its setup page lists them; Ubuntu 22.04/24.04, Amazon Linux "
-                  "2023): " + _CHECK,), "the dynamic loader (glibc symbol versions)")
+                  "2023): " + _CHECK,), "the dynamic loader (glibc symbol versions)", decisive=True)
+
+
+def _loader_assertion(clue: Clue) -> Optional[Cause]:
+    """glibc's loader stopping on its own consistency check in its thread-local storage code (elf/dl-tls.c): the
+    training troubleshooting guide documents it as a glibc 2.26 bug, gone with glibc 2.27 (Ubuntu 20)."""
+    if "dl-tls" not in clue.facts.get("file", "") and "tls" not in clue.facts.get("function", ""):
+        return None
+    return Cause("os-unsupported", f"the C library's loader failed its own check ({clue.facts.get('file')}: "
+                 f"{clue.facts.get('function')}): a known intermittent bug of glibc 2.26, not of the model",
+                 ("run on an OS with a newer C library (glibc 2.27 or later, for example Ubuntu 20.04 or later); "
+                  + _CHECK,),
+                 "frameworks/torch/torch-neuronx/training-troubleshooting.rst (Error \"Assertion "
+                 "`listp->slotinfo[cnt].gen <= GL(dl_tls_generation)' failed\")", decisive=True)
 
 
 def _dkms(clue: Clue) -> Optional[Cause]:
@@ -212,10 +265,17 @@ def _command(clue: Clue) -> Optional[Cause]:
                      ("`export PATH=/opt/aws/neuron/bin:$PATH` (the setup guide's step); if /opt/aws/neuron/bin has no "
                       f"{command}, install aws-neuronx-tools: " + _CHECK,), SETUP_PAGES)
     if command in COMPILERS:
-        return Cause("framework-missing", f"`{command}` is not on PATH: the environment that holds it is not active, "
+        return Cause("tools-missing", f"`{command}` is not on PATH: the environment that holds it is not active, "
                      "or it is not installed",
                      ("activate the environment that holds the compiler (`source VENV/bin/activate`); " + _CHECK,),
-                     SETUP_PAGES)
+                     "compiler/neuronx-cc/how-to-generate-neff.rst (Common issues: `neuronx-cc: command not found`: "
+                     "activate the environment)")
+    tool = clue.facts.get("needed_by", "")
+    if tool in NEURON_TOOLS:
+        return Cause("tools-missing", f"`{tool}` runs `{command}`, which is not installed, not on PATH or not set up",
+                     (f"install {command} as the {tool} guide says (`neuron-profile view` needs InfluxDB: install "
+                      "it, `systemctl start influxdb`, `influx setup`), and put it on PATH",),
+                     "the neuron-profile user guide (profiler/neuron-profile-user-guide.rst: InfluxDB not installed)")
     return None
 
 
@@ -228,6 +288,15 @@ def _cores(clue: Clue) -> Optional[Cause]:
                   "PID, command and age) and stop it",
                   "ask for no more cores than are visible: NEURON_RT_VISIBLE_CORES, NEURON_RT_NUM_CORES, the "
                   "tensor-parallel degree"), RUNTIME_GUIDE)
+
+
+def _cores_not_contiguous(clue: Clue) -> Optional[Cause]:
+    return Cause("device-missing", "the Neuron devices or cores given to this process are not contiguous, and the "
+                 "runtime needs a contiguous range",
+                 ("pass the devices as one contiguous range (`--device=/dev/neuron0 --device=/dev/neuron1`, "
+                  "NEURON_RT_VISIBLE_CORES=0-3)", "in Kubernetes, run the Neuron scheduler extension beside the "
+                  "device plugin: it allocates contiguous devices"),
+                 "the container troubleshooting guide (deploy/troubleshooting.rst: Contiguous Device ID's)")
 
 
 def _device_open(clue: Clue) -> Optional[Cause]:
@@ -282,6 +351,42 @@ def _compiler_failed(clue: Clue) -> Optional[Cause]:
                  "the compiler's exit status", specific=False)
 
 
+def _compiler_error_log(clue: Clue) -> Optional[Cause]:
+    where = f"; its work files are in {clue.facts['artifacts']}" if clue.facts.get("artifacts") else ""
+    return Cause("compile-failure", f"{clue.facts.get('compiler', 'neuronx-cc')} stopped with an error{where}",
+                 ("the compiler's ERROR lines above say why; an internal error of an older neuronx-cc is often "
+                  "fixed in a newer one: upgrade to the newest release's compiler and compile again",
+                  "an `[NCC_…]` code in it has a page under compiler/error-codes"),
+                 "the compiler's own log (`ERROR … [neuronx-cc]:`, `Artifacts stored in:`)", specific=False)
+
+
+def _partitioner(clue: Clue) -> Optional[Cause]:
+    count, allowed = clue.facts.get("subgraphs"), clue.facts.get("max_subgraph_count")
+    return Cause("cpu-fallback", f"operators the partitioner places on the CPU cut the model into {count} "
+                 f"subgraphs, more than max_subgraph_count ({allowed}) allows",
+                 ("find the operators placed on the CPU (the partitioner's report lists them) and rewrite or move "
+                  "them, or raise max_subgraph_count if the CPU stages are wanted",),
+                 "the torch-neuronx graph partitioner application note (torch-neuronx-graph-partitioner-app-note.rst)")
+
+
+def _graph_proto(clue: Clue) -> Optional[Cause]:
+    return Cause("compile-failure", "the framework could not read back the serialised graph (protobuf GraphDef): a "
+                 "model above protobuf's 2 GB limit",
+                 ("compile with the weights kept out of the graph (`separate_weights=True` in torch.neuron.trace) on "
+                  "a neuron-cc recent enough to take it",),
+                 "the torch-neuron troubleshooting guide (archive/torch-neuron/troubleshooting-guide.rst: 2GB "
+                 "protobuf limit related issues)")
+
+
+def _runtime_daemon(clue: Clue) -> Optional[Cause]:
+    return Cause("tools-missing", "the framework could not reach the Neuron runtime daemon (neuron-rtd, the Neuron "
+                 "1.x runtime of Inf1) over gRPC: it is not running, or listens elsewhere",
+                 ("start it: `sudo systemctl start neuron-rtd` (`systemctl status neuron-rtd` shows why it stopped), "
+                  "or install aws-neuron-runtime; " + _CHECK,),
+                 "the MXNet-Neuron troubleshooting guide (archive/mxnet-neuron/troubleshooting-guide.rst: Failed to "
+                 "create NEURONCORE Group with GRPC Error)")
+
+
 def _rendezvous(clue: Clue) -> Optional[Cause]:
     address = clue.facts.get("address")
     return Cause("env-var-misconfig", "the ranks did not meet at the rendezvous" + (f" ({address})" if address else "")
@@ -304,6 +409,8 @@ def _memory(clue: Clue) -> Optional[Cause]:
         return Cause("resource", "the host ran out of memory", ("a larger instance, or less work per process",),
                      "the operating system (ENOMEM)", specific=False)
     where = (f" on ND {clue.facts['device']}:NC {clue.facts['core']}" if clue.facts.get("core") else "")
+    if clue.facts.get("needs"):
+        where += f" (the graph needs {clue.facts['needs']} at its peak, the limit is {clue.facts.get('limit')})"
     return Cause("resource", f"the device ran out of memory{where}",
                  ("a smaller batch or sequence, or a larger tensor-parallel degree that spreads the model over more "
                   "NeuronCores",), RUNTIME_GUIDE)
@@ -317,7 +424,10 @@ _RULES: dict[str, Callable[[Clue], Optional[Cause]]] = {
     "command-not-found": _command, "cores-unavailable": _cores, "device-open-failed": _device_open,
     "no-device": lambda clue: _NO_DEVICE, "container-device-missing": _container_device, "k8s-insufficient": _k8s,
     "compiler-killed": _compiler_killed, "compiler-failed": _compiler_failed, "rendezvous-failed": _rendezvous,
-    "efa-missing": _efa, "memory-exhausted": _memory,
+    "efa-missing": _efa, "memory-exhausted": _memory, "loader-assertion": _loader_assertion,
+    "cores-not-contiguous": _cores_not_contiguous, "compiler-error-log": _compiler_error_log,
+    "partitioner-subgraphs": _partitioner, "graph-proto-unreadable": _graph_proto,
+    "runtime-daemon-unreachable": _runtime_daemon, "profiler-database-unready": _command,
 }
 
 
@@ -331,6 +441,11 @@ def first_cause(clues: list[Clue], specific: bool = False) -> Optional[tuple[Clu
     found = [(clue, cause) for clue in clues if (cause := cause_of(clue)) is not None]
     first = next((pair for pair in found if pair[1].specific), None)
     return first if first is not None or specific else (found[0] if found else None)
+
+
+def decisive_cause(clues: list[Clue]) -> Optional[tuple[Clue, Cause]]:
+    """The first cause the text states in so many words (Cause.decisive), which outranks the release data."""
+    return next(((clue, cause) for clue in clues if (cause := cause_of(clue)) is not None and cause.decisive), None)
 
 
 def other_causes(clues: list[Clue], chosen: Optional[str]) -> list[tuple[Clue, Cause]]:

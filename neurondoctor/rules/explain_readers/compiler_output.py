@@ -5,6 +5,12 @@
 - failed: `neuronx-cc failed with N`, `neuron-cc failed with N`, `Compile command returned: N`,
   `compilation failed` with a status, `subprocess.CalledProcessError: Command '[…neuronx-cc…]' returned non-zero
   exit status N`;
+- its own error log: `ERROR PID [neuronx-cc]: …` lines and the footer `Artifacts stored in: DIR` that it prints
+  when a compile stops (no status to read: a failure with its cause in the lines above);
+- torch-neuronx's graph partitioner: `The partitioner has found 3 subgraphs which exceeds the specified max
+  subgraph count of 2` (operators it placed on the CPU cut the graph into more pieces than allowed);
+- a serialised graph the framework cannot read back: protobuf's `DecodeError: Error parsing message with type
+  'tensorflow.GraphDef'` (a graph above protobuf's 2 GB limit);
 - the compiler's codes (`NCC_EOOM001`) are read by rules/probes/compiler_codes.py.
 
 Facts: which compiler, the status or signal.
@@ -21,6 +27,8 @@ READER = "compiler"
 _STATUS = re.compile(r"(neuronx-cc|neuron-cc|neuronxcc|neuroncc|compile command)[^\n]{0,300}?(?:failed with "
                      r"|returned(?: with)? ?(?:exitcode=|non-zero exit status |: )|exit(?:ed with)? (?:code|status) ?)"
                      r"(-?[0-9]{1,4})")
+_SUBGRAPHS = re.compile(r"found ([0-9]{1,6}) subgraphs?[^\n]{0,60}? exceeds? (?:the )?(?:specified )?max(?:imum)? "
+                        r"subgraph count (?:of )?([0-9]{1,6})")
 _SIGKILL = re.compile(r"signals\.sigkill|\bsigkill\b|signal 9\b|killed by signal 9")
 _KILLED_CODES = {"-9", "137"}
 
@@ -51,4 +59,24 @@ def read(message: Message) -> list[Clue]:
                 clues.append(Clue("compiler-killed", READER, position, message.line(position),
                                   {"compiler": _compiler(message.folded), "status": "Killed"}))
                 break
+    for position in message.hits("max subgraph count", 2):
+        start, end = message.span(position)
+        found = _SUBGRAPHS.search(message.folded, max(start, position - 200), end)
+        if found and "partitioner" in message.folded[start:end]:
+            clues.append(Clue("partitioner-subgraphs", READER, position, message.line(position),
+                              {"subgraphs": found.group(1), "max_subgraph_count": found.group(2)}))
+    for position in message.hits("decodeerror", 2):
+        start, end = message.span(position)
+        if "graphdef" in message.folded[position:end]:
+            clues.append(Clue("graph-proto-unreadable", READER, position, message.line(position),
+                              {"message": "GraphDef"}))
+    for position in message.hits("artifacts stored in:", 2):
+        start, end = message.span(position)
+        line = message.folded[start:end]
+        if "neuronx-cc" in line or "neuron-cc" in line or "neuronx-cc" in message.folded:
+            artifacts = message.text[position + len("artifacts stored in:"):end].strip()[:300]
+            clues.append(Clue("compiler-error-log", READER, position, message.line(position),
+                              {"compiler": _compiler(line if "neuron" in line else message.folded),
+                               **({"artifacts": artifacts} if artifacts else {})}))
+            break
     return clues

@@ -6,7 +6,9 @@ carries them):
 - `version `GLIBC_2.34' not found (required by FILE)`, also `GLIBCXX_…` and `CXXABI_…`: the file was built on a
   newer system than this one;
 - `undefined symbol: NAME` (read further by rules/probes/import_errors.py);
-- `cannot allocate memory in static TLS block`.
+- `cannot allocate memory in static TLS block`;
+- `Inconsistency detected by ld.so: FILE: LINE: FUNCTION: Assertion `…' failed!`: the loader's own consistency
+  check (glibc's elf/*.c) stopped the process.
 
 Facts: the library, the binary or file that asked, the symbol version.
 """
@@ -24,6 +26,7 @@ _PROGRAM = re.compile(r"([^\s:'\"]{1,300}): error while loading shared libraries
 _VERSION = re.compile(r"version [`'‘]?((?:GLIBC|GLIBCXX|CXXABI)_[0-9.]{1,20})[`'’]? not found(?: \(required by "
                       r"([^\s)]{1,300})\))?")
 _TLS = re.compile(r"([^\s:'\"]{1,300}): cannot allocate memory in static TLS block")
+_ASSERTION = re.compile(r"inconsistency detected by ld\.so: ([^\s:]{1,200}): ?[0-9]{0,9}:? ?([A-Za-z0-9_]{1,100})?")
 _SYMBOL = re.compile(r"undefined symbol: ([^\s,]{1,300})")
 
 
@@ -52,6 +55,11 @@ def read(message: Message) -> list[Clue]:
         found = _TLS.search(message.text, max(start, position - 340), end)
         clues.append(Clue("static-tls", READER, position, message.line(position),
                           {"library": found.group(1).rsplit("/", 1)[-1]} if found else {}))
+    for position in message.hits("inconsistency detected by ld.so", 2):
+        found = _ASSERTION.search(message.folded, position, message.span(position)[1])
+        if found:
+            clues.append(Clue("loader-assertion", READER, position, message.line(position),
+                              {"file": found.group(1), "function": found.group(2) or ""}))
     for position in message.hits("undefined symbol: ", 4):
         found = _SYMBOL.search(message.text, position, message.span(position)[1])
         if found:

@@ -9,6 +9,10 @@ whose stamp the normaliser has removed):
 - a device it could not open: `Failed to open /dev/neuron0`, `Could not open the nd3`, the Neuron 1.x
   runtime's `Could not open the device index:0`, with `Permission denied`
   or `No such file or directory` when the caller kept errno;
+- cores or devices handed to it that are not one contiguous range: `Neuron cores are not contiguous`
+  (nrt_allocate_neuron_cores; a container given scattered devices);
+- the Inf1-era runtime daemon (neuron-rtd) not answering its gRPC clients: `Failed to create NeuronCore Group with
+  GRPC Error. Status Error: 14, Error message: "Connect Failed"` (nothing listens where the daemon should);
 - no device at all: `No neuron device found`, `No Neuron devices found`, `Found 0 Neuron devices`,
   `neuron device not found`.
 
@@ -30,6 +34,7 @@ _CORES = re.compile(r"(?:neuron ?cores?|nc)\(s\) (?:are )?not available(?: ?[-:,
 _DEVICE = re.compile(r"(?:failed to open|could not open|cannot open|unable to open) (?:the )?"
                      r"(?:(?:/dev/neuron|nd|device index: ?)([0-9]{1,5})|/dev/neuron)")
 _INSUFFICIENT_CORES = re.compile(r"insuff?ic?i?e?n?t (?:ncs|neuron ?cores|nc)\b|nerr_resource_nc")
+_CONTIGUOUS = re.compile(r"(?:neuron ?cores?|ncs?|neuron ?devices?|devices?|device ids?) (?:are |is )?not contiguous")
 _NO_DEVICE = re.compile(r"no (?:neuron|inferentia|trainium) devices? (?:were |was )?(?:found|available|detected)"
                         r"|(?:neuron|inferentia|trainium) devices? (?:were |was |is )?not (?:found|detected)"
                         r"|found 0 (?:neuron|inferentia|trainium) devices?")
@@ -70,6 +75,19 @@ def read(message: Message) -> list[Clue]:
             elif "no such file" in line or "enoent" in line or "no such device" in line:
                 facts["errno"] = "no such file"
             clues.append(Clue("device-open-failed", READER, position, message.line(position), facts))
+    for position in message.hits("not contiguous", 2):
+        start, end = message.span(position)
+        if _CONTIGUOUS.search(message.folded, max(start, position - 60), end):
+            clues.append(Clue("cores-not-contiguous", READER, position, message.line(position),
+                              _function(message, position)))
+    for position in message.hits("neuroncore group", 2):
+        start, end = message.span(position)
+        line = message.folded[start:end]
+        # "Connect Failed": nothing listens. A connection that broke ("Socket closed", also status 14) is a daemon
+        # that was there and went away: another cause, left to the rest of the text.
+        if "grpc" in line and "connect failed" in line:
+            clues.append(Clue("runtime-daemon-unreachable", READER, position, message.line(position),
+                              _function(message, position)))
     for needle in ("device found", "devices found", "device available", "devices available", "device not found",
                    "devices not found", "device detected", "devices detected", "device was not found",
                    "devices were not found", "device is not found", "device not detected"):

@@ -20,7 +20,7 @@ from neurondoctor.log_text import cut_lines
 from neurondoctor.redaction import redact_secrets
 from neurondoctor.release_data.probe_data import ErrorSignatures
 from neurondoctor.rules.explain_readers import Clue, Message, read_message
-from neurondoctor.rules.explain_readers.causes import Cause, cause_of, first_cause, other_causes
+from neurondoctor.rules.explain_readers.causes import Cause, cause_of, decisive_cause, first_cause, other_causes
 from neurondoctor.rules.probes.compiler_codes import compiler_code, compiler_codes_in, compiler_detail
 from neurondoctor.rules.probes.runtime_status import runtime_status
 from neurondoctor.rules.probes.signature_match import SignatureMatch, match_signature, match_signature_loosely
@@ -157,15 +157,17 @@ def explain_message(text: str, signatures: ErrorSignatures, op_support: dict[str
                     ) -> tuple[Optional[Explanation], list[Clue]]:
     """The explanation of an error text (None when nothing in it is recognised) and every clue the readers found.
 
-    The order of evidence, most specific first: a signature of the release data as the text holds it, a runtime
-    status, a documented compiler code, an operator the compiler cannot lower; then a signature in the normalised
-    text (any case, spacing, wrapping, prefixes: explain_readers/message.py); then the readers' facts
-    (explain_readers/causes.py); a banner only when nothing else explains the text. The other failures the text
-    names are listed in `also`."""
+    The order of evidence, most specific first: a cause the text states in so many words (the loader naming the C
+    library version a binary needs: explain_readers/causes.py, Cause.decisive), a signature of the release data as
+    the text holds it, a runtime status, a documented compiler code, an operator the compiler cannot lower; then a
+    signature in the normalised text (any case, spacing, wrapping, prefixes: explain_readers/message.py); then the
+    readers' facts (explain_readers/causes.py); a banner only when nothing else explains the text. The other failures
+    the text names are listed in `also`."""
     text = cut_lines(text)
     message = Message.of(text)
     clues = read_message(message)
-    explanation = _exact(text, signatures, op_support, compiler_fixes)
+    decisive = decisive_cause(clues)
+    explanation = _from_cause(*decisive) if decisive else _exact(text, signatures, op_support, compiler_fixes)
     if explanation is None:
         loose = match_signature_loosely(message, signatures)
         if loose is not None:
