@@ -108,7 +108,8 @@ EKS_RELEASE = 'BASE_AMI_ID="ami-0abcdef1234567890"\nBUILD_TIME="Mon Jul 14 00:00
 # The ECS optimized Neuron AMI (aws/amazon-ecs-ami): setup-ecs-config-dir.sh makes /etc/ecs/ecs.config; the Neuron
 # AMI adds ECS_ENABLE_INF_SUPPORT=true to /var/lib/ecs/ecs.config (enable-ecs-agent-inferentia-support.sh) and
 # carries aws-neuronx-dkms, aws-neuronx-tools and aws-neuronx-oci-hook (al2023/neuron/neuron-inf1-downgrade.sh).
-OCI_HOOK = {"2.31.1": "2.17.30.0", "2.33.0": "2.19.65.0"}  # AWS's n2-manifest.json; 2.33.0 release content
+# AWS's n2-manifest.json; 2.33.0's release content; 2.33.1's release notes
+OCI_HOOK = {"2.31.1": "2.17.30.0", "2.33.0": "2.19.65.0", "2.33.1": "2.19.74.0"}
 
 
 @dataclass

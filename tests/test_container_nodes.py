@@ -22,7 +22,7 @@ from tests.host_fixture import HostSpec, build_host
 BOTTLEROCKET_INF2 = {"instance_type": "inf2.xlarge", "release": "2.28.1", "kernel": "6.1.161", "node": "bottlerocket"}
 EKS_TRN1 = {"instance_type": "trn1.32xlarge", "release": "2.31.1", "os": "al2023", "node": "eks",
             "kernel": "6.12.40-63.114.amzn2023.x86_64"}
-ECS_INF2 = {"instance_type": "inf2.xlarge", "release": "2.33.0", "os": "al2023", "node": "ecs",
+ECS_INF2 = {"instance_type": "inf2.xlarge", "release": "2.33.1", "os": "al2023", "node": "ecs",
             "kernel": "6.1.158-180.294.amzn2023.x86_64"}
 
 
@@ -71,9 +71,9 @@ def test_near_miss_the_same_driver_only_packages_on_a_plain_ubuntu_host(tmp_path
 def test_a_host_with_the_oci_hook_and_no_runtime_is_a_container_host(tmp_path: Path) -> None:
     """The Neuron OCI hook hands devices to containers that bring their runtime (containers/tutorials/
     tutorial-oci-hook): such a host is clean without aws-neuronx-runtime-lib."""
-    _, report = _check(tmp_path, release="2.33.0", runtime_library=False, collectives_library=False,
+    _, report = _check(tmp_path, release="2.33.1", runtime_library=False, collectives_library=False,
                        package_versions={"aws-neuronx-runtime-lib": None, "aws-neuronx-collectives": None},
-                       extra_packages={"aws-neuronx-oci-hook": "2.19.65.0"})
+                       extra_packages={"aws-neuronx-oci-hook": "2.19.74.0"})
     assert report["facts"]["host"]["snapshot"]["node_role"]["platform"] == "oci-hook"
     assert report["findings"] == [] and report["health"]["state"] == "ok"
 
@@ -83,7 +83,7 @@ def test_an_eks_accelerated_ami_node_of_july_2026_is_explained_not_alarmed(tmp_p
     assert code == 0 and report["health"]["state"] == "ok"
     assert [finding["id"] for finding in report["findings"]] == ["ND-DRV-005"]
     info = report["findings"][0]
-    assert "Neuron 2.31.0/2.31.1 (2.29.0.0); Neuron 2.33.0 ships 2.31.7.0" in info["title"]
+    assert "Neuron 2.31.0/2.31.1 (2.29.0.0); Neuron 2.33.1 ships 2.31.8.0" in info["title"]
     # driver 2.29 refuses runtimes before 2.33 (runtime.rst 2.31): containers of 2.30.0 and older fail on it
     assert "containers of Neuron 2.30.0 or older" in info["detail"]
     assert info["fix"][0].startswith("# move the node group to a newer EKS optimized accelerated AMI")
@@ -107,7 +107,7 @@ def test_an_ecs_neuron_ami_node_on_the_current_release_is_clean(tmp_path: Path) 
     code, report = _check(tmp_path, **ECS_INF2)
     assert code == 0 and report["findings"] == [] and report["health"]["state"] == "ok"
     role = report["facts"]["host"]["snapshot"]["node_role"]
-    assert role["platform"] == "ecs" and "aws-neuronx-oci-hook 2.19.65.0 installed" in role["evidence"]
+    assert role["platform"] == "ecs" and "aws-neuronx-oci-hook 2.19.74.0 installed" in role["evidence"]
 
 
 def test_bottlerocket_with_the_module_not_loaded(tmp_path: Path) -> None:
@@ -192,7 +192,7 @@ def test_an_inf1_bottlerocket_node_on_an_older_inf1_driver(tmp_path: Path) -> No
     _, report = _check(tmp_path, **BOTTLEROCKET_INF1, loaded_version="2.21.37.0")
     info = findings_by_id(report)["ND-DRV-005"][0]
     assert info["severity"] == "info" and info["title"].endswith("the newest driver for Inf1 is 2.24.7.0")
-    assert "Neuron 2.33.0" not in info["title"] and "error" not in _severities(report)
+    assert "Neuron 2.33.1" not in info["title"] and "error" not in _severities(report)
 
 
 def test_near_miss_an_inf1_bottlerocket_node_on_the_2_24_line(tmp_path: Path) -> None:

@@ -163,3 +163,26 @@ def test_the_environment_a_traceback_names_is_the_one_judged(tmp_path: Path) -> 
     assert code == 0 and document["category"] == "framework-missing"
     assert document["facts"]["environment"] == "/opt/venv"
     assert document["host"]["environments"] == [os.path.join(str(root), "opt/venv")]
+
+
+# The runtime's hang on collectives, in the words of nrt-troubleshoot's hardware errors table.
+HANG = ("2026-Nov-20 10:12:01.0412 4321:4400 ERROR  NRT:nrt_infodump (FATAL-RT-UNDEFINED-STATE) missing collectives "
+        "status on Neuron Device 0 NC 0, model 0 - suspected hang in collectives operation 0 out of 100")
+
+
+def test_a_hang_on_the_runtime_whose_release_fixed_one_names_the_fix(tmp_path: Path) -> None:
+    """Runtime 2.35.30.0 (Neuron 2.33.0) has the HWDGE DMA race that 2.35.33.0 (2.33.1) fixes, one that "can hang the
+    TPB AXI fabric" (the 2.33.1 release notes): a hang explained on such a host names that fix and its upgrade (the
+    info `check` gives, ND-RT-006); on a 2.33.1 host the same text gets the hardware area alone."""
+    on_the_bug = build_host(tmp_path / "2.33.0", HostSpec(release="2.33.0"))
+    code, document = _explain(HANG, "--root", str(on_the_bug))
+    assert document["category"] == "hardware-error"
+    assert "neuron-release" in document["host"]["areas"] or any(
+        check["id"] == "neuron-release" for check in document["host"]["checks"])
+    (fix,) = [finding for finding in document["host"]["findings"] if finding["id"] == "ND-RT-006"]
+    assert "2.35.33.0" in fix["title"] and fix["fix"]
+    text = run_cli(["explain", HANG, "--root", str(on_the_bug)]).stdout
+    assert "ND-RT-006" in text
+    fixed = build_host(tmp_path / "2.33.1", HostSpec(release="2.33.1"))
+    _, document = _explain(HANG, "--root", str(fixed))
+    assert "ND-RT-006" not in _ids(document)

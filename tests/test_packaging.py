@@ -25,7 +25,7 @@ def test_wheel_contains_the_manifests(built_wheel: Path) -> None:
     names = zipfile.ZipFile(built_wheel).namelist()
     assert "neurondoctor/_manifests/sdk.json" in names
     assert "neurondoctor/_manifests/compat.json" in names
-    assert sum(1 for name in names if name.startswith("neurondoctor/_manifests/releases/")) == 52
+    assert sum(1 for name in names if name.startswith("neurondoctor/_manifests/releases/")) == 54
     assert "neurondoctor/pyenv/live_probe.py" in names
 
 
@@ -39,9 +39,9 @@ def test_installed_wheel_finds_its_manifests(built_wheel: Path, tmp_path: Path) 
     listing = subprocess.run([str(venv / "bin" / "neurondoctor"), "manifests", "list"], capture_output=True,
                              text=True, cwd=str(tmp_path), env=env, timeout=120)
     assert listing.returncode == 0, listing.stderr
-    assert "_manifests" in listing.stdout and "52 releases" in listing.stdout
+    assert "_manifests" in listing.stdout and "54 releases" in listing.stdout
     host = make_host_root(tmp_path / "host", instance_type=None)
     check = subprocess.run([str(python), "-m", "neurondoctor", "check", "--json", "--root", str(host)],
                            capture_output=True, text=True, cwd=str(tmp_path), env=env, timeout=120)
     assert check.returncode == 0, check.stderr
-    assert '"latest_known": "2.33.0"' in check.stdout
+    assert '"latest_known": "2.34.0"' in check.stdout

@@ -24,7 +24,8 @@ from neurondoctor.rules.registry import all_finding_specs
 from tests.conftest import check_json, cli_env, findings_by_id, run_cli
 from tests.host_fixture import HostSpec, build_host
 from tests.neuron_envs import HEALTHY_STACKS, jax_stack_wheels, simple_wheel, stack_wheels
-from tests.wheelhouse import VenvFactory, WheelSpec
+from tests.wheelhouse import (VenvFactory, WheelSpec, install_image_interpreter, repoint_to_image_interpreter,
+                              write_pip_conf)
 
 DATA = bundled_manifest_dir() / "support-ranges.json"
 
@@ -247,6 +248,25 @@ def test_nxd_inference_on_trn1_after_2_28_is_degraded_with_the_pages_way_forward
         "Inf2' (https://awsdocs-neuron.readthedocs-hosted.com/en/v2.29.1/_sources/release-notes/components/"
         "nxd-inference.rst)"]
     assert report["health"]["state"] in ("degraded", "unhealthy")
+
+
+def test_nxd_inference_in_an_image_venv_found_on_trn1_is_an_info(tmp_path: Path, venvs: VenvFactory) -> None:
+    """The multi-framework DLAMI ships `aws_neuronx_venv_pytorch_2_9_nxd_inference` on every family (dlami/index.rst):
+    found there on a trn1 and not named, NxD Inference's Trn2-only support is news (an info) and the host stays ok;
+    named with --venv it is the warning above."""
+    root = build_host(tmp_path / "host", HostSpec(instance_type="trn1.32xlarge", release="2.31.1"))
+    interpreter = install_image_interpreter(root, "3.11")
+    placed = venvs.create("aws_neuronx_venv_pytorch_2_9_nxd_inference", parent=root / "opt")
+    venvs.install(placed, [*stack_wheels(HEALTHY_STACKS["2.31.1"]),
+                           simple_wheel("neuronx-distributed-inference", "0.10.18399")])
+    write_pip_conf(placed)
+    repoint_to_image_interpreter(placed, interpreter)
+    code, report, _ = check_json(["--root", str(root)])
+    assert [(item["id"], item["severity"]) for item in report["findings"] if item["id"] == "ND-SUP-002"] == [
+        ("ND-SUP-002", "info")]
+    assert code == 0 and report["health"]["state"] == "ok"
+    _, named, _ = check_json(["--root", str(root), "--venv", str(placed)])
+    assert [item["severity"] for item in findings_by_id(named)["ND-SUP-002"]] == ["warning"]
 
 
 def test_vllm_neuron_of_the_release_data_on_trn1_is_nd_inst_001_alone(tmp_path: Path, venvs: VenvFactory) -> None:

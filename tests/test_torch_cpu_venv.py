@@ -15,7 +15,7 @@ def test_check_json_on_real_torch_venv(torch_cpu_venv: Path, tmp_path: Path) -> 
     assert code == 0, stderr
     assert report["next_steps"] == [
         "neurondoctor probe ops mymodel.py:build (which ops would fall back to CPU on Trainium) · "
-        f"neurondoctor venv create {torch_cpu_venv}-neuron --release 2.33.0 (the environment for it)"]
+        f"neurondoctor venv create {torch_cpu_venv}-neuron --release 2.33.1 (the environment for it)"]
     environment = report["environments"][0]
     assert environment["torch"] == "2.13.0+cpu"
     assert environment["torch_flavour"] == "cpu"

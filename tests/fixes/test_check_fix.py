@@ -46,7 +46,7 @@ def test_fix_yes_replaces_four_placeholders_and_keeps_the_team_indexes(tmp_path:
     done = fix_cli(venv, env, "--yes")
     after = json.loads(done.stdout)
     assert done.returncode == 0 and bad_findings(after) == set(), done.stderr
-    assert after["environments"][0]["release"] == "2.33.0"  # no host release: the newest with wheels for 3.11
+    assert after["environments"][0]["release"] == "2.33.1"  # no host release: the newest with wheels for 3.11
     config = pip_config(venv, env)
     assert indexes.team[0] in config and indexes.team[1] in config and indexes.neuron in config
     backups = list(venv.glob("pip.conf.neurondoctor-*"))

@@ -13,9 +13,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from neurondoctor.rules.explain_readers.check_areas import areas_for
+from neurondoctor.rules.explain_readers.check_areas import KNOWN_BUG_AREA, areas_for, known_bugs_answer
 
 _ANSWERING = ("error", "warning")
+KNOWN_BUG = "known-bug"
 
 
 @dataclass
@@ -54,14 +55,17 @@ def answer_on_host(category: str, facts: Mapping[str, str], root: str, venvs: Se
     areas = list(areas_for(category))
     if not areas:
         return None
+    selected = areas + ([KNOWN_BUG_AREA] if known_bugs_answer(category) and KNOWN_BUG_AREA not in areas else [])
     named = list(venvs) or _traceback_environment(root, facts.get("environment"))
-    report = run_check(CheckOptions(root=root, venvs=named, select=areas, environ=environ), catalog=load_catalog())
+    report = run_check(CheckOptions(root=root, venvs=named, select=selected, environ=environ), catalog=load_catalog())
     answer = HostAnswer(root=root, areas=areas, environments=[summary.path for summary in report.environments])
     for check in report.checks:
         answer.checks.append({"id": check.id, "title": check.title, "status": check.status,
                               "summary": check.error or check.summary})
         for finding in check.findings:
-            if finding.severity in _ANSWERING:
+            # A known bug of an installed package is news, an info in `check`; beside a failure that is its symptom
+            # (a hang on a runtime whose release notes fix one) it is the answer.
+            if finding.severity in _ANSWERING or (finding.category == KNOWN_BUG and known_bugs_answer(category)):
                 answer.findings.append({"id": finding.id, "category": finding.category,
                                         "severity": finding.severity, "title": finding.title,
                                         "fix": finding.fix_lines})

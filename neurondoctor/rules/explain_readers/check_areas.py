@@ -26,5 +26,16 @@ AREAS: dict[str, tuple[str, ...]] = {
 }
 
 
+# The area whose findings name a package version's known bug (manifests/package-fixes.json: runtime 2.35.30.0's DMA
+# race, fixed in 2.35.33.0, "can hang the TPB AXI fabric"), and the categories whose texts can be such a bug's
+# symptom: the runtime's hang and timeout messages are read as hardware errors (nrt-troubleshoot's table).
+KNOWN_BUG_AREA = "neuron-release"
+_KNOWN_BUG_SYMPTOMS = frozenset({"hardware-error"})
+
+
+def known_bugs_answer(category: str) -> bool:
+    return category in _KNOWN_BUG_SYMPTOMS
+
+
 def areas_for(category: str) -> tuple[str, ...]:
     return AREAS.get(category, ())

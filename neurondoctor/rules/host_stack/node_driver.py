@@ -98,7 +98,7 @@ def _newest_driver(ctx: RuleContext) -> tuple[Optional[str], str]:
                 if "inf1" in entry.instances]
         newest = max(inf1, key=release_tuple, default=None)
         return newest, f"the newest driver for Inf1 is {newest}"
-    latest = ctx.catalog.latest
+    latest = ctx.catalog.whole_latest  # a release known in part may not list its driver
     newest = max((entry.version for entry in ctx.catalog.entries(latest, DKMS)), key=release_tuple, default=None) \
         if latest else None
     return newest, f"Neuron {latest} ships {newest}"
@@ -144,8 +144,8 @@ def node_driver_release(ctx: RuleContext) -> list[Finding]:
                 "is backward compatible with older runtimes (nrt-ts)"
                 + (", except where AWS documents otherwise: " + "; ".join(limits) if limits else "")
                 + ". A newer container may need a newer driver: the node gets it with its image's next release."),
-        evidence={**evidence, "releases": list(releases), "latest_release": ctx.catalog.latest, "latest_driver": newest,
-                  "documented_limits": limits},
+        evidence={**evidence, "releases": list(releases), "latest_release": ctx.catalog.whole_latest,
+                  "latest_driver": newest, "documented_limits": limits},
         fix=Fix(_move_on(role)),
     )]
 

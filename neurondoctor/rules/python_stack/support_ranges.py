@@ -24,7 +24,7 @@ from neurondoctor.neuron_version import normalize_neuron_version, release_tuple
 from neurondoctor.python_packaging import below_range, matches, newest_admitted
 from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, pip_command
-from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
+from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_INFO, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Fix, Note, Step
 from neurondoctor.rules.python_stack.end_of_support import release_in_effect
 from neurondoctor.rules.python_stack.requirements import reported_unmet
@@ -141,6 +141,16 @@ def _instance_fix(env: PythonEnvironment, entry: Mapping[str, Any], dist: Distri
     return Fix(steps)
 
 
+def _family_severity(entry: Mapping[str, Any], env: PythonEnvironment) -> str:
+    """Not running here is an error wherever it is found. No longer supported here is a warning for the environment
+    the user named, and an info for one the doctor found: an image ships its environments for every family (the
+    multi-framework DLAMI's `aws_neuronx_venv_pytorch_*_nxd_inference` is on a trn1 as on a trn2), and one nobody
+    named may not be the one in use: unsupported is not broken."""
+    if severity_of(entry) == SEVERITY_ERROR:
+        return SEVERITY_ERROR
+    return SEVERITY_WARNING if env.discovered_by == "argument" else SEVERITY_INFO
+
+
 def wrong_family_lines(ctx: RuleContext) -> list[Finding]:
     """ND-SUP-002: a package line on an instance family its pages say it does not run on, or no longer supports."""
     family = ctx.facts.host.instance_family
@@ -161,7 +171,7 @@ def wrong_family_lines(ctx: RuleContext) -> list[Finding]:
             families = ", ".join(entry["instances"])
             broken = severity_of(entry) == SEVERITY_ERROR
             findings.append(Finding(
-                id="ND-SUP-002", category="instance-unsupported", severity=severity_of(entry),
+                id="ND-SUP-002", category="instance-unsupported", severity=_family_severity(entry, env),
                 title=(f"{env.path}: {dist.display_name} {dist.version} "
                        + ("runs on " if broken else f"is supported from Neuron {entry['releases']['from']} on ")
                        + f"{families} only, not on this {ctx.facts.host.instance_type}"),
@@ -185,6 +195,7 @@ RULE_SET = RuleSet(
                     "(an error where AWS documents it as not working)", also=(SEVERITY_ERROR,)),
         FindingSpec("ND-SUP-002", "instance-unsupported", SEVERITY_WARNING,
                     "a package line on an instance family AWS's pages say it is not supported on (an error where "
-                    "they say it does not run there)", also=(SEVERITY_ERROR,)),
+                    "they say it does not run there; an info for an environment the doctor found rather than one "
+                    "named)", also=(SEVERITY_ERROR, SEVERITY_INFO)),
     ),
 )
