@@ -175,7 +175,7 @@ def test_a_hang_on_the_runtime_whose_release_fixed_one_names_the_fix(tmp_path: P
     TPB AXI fabric" (the 2.33.1 release notes): a hang explained on such a host names that fix and its upgrade (the
     info `check` gives, ND-RT-006); on a 2.33.1 host the same text gets the hardware area alone."""
     on_the_bug = build_host(tmp_path / "2.33.0", HostSpec(release="2.33.0"))
-    code, document = _explain(HANG, "--root", str(on_the_bug))
+    _, document = _explain(HANG, "--root", str(on_the_bug))
     assert document["category"] == "hardware-error"
     assert "neuron-release" in document["host"]["areas"] or any(
         check["id"] == "neuron-release" for check in document["host"]["checks"])
