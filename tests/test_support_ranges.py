@@ -24,8 +24,13 @@ from neurondoctor.rules.registry import all_finding_specs
 from tests.conftest import check_json, cli_env, findings_by_id, run_cli
 from tests.host_fixture import HostSpec, build_host
 from tests.neuron_envs import HEALTHY_STACKS, jax_stack_wheels, simple_wheel, stack_wheels
-from tests.wheelhouse import (VenvFactory, WheelSpec, install_image_interpreter, repoint_to_image_interpreter,
-                              write_pip_conf)
+from tests.wheelhouse import (
+    VenvFactory,
+    WheelSpec,
+    install_image_interpreter,
+    repoint_to_image_interpreter,
+    write_pip_conf,
+)
 
 DATA = bundled_manifest_dir() / "support-ranges.json"
 
