@@ -3,7 +3,8 @@
 The corpus measures the readers of `explain`: every text is verbatim from a public tracker thread or an AWS page whose
 cause was confirmed there, and a third of it is held out from building the readers. These tests keep the index honest
 (every file present and used once, every entry with its source and confirmed cause, the split one third held out per
-the README). Scoring explain against the corpus is scripts/score_explain_corpus.py, a measurement and not a test.
+the README). Scoring explain against the corpus is scripts/score_explain_corpus.py; the held-out third's score is
+kept by tests/test_explain_corpus_score.py.
 """
 
 from __future__ import annotations
