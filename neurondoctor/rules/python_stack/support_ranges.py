@@ -96,26 +96,36 @@ def _range_finding(env: PythonEnvironment, entry: Mapping[str, Any], dist: Distr
     )
 
 
-def outside_published_ranges(ctx: RuleContext) -> list[Finding]:
-    """ND-SUP-001: a framework or library version outside the range the environment's release publishes."""
-    findings = []
+_Installed = tuple[PythonEnvironment, str, dict[str, Distribution], Mapping[str, Any], Distribution]
+
+
+def _installed_entries(ctx: RuleContext, kind: str) -> Iterator[_Installed]:
+    """(environment, its judged release, its distributions, entry, the entry's installed package) for each entry of
+    `kind` whose package an environment holds, inside the entry's span of releases, and that no other finding
+    covers."""
     for env in ctx.facts.environments:
         release = judged_release(ctx, env)
         if release is None:
             continue
         dists = env.effective_distributions()
-        reported: Optional[frozenset[str]] = None
-        for entry in _entries(ctx, "ranges"):
+        for entry in _entries(ctx, kind):
             dist = dists.get(str(entry["package"]))
-            if (entry.get("covered_by") or dist is None or dist.placeholder or not in_span(release, entry)
-                    or not _holds(dists, entry["beside"])
-                    or matches(dist.version, str(entry["supported"])) is not False):
-                continue
-            if _ended_below(ctx, entry, dist):
-                continue
-            reported = reported_unmet(ctx, env) if reported is None else reported
-            if dist.name not in reported:
-                findings.append(_range_finding(env, entry, dist, release))
+            if not entry.get("covered_by") and dist is not None and not dist.placeholder and in_span(release, entry):
+                yield env, release, dists, entry, dist
+
+
+def outside_published_ranges(ctx: RuleContext) -> list[Finding]:
+    """ND-SUP-001: a framework or library version outside the range the environment's release publishes."""
+    findings = []
+    reported: dict[int, frozenset[str]] = {}
+    for env, release, dists, entry, dist in _installed_entries(ctx, "ranges"):
+        if (not _holds(dists, entry["beside"]) or matches(dist.version, str(entry["supported"])) is not False
+                or _ended_below(ctx, entry, dist)):
+            continue
+        if id(env) not in reported:
+            reported[id(env)] = reported_unmet(ctx, env)
+        if dist.name not in reported[id(env)]:
+            findings.append(_range_finding(env, entry, dist, release))
     return findings
 
 
@@ -157,33 +167,26 @@ def wrong_family_lines(ctx: RuleContext) -> list[Finding]:
     if family is None:
         return []
     findings = []
-    for env in ctx.facts.environments:
-        release = judged_release(ctx, env)
-        if release is None:
+    for env, release, _, entry, dist in _installed_entries(ctx, "instances"):
+        if (family in entry["instances"] or matches(dist.version, str(entry["versions"])) is not True
+                or _listed_elsewhere(ctx, dist, family)):
             continue
-        dists = env.effective_distributions()
-        for entry in _entries(ctx, "instances"):
-            dist = dists.get(str(entry["package"]))
-            if (entry.get("covered_by") or dist is None or dist.placeholder or family in entry["instances"]
-                    or not in_span(release, entry) or matches(dist.version, str(entry["versions"])) is not True
-                    or _listed_elsewhere(ctx, dist, family)):
-                continue
-            families = ", ".join(entry["instances"])
-            broken = severity_of(entry) == SEVERITY_ERROR
-            findings.append(Finding(
-                id="ND-SUP-002", category="instance-unsupported", severity=_family_severity(entry, env),
-                title=(f"{env.path}: {dist.display_name} {dist.version} "
-                       + ("runs on " if broken else f"is supported from Neuron {entry['releases']['from']} on ")
-                       + f"{families} only, not on this {ctx.facts.host.instance_type}"),
-                detail=(("AWS documents it as not running here" if broken else
-                         "AWS no longer supports it here; it may still run, but problems are not fixed")
-                        + f" ({entry['source']})." + (f" {entry['note']}" if entry.get("note") else "")),
-                evidence={"venv": env.path, "package": dist.display_name, "version": dist.version,
-                          "instances": list(entry["instances"]), "instance_type": ctx.facts.host.instance_type,
-                          "release": release, "rule": entry["id"]},
-                fix=_instance_fix(env, entry, dist),
-                docs=[str(entry["source"])],
-            ))
+        families = ", ".join(entry["instances"])
+        broken = severity_of(entry) == SEVERITY_ERROR
+        findings.append(Finding(
+            id="ND-SUP-002", category="instance-unsupported", severity=_family_severity(entry, env),
+            title=(f"{env.path}: {dist.display_name} {dist.version} "
+                   + ("runs on " if broken else f"is supported from Neuron {entry['releases']['from']} on ")
+                   + f"{families} only, not on this {ctx.facts.host.instance_type}"),
+            detail=(("AWS documents it as not running here" if broken else
+                     "AWS no longer supports it here; it may still run, but problems are not fixed")
+                    + f" ({entry['source']})." + (f" {entry['note']}" if entry.get("note") else "")),
+            evidence={"venv": env.path, "package": dist.display_name, "version": dist.version,
+                      "instances": list(entry["instances"]), "instance_type": ctx.facts.host.instance_type,
+                      "release": release, "rule": entry["id"]},
+            fix=_instance_fix(env, entry, dist),
+            docs=[str(entry["source"])],
+        ))
     return findings
 
 
