@@ -94,7 +94,7 @@ def parse_mountinfo(text: str) -> tuple[list[MountEntry], int, bool]:
             skipped += 1
             continue
         point = _point(fields[4])
-        if point is None or len(fields) < separator + 3 or not _DEVICE.match(fields[2]):
+        if point is None or len(fields) < separator + 4 or not _DEVICE.match(fields[2]):  # type, source, options
             skipped += 1
             continue
         options = frozenset(fields[5].split(",")) | frozenset(fields[separator + 3].split(","))

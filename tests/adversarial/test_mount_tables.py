@@ -58,6 +58,19 @@ def test_binary_garbage_and_non_utf8_are_skipped(tmp_path: Path) -> None:
     assert odd is not None and "ro" in odd.options
 
 
+def test_a_mountinfo_line_cut_after_its_source_is_skipped_not_a_crash(tmp_path: Path) -> None:
+    """proc_pid_mountinfo(5) gives three fields after the `-` (type, source, superblock options): a line that stops
+    after the source is skipped, and the whole lines beside it are still read."""
+    root = _root(tmp_path)
+    (root / "proc/1").mkdir(parents=True)
+    (root / "proc/1/mountinfo").write_text("36 35 98:0 / /mnt/cache ro,noatime master:1 - ext4 /dev/nvme1n1\n"
+                                           "22 1 259:1 / / rw,relatime shared:1 - ext4 /dev/nvme0n1p1 rw\n")
+    table = read_mount_table(RootFS(root))
+    assert table.source == "/proc/1/mountinfo"
+    root_mount = table.mount_of("/mnt/cache/x")
+    assert root_mount is not None and root_mount.point == "/" and "ro" not in root_mount.options
+
+
 def test_an_escaped_newline_in_a_mount_point_stays_one_line(tmp_path: Path) -> None:
     """`\\012` decodes to a newline inside the point: every output shows it escaped, never as a line of its own."""
     root = _root(tmp_path)
