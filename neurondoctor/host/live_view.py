@@ -74,7 +74,10 @@ class LiveView:
 
     def mount_table(self) -> MountTable:
         """The host's mount table, read in the order its kind of root needs (host/mount_table.py)."""
-        return read_mount_table(self.fs, LIVE_VIEW_ORDER if self.live and not self.fs.is_live else TABLE_ORDER)
+        table = read_mount_table(self.fs, LIVE_VIEW_ORDER if self.live and not self.fs.is_live else TABLE_ORDER)
+        if table.source == PROC_INIT_MOUNTINFO:
+            self._table = table  # the one `not_measured` reads: a live view reads init's table first
+        return table
 
     def _live_table(self) -> MountTable:
         if self._table is None:
