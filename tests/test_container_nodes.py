@@ -211,3 +211,53 @@ def test_near_miss_a_removed_packages_leftover_module_is_no_driver(tmp_path: Pat
     (root / "lib/modules/6.8.0-1015-aws/updates/dkms/neuron.ko").write_bytes(b"\x7fELF")
     _, report, _ = check_json(["--root", str(root)], env=cli_env({"HOME": str(tmp_path / "operator")}))
     assert "ND-DRV-001" in findings_by_id(report) and "ND-DRV-002" not in findings_by_id(report)
+
+
+# The ECS and EKS images' Inf1 pin (tests/host_fixture.py IMAGE_INF1_PINS): at boot on Inf1 each installs the
+# aws-neuronx-dkms-2.21.* package it cached at build time (2.21.37.0, the newest 2.21 the release data lists).
+ECS_INF1 = {**ECS_INF2, "instance_type": "inf1.6xlarge", "inf1_pin": True,
+            "package_versions": {"aws-neuronx-dkms": "2.21.37.0"}, "loaded_version": "2.21.37.0"}
+
+
+def test_an_ecs_inf1_node_on_the_driver_its_image_pins_is_explained_not_alarmed(tmp_path: Path) -> None:
+    code, report = _check(tmp_path, **ECS_INF1)
+    assert code == 0 and set(_severities(report)) == {"info"}, report["findings"]
+    (finding,) = findings_by_id(report)["ND-DRV-005"]
+    assert finding["title"] == ("this ECS node (ECS optimized AMI) runs the driver its image puts on Inf1, 2.21.37.0 "
+                                "(Neuron 2.23.0's); the newest driver for Inf1 is 2.24.7.0")
+    assert finding["evidence"]["image_inf1_pin"] == {
+        "unit": "neuron-inf1-downgrade.service", "script": "/var/lib/ecs/scripts/neuron-inf1-downgrade.sh",
+        "cached": ["2.21.37.0"]}
+    assert "announce-correction-neuron-driver-support-inf1" in finding["detail"]
+    assert all(line.startswith("#") for line in finding["fix"]) and "update-pciids" in finding["fix"][1]
+
+
+def test_an_eks_inf1_node_on_the_driver_its_image_pins(tmp_path: Path) -> None:
+    code, report = _check(tmp_path, **{**EKS_TRN1, **{key: ECS_INF1[key] for key in (
+        "instance_type", "inf1_pin", "package_versions", "loaded_version")}})
+    assert code == 0 and set(_severities(report)) == {"info"}, report["findings"]
+    (finding,) = findings_by_id(report)["ND-DRV-005"]
+    assert finding["evidence"]["image_inf1_pin"]["unit"] == "neuron-package-install.service"
+    assert finding["evidence"]["image_inf1_pin"]["cached"] == ["2.21.37.0"]
+
+
+def test_an_ecs_inf1_node_whose_pin_did_not_run_is_told_to_run_the_images_service(tmp_path: Path) -> None:
+    code, report = _check(tmp_path, **{**ECS_INF1, "package_versions": {}, "loaded_version": None})
+    assert code == 1
+    (finding,) = findings_by_id(report)["ND-INST-002"]
+    assert finding["fix"][0] == "sudo systemctl restart neuron-inf1-downgrade.service"
+    assert "neuron-inf1-downgrade.service" in finding["detail"]
+
+
+def test_near_miss_an_ecs_inf2_node_with_the_images_inf1_service_is_clean(tmp_path: Path) -> None:
+    """Every ECS Neuron AMI carries the Inf1 service; on Inf2 it does nothing and the node is current."""
+    code, report = _check(tmp_path, **{**ECS_INF2, "inf1_pin": True})
+    assert code == 0 and report["findings"] == [], report["findings"]
+
+
+def test_near_miss_an_inf1_ecs_node_without_the_images_service_keeps_the_plain_wording(tmp_path: Path) -> None:
+    code, report = _check(tmp_path, **{**ECS_INF1, "inf1_pin": False})
+    assert code == 0
+    (finding,) = findings_by_id(report)["ND-DRV-005"]
+    assert finding["title"].startswith("this ECS node (ECS optimized AMI) runs the driver of Neuron 2.23.0")
+    assert "image_inf1_pin" not in finding["evidence"]

@@ -132,6 +132,20 @@ class NodeRole:
     platform: str
     name: str
     evidence: list[str] = field(default_factory=list)
+    inf1_pin: Optional[ImageInf1Pin] = None
+
+
+@dataclass
+class ImageInf1Pin:
+    """A managed image's boot service that puts an older driver on Inf1 (host/node_role.py says which images):
+    `unit` is its systemd unit, `service` its script, `cached` the aws-neuronx-dkms versions of the packages it
+    installs from `cache_dir`, `line` the driver line its script names."""
+
+    unit: str
+    service: str
+    cache_dir: str
+    line: str
+    cached: list[str] = field(default_factory=list)
 
 
 @dataclass

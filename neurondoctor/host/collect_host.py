@@ -199,6 +199,8 @@ def collect_host_snapshot(fs: RootFS, environ: Mapping[str, str], failures: list
 
     def node() -> None:  # after packages and runtime: a host that has the runtime is no container node
         snapshot.node_role = node_role.node_role(snapshot, node_role.read_node_markers(fs))
+        if snapshot.node_role is not None:
+            snapshot.node_role.inf1_pin = node_role.read_inf1_pin(fs, snapshot.node_role.platform)
 
     def kernel_log() -> None:
         if not snapshot.has_neuron_hardware:  # the driver logs NEURON_HW_ERR only where there is hardware

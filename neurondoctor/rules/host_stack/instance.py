@@ -11,7 +11,7 @@ from neurondoctor.python_packaging import parse_requirement
 from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, inf1_host, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, Finding
-from neurondoctor.rules.fix import Fix
+from neurondoctor.rules.fix import Fix, command
 from neurondoctor.rules.host_stack.os_commands import RELOAD_DRIVER, install_command, remove_command
 from neurondoctor.rules.python_stack.release_detection import PackageReleases
 
@@ -83,15 +83,21 @@ def inf1_driver_too_new(ctx: RuleContext) -> list[Finding]:
     version = normalize_neuron_version(package.version)
     if release_tuple(version)[:2] <= release_tuple(last):
         return []
+    # A managed image that pins Inf1 at boot (host/node_role.py) has no Neuron repository to install from: its own
+    # service installs the package it caches, with the no-op update-pciids that keeps the install from hanging.
+    pin = snapshot.node_role.inf1_pin if snapshot.node_role is not None else None
     return [Finding(
         id="ND-INST-002",
         category="instance-unsupported",
         severity=SEVERITY_ERROR,
         title=f"aws-neuronx-dkms {version} does not support Inf1; the last driver that does is {last}.*",
-        detail=f"Drivers above {last} support Trn and Inf2 instances only ({_SOURCE}).",
+        detail=f"Drivers above {last} support Trn and Inf2 instances only ({_SOURCE})." + (
+            f" This image's boot service {pin.unit} ({pin.service}) puts aws-neuronx-dkms {pin.line}.* on Inf1 and "
+            "did not: `systemctl status` of it says why." if pin else ""),
         evidence={"aws-neuronx-dkms": version, "last_inf1_driver": last, "instance_type":
-                  ctx.facts.host.instance_type},
-        fix=Fix([install_command(snapshot, [(DKMS, f"{last}.")]), *RELOAD_DRIVER]),
+                  ctx.facts.host.instance_type, **({"image_inf1_pin": pin.service} if pin else {})},
+        fix=Fix([command("sudo", "systemctl", "restart", pin.unit) if pin else
+                 install_command(snapshot, [(DKMS, f"{last}.")]), *RELOAD_DRIVER]),
     )]
 
 
