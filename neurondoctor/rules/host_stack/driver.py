@@ -17,6 +17,7 @@ from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Command, Fix, Step, command, note, pipeline
 from neurondoctor.rules.host_stack import node_driver
 from neurondoctor.rules.host_stack.node_driver import node_driver_version
+from neurondoctor.rules.host_stack.node_ways import drain_first, loaded_at_boot, or_reboot, reboot_then_replace
 from neurondoctor.rules.host_stack.os_commands import (
     RELOAD_DRIVER,
     headers_command,
@@ -250,7 +251,8 @@ def driver_not_loaded(ctx: RuleContext) -> list[Finding]:
         detail="No process can open a NeuronCore until it is loaded; it loads at boot from "
                "/etc/modules-load.d/neuron.conf.",
         evidence={"module": snapshot.dkms.installed_module, "kernel": snapshot.kernel},
-        fix=Fix([MODPROBE, pipeline(["echo", "neuron"], ["sudo", "tee", "/etc/modules-load.d/neuron.conf"])]),
+        fix=Fix([MODPROBE, loaded_at_boot()] if snapshot.node_role is not None else
+                [MODPROBE, pipeline(["echo", "neuron"], ["sudo", "tee", "/etc/modules-load.d/neuron.conf"])]),
     )]
 
 
@@ -269,8 +271,7 @@ def _module_file_not_loaded(snapshot: HostSnapshot) -> list[Finding]:
                    "(load-neuron-latest-modules.service)." if bottlerocket else ".")),
         evidence={"module": module.path, "version": module.version, "version_problem": module.problem,
                   "kernel": snapshot.kernel},
-        fix=Fix([note("reboot the node; if the module is still not loaded, replace the node")] if bottlerocket
-                else [MODPROBE]),
+        fix=Fix([reboot_then_replace("the module is still not loaded")] if bottlerocket else [MODPROBE]),
     )]
 
 
@@ -303,7 +304,8 @@ def driver_stale(ctx: RuleContext) -> list[Finding]:
                 + "".join(f" PID {holder.pid} is {holder.command}." for holder in snapshot.holders)),
         evidence={"loaded": loaded, "installed": package.version, "used_by": module.used_by,
                   "holders": [holder.pid for holder in snapshot.holders]},
-        fix=Fix([*_stop_holders(snapshot), *RELOAD_DRIVER]),
+        fix=Fix([*drain_first(snapshot.node_role), *RELOAD_DRIVER, or_reboot()] if snapshot.node_role is not None
+                else [*_stop_holders(snapshot), *RELOAD_DRIVER]),
     )]
 
 
