@@ -158,8 +158,8 @@ def test_a_zst_module_without_a_sysfs_version_is_not_known_in_one_line(tmp_path:
     assert code == 0 and report["findings"] == [] and report["health"]["state"] == "ok"
     summary = _summary(report, "driver")
     assert "loaded, its version not shown" in summary
-    assert summary.endswith("the version of /lib/modules/6.1.161/kernel/drivers/neuron/neuron.ko.zst is not known: "
-                            "it is zstd-compressed, which Python's standard library cannot read")
+    assert ("the version of /lib/modules/6.1.161/kernel/drivers/neuron/neuron.ko.zst is not known: it is "
+            "zstd-compressed, which Python's standard library cannot read, kernel 6.1.161: built for it") in summary
 
 
 def test_near_miss_a_gz_module_without_a_sysfs_version_is_read_from_the_file(tmp_path: Path) -> None:
@@ -297,3 +297,60 @@ def test_near_miss_a_holder_on_a_plain_host_is_still_a_warning(tmp_path: Path) -
     _, report = _check(tmp_path, instance_type="inf2.xlarge", release="2.33.1", holders=holder)
     finding = findings_by_id(report)["ND-DEV-003"][0]
     assert finding["severity"] == "warning" and finding["fix"] == ["kill 4121"]
+
+
+# --- kernel minimums and the Inf1 driver line on a node whose driver is its image's module -----------------------
+# The driver's minimum kernel (5.10: announce-no-support-al2.rst, compat.json minimum_kernel) and the Inf1 line
+# (drivers above 2.24 do not support Inf1: announce-correction-neuron-driver-support-inf1.rst) are about the driver,
+# however it was built: they apply to Bottlerocket's module. DKMS's kernel limits do not (the image built the module
+# for its kernel), and the driver's OS tables list no Bottlerocket: whether this kernel is tested is not known.
+
+
+def _driver_summary(report: dict[str, Any]) -> str:
+    return _summary(report, "driver")
+
+
+def test_an_inf1_bottlerocket_node_whose_image_carries_a_driver_after_the_inf1_line(tmp_path: Path) -> None:
+    code, report = _check(tmp_path, **{**BOTTLEROCKET_INF1, "module_recording": "bottlerocket-inf2-2.26.10.0.txt"},
+                          loaded_version="2.26.10.0")
+    finding = findings_by_id(report)["ND-INST-002"][0]
+    assert finding["severity"] == "error" and code == 1
+    assert finding["title"] == ("the Neuron driver 2.26.10.0 of this node's image does not support Inf1; the last "
+                                "driver that does is 2.24.*")
+    assert finding["evidence"]["read_from"] == "the Neuron driver (/sys/module/neuron/version)"
+    assert finding["fix"] == ["# launch this node from an image release whose driver is of the Inf1 line 2.24 (the "
+                              "EKS and ECS AMIs and Bottlerocket pin Inf1 nodes to such a driver)"]
+
+
+def test_near_miss_an_inf1_bottlerocket_node_on_the_inf1_line_is_not_judged_too_new(tmp_path: Path) -> None:
+    _, report = _check(tmp_path, **BOTTLEROCKET_INF1, loaded_version="2.24.13.0")
+    assert "ND-INST-002" not in findings_by_id(report)
+
+
+def test_an_inf1_eks_node_with_a_newer_driver_package_drains_and_installs_the_inf1_line(tmp_path: Path) -> None:
+    _, report = _check(tmp_path, **{**EKS_TRN1, "instance_type": "inf1.xlarge"})
+    assert _fix(report, "ND-INST-002") == [
+        "# first move this node's pods away: kubectl drain NODE --ignore-daemonsets (kubectl uncordon NODE after)",
+        "sudo dnf install -y 'aws-neuronx-dkms-2.24.*'", "sudo rmmod neuron", "sudo modprobe neuron",
+        "# a node launched again from its image does not keep this change: make it in the image (the node group's "
+        "AMI or launch template), or move to the image's next release"]
+
+
+def test_a_bottlerocket_kernel_below_the_drivers_minimum(tmp_path: Path) -> None:
+    code, report = _check(tmp_path, **{**BOTTLEROCKET_INF2, "kernel": "5.4.280"})
+    finding = findings_by_id(report)["ND-OS-002"][0]
+    assert finding["severity"] == "error" and code == 1 and finding["evidence"]["release"] == "2.28.1"
+    assert finding["fix"] == ["# launch this node from an image release whose kernel is 5.10 or newer"]
+
+
+def test_near_miss_a_bottlerocket_kernel_above_the_minimum_is_said_not_known_in_the_tables(tmp_path: Path) -> None:
+    code, report = _check(tmp_path, **BOTTLEROCKET_INF2)
+    assert "ND-OS-002" not in findings_by_id(report) and code == 0
+    assert _driver_summary(report).endswith("kernel 6.1.161: built for it by the image; whether Neuron tests this "
+                                            "driver on it is not known (the driver's OS tables do not list this OS)")
+
+
+def test_near_miss_an_eks_node_with_its_package_says_nothing_of_the_tables(tmp_path: Path) -> None:
+    """The EKS node's driver is a package on Amazon Linux 2023, an OS the driver's tables list: nothing not known."""
+    _, report = _check(tmp_path, **EKS_TRN1)
+    assert "not known" not in _driver_summary(report)

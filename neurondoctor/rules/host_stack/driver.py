@@ -11,6 +11,7 @@ from typing import Optional
 
 from neurondoctor.facts.host import DriverModuleFile, HostSnapshot
 from neurondoctor.neuron_version import names_a_release, normalize_neuron_version, release_tuple, release_words
+from neurondoctor.release_data.os_support import os_matches
 from neurondoctor.rules.check import Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, neuron_host
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
@@ -356,7 +357,26 @@ def driver_summary(ctx: RuleContext) -> str:
         parts.append(f"the driver of Neuron {release_words(releases)}")
     if module is not None and module.problem and not loaded and not package:
         parts.append(module.problem)  # one line, no finding: an unknown version is not a fault
+    untested = _kernel_not_in_tables(ctx)
+    if untested:
+        parts.append(untested)
     return ", ".join(parts)
+
+
+def _kernel_not_in_tables(ctx: RuleContext) -> Optional[str]:
+    """On a node whose driver is its image's module: the driver's minimum kernel is judged (ND-OS-002) and DKMS's
+    kernel limits say nothing (the image built it for this kernel), but whether AWS tests this driver on the node's
+    kernel is in the driver's OS tables only, which list no such image: said as not known, never guessed."""
+    snapshot = ctx.facts.host.snapshot
+    if not node_driver.module_only(snapshot) or not snapshot.kernel:
+        return None
+    os = snapshot.os
+    release = node_driver.driver_release(ctx)
+    rows = ctx.catalog.os_facts.tested(release, "driver", ctx.facts.host.instance_family) if release else []
+    if any(os_matches(os.id or "", os.version_id or "", row.os, row.version) for row in rows):
+        return None
+    return (f"kernel {snapshot.kernel}: built for it by the image; whether Neuron tests this driver on it is not "
+            "known (the driver's OS tables do not list this OS)")
 
 
 def _module_words(module: DriverModuleFile) -> str:

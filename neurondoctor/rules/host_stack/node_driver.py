@@ -104,8 +104,23 @@ def _newest_driver(ctx: RuleContext) -> tuple[Optional[str], str]:
     return newest, f"Neuron {latest} ships {newest}"
 
 
-def _move_on(role: NodeRole) -> list[Note]:
+def move_on(role: NodeRole) -> list[Note]:
+    """How this kind of node gets another driver: its image's next release, not a package install on it."""
     return [note(_MOVE_ON[role.platform])]
+
+
+def module_only(snapshot: HostSnapshot) -> bool:
+    """A container node whose driver is the module file its image built (Bottlerocket's kernel kit), with no driver
+    package: a rule about building the driver (DKMS) says nothing of it, and its fixes are the image's."""
+    return snapshot.node_role is not None and DKMS not in snapshot.packages and snapshot.driver_module is not None
+
+
+def driver_release(ctx: RuleContext) -> Optional[str]:
+    """The newest release whose driver is the one this node runs, or None when the data names none."""
+    driver, _ = node_driver_version(ctx.facts.host.snapshot)
+    if driver is None or not names_a_release(driver):
+        return None
+    return max(ctx.catalog.releases_with(DKMS, driver), key=release_tuple, default=None)
 
 
 def node_driver_release(ctx: RuleContext) -> list[Finding]:
@@ -130,7 +145,7 @@ def node_driver_release(ctx: RuleContext) -> list[Finding]:
             detail=(f"The oldest driver the release data lists is {known[0]} (Neuron {release_words(oldest)}). "
                     "Which container releases run on this driver is not known."),
             evidence={**evidence, "oldest_known": known[0]},
-            fix=Fix(_move_on(role)),
+            fix=Fix(move_on(role)),
         )]
     newest, newest_words = _newest_driver(ctx)
     if newest is None or release_tuple(driver) >= release_tuple(newest):
@@ -146,7 +161,7 @@ def node_driver_release(ctx: RuleContext) -> list[Finding]:
                 + ". A newer container may need a newer driver: the node gets it with its image's next release."),
         evidence={**evidence, "releases": list(releases), "latest_release": ctx.catalog.whole_latest,
                   "latest_driver": newest, "documented_limits": limits},
-        fix=Fix(_move_on(role)),
+        fix=Fix(move_on(role)),
     )]
 
 
