@@ -278,6 +278,17 @@ def test_hardware_errors_on_bottlerocket_are_handled_from_outside_the_node(tmp_p
     assert _fix(eks, "ND-HW-001")[0].startswith("aws ec2 stop-instances")  # AL2023 has the CLI and a shell
 
 
+def test_hardware_errors_on_bottlerocket_with_its_instance_id_read(tmp_path: Path) -> None:
+    """With the id read from DMI (the Nitro board asset tag), the stop and start runs anywhere the AWS CLI is."""
+    root = build_host(tmp_path / "node", HostSpec(**BOTTLEROCKET_INF2, ecc={0: {"sram_ecc_uncorrected": 2}}))
+    (root / "sys/devices/virtual/dmi/id/board_asset_tag").write_text("i-0592464924bd45322\n")
+    _, report, _ = check_json(["--root", str(root)], env=cli_env({"HOME": str(tmp_path / "operator")}))
+    assert _fix(report, "ND-HW-001") == [
+        "# from a machine with the AWS CLI (not on this node), or replace the node:",
+        "aws ec2 stop-instances --instance-ids i-0592464924bd45322 && aws ec2 wait instance-stopped --instance-ids "
+        "i-0592464924bd45322 && aws ec2 start-instances --instance-ids i-0592464924bd45322"]
+
+
 def test_a_container_node_in_use_is_not_degraded_by_its_containers(tmp_path: Path) -> None:
     """A pod's process holding a device is the node in use (as a Slurm job's is): an info naming it, never a
     warning that degrades the node; the way to free it is through the orchestrator."""
