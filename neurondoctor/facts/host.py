@@ -149,6 +149,17 @@ class ImageInf1Pin:
 
 
 @dataclass
+class ContainerImage:
+    """What a container image carries that names which AWS image it is: the marker files its Dockerfile copies in
+    (host/container_image.py lists them, with the Dockerfiles they come from) and the branch of the vLLM Neuron
+    checkout the vLLM images build from. Empty lists and None where the image carries none of it."""
+
+    markers: list[str] = field(default_factory=list)
+    vllm_branch: Optional[str] = None  # `release-0.24.0.1.1.0`, from /opt/vllm/.git/HEAD
+    vllm_branch_source: Optional[str] = None
+
+
+@dataclass
 class DeviceHolder:
     pid: int
     command: str
@@ -228,6 +239,7 @@ class HostSnapshot:
     loaded_driver_version: Optional[str] = None
     driver_module: Optional[DriverModuleFile] = None
     node_role: Optional[NodeRole] = None  # a container node (driver only); None for a host that runs the stack
+    image: Optional[ContainerImage] = None  # inside a container: what names the image; None elsewhere
     packages: dict[str, OsPackage] = field(default_factory=dict)
     package_source: Optional[str] = None
     dkms: DkmsState = field(default_factory=DkmsState)

@@ -104,7 +104,8 @@ def _newest_driver(ctx: RuleContext) -> tuple[Optional[str], str]:
     return newest, f"Neuron {latest} ships {newest}"
 
 
-def _move_on(role: NodeRole) -> list[Note]:
+def move_on(role: NodeRole) -> list[Note]:
+    """How this kind of node gets another driver: its image's next release, not a package install on it."""
     return [note(_MOVE_ON[role.platform])]
 
 
@@ -134,6 +135,20 @@ def _pinned_way(pin: ImageInf1Pin, newest: Optional[str]) -> list[Note]:
                  "image's own script does")]
 
 
+def module_only(snapshot: HostSnapshot) -> bool:
+    """A container node whose driver is the module file its image built (Bottlerocket's kernel kit), with no driver
+    package: a rule about building the driver (DKMS) says nothing of it, and its fixes are the image's."""
+    return snapshot.node_role is not None and DKMS not in snapshot.packages and snapshot.driver_module is not None
+
+
+def driver_release(ctx: RuleContext) -> Optional[str]:
+    """The newest release whose driver is the one this node runs, or None when the data names none."""
+    driver, _ = node_driver_version(ctx.facts.host.snapshot)
+    if driver is None or not names_a_release(driver):
+        return None
+    return max(ctx.catalog.releases_with(DKMS, driver), key=release_tuple, default=None)
+
+
 def node_driver_release(ctx: RuleContext) -> list[Finding]:
     """ND-DRV-005 (info): a container node's driver is an older release's; ND-DRV-006 (warning): older than every
     release the data knows."""
@@ -156,7 +171,7 @@ def node_driver_release(ctx: RuleContext) -> list[Finding]:
             detail=(f"The oldest driver the release data lists is {known[0]} (Neuron {release_words(oldest)}). "
                     "Which container releases run on this driver is not known."),
             evidence={**evidence, "oldest_known": known[0]},
-            fix=Fix(_move_on(role)),
+            fix=Fix(move_on(role)),
         )]
     newest, newest_words = _newest_driver(ctx)
     if newest is None or release_tuple(driver) >= release_tuple(newest):
@@ -178,7 +193,7 @@ def node_driver_release(ctx: RuleContext) -> list[Finding]:
                   "latest_driver": newest, "documented_limits": limits,
                   **({"image_inf1_pin": {"unit": pin.unit, "script": pin.service, "cached": pin.cached}}
                      if pin else {})},
-        fix=Fix(_pinned_way(pin, newest) if pin else _move_on(role)),
+        fix=Fix(_pinned_way(pin, newest) if pin else move_on(role)),
     )]
 
 
