@@ -69,6 +69,14 @@ def _python(clue: Clue) -> Optional[Cause]:
                           "its bin/python), or install it there: " + _CHECK,
                           f"the Neuron packages come from the Neuron pip repository: pip needs `--extra-index-url "
                           f"{PIP_INDEX}`"), SETUP_PAGES)
+    package = facts.get("package", "")
+    if kind.endswith("SyntaxError") and is_neuron_package(package):
+        where = f" ({facts['environment']})" if facts.get("environment") else ""
+        return Cause("python-unsupported", f"{package} does not parse under the Python that imported it{where}: "
+                     "the installed package is written for a newer Python",
+                     ("use a Python the package's release supports (its setup page names them): "
+                      "`neurondoctor venv create PATH --release X.Y.Z --python python3.X`; " + _CHECK,),
+                     "Python's parser (a SyntaxError raised inside an installed package's own file)", decisive=True)
     private = _PRIVATE_TORCH_ATTRIBUTE.search(text) if kind.endswith("AttributeError") else None
     if private:
         return Cause("framework-pin-mismatch", f"a package calls torch's internal `{private.group(1)}."
@@ -184,11 +192,21 @@ def _os_package(clue: Clue) -> Optional[Cause]:
 def _os_key(clue: Clue) -> Optional[Cause]:
     if "neuron" not in clue.line.lower():
         return None
-    return Cause("driver-missing", "the package manager refuses the Neuron repository, so no Neuron OS package "
+    return Cause("package-repo-key", "the package manager refuses the Neuron repository, so no Neuron OS package "
                  "(driver, runtime, tools) installs or upgrades: its signing key is missing or expired on this host",
                  ("re-import the key as the setup guide does (GPG-PUB-KEY-AMAZON-AWS-NEURON.PUB from the "
-                  "repository), then `sudo apt-get update` (or `sudo dnf makecache`)",),
+                  "repository), then `sudo apt-get update` (or `sudo dnf makecache`)",
+                  "`neurondoctor check` then shows which Neuron packages are installed and from which release"),
                  "setup/setup-troubleshooting.rst (an expired Neuron GPG key: re-import it, then apt-get update)")
+
+
+def _os_held(clue: Clue) -> Optional[Cause]:
+    return Cause("package-held", "the package manager holds the packages (apt-mark hold, as the Neuron DLAMIs set for "
+                 "the Neuron packages; yum versionlock), so it refuses to change them",
+                 ("to upgrade on purpose, say so: `sudo apt-get install --allow-change-held-packages …` (or "
+                  "`sudo apt-mark unhold PACKAGE`; `sudo yum versionlock delete PACKAGE`)",
+                  "`neurondoctor check` shows the installed Neuron packages and their release"),
+                 "apt's own message (held packages; the Neuron setup guides' --allow-change-held-packages)")
 
 
 def _library(clue: Clue) -> Optional[Cause]:
@@ -416,10 +434,78 @@ def _memory(clue: Clue) -> Optional[Cause]:
                   "NeuronCores",), RUNTIME_GUIDE)
 
 
+def _out_of_bounds(clue: Clue) -> Optional[Cause]:
+    where = f" on ND {clue.facts['device']}:NC {clue.facts['core']}" if clue.facts.get("core") else ""
+    return Cause("model-input", f"an execution{where} read or wrote outside its tensors (NRT_EXEC_OOB, 1006): the "
+                 "model or a kernel was given indices or inputs outside what it was built for",
+                 ("check the inputs of the failing call (token ids below the vocabulary size, indices within the "
+                  "tensor's shape); `NEURON_RT_DBG_DUMP_INPUTS_ON_ERR=1006` makes the runtime save the inputs of the "
+                  "failing execution",
+                  "in your own kernel (NKI), check the indices of its memory accesses",
+                  "nothing on the host to fix: `neurondoctor check` will not find this"),
+                 RUNTIME_GUIDE + " (Neuron Runtime execution fails at out-of-bound access: incorrect inputs were "
+                 "provided to the model)", decisive=True)
+
+
+def _numerical(clue: Clue) -> Optional[Cause]:
+    return Cause("numerical-error", "the device reported a numerical error (NaN or infinity) while executing the "
+                 "model (NRT_EXEC_NUMERICAL_ERR, 1003)",
+                 ("look for the layer that overflows: run the model on the CPU with the same inputs, or with "
+                  "NEURON_RT_NUMERICAL_ERRORS_VERIFICATION disabled to let the execution finish and compare outputs",
+                  "a lower-precision cast (auto-cast to bf16) can overflow: compile with `--auto-cast=none` to test",
+                  "nothing on the host to fix: `neurondoctor check` will not find this"),
+                 RUNTIME_GUIDE + " (numerical errors: INFER_ERROR_SUBTYPE_NUMERICAL); nrt_status.h (1003)",
+                 decisive=True)
+
+
+def _devices_left_running(clue: Clue) -> Optional[Cause]:
+    return Cause("device-reset", "an earlier run left the Neuron devices running (an interrupted or killed job), "
+                 "and the runtime cannot stop them: only a driver reload resets them",
+                 ("stop every process that uses the devices (`neuron-ls` lists them; neuron-top and neuron-monitor "
+                  "too), then reload the driver: `sudo rmmod neuron; sudo modprobe neuron`",
+                  "`neurondoctor check` shows who holds the devices and whether the driver is loaded"),
+                 RUNTIME_GUIDE + " (Failure to initialize Neuron: Timestamp program stop timeout); the training "
+                 "troubleshooting guide (One or more engines are running)", decisive=True)
+
+
+def _peer_gone(clue: Clue) -> Optional[Cause]:
+    peer = f" ({clue.facts['address']})" if clue.facts.get("address") else ""
+    return Cause("peer-failed-first", f"this process lost its connection to another rank{peer}: that rank or node "
+                 "failed or exited first, and its own log holds the cause",
+                 ("find the first error among all ranks' logs (the earliest time stamp); this message is a "
+                  "consequence of it", "`neurondoctor explain` on that rank's log; `neurondoctor bundle` on that node "
+                  "collects it"), "the collectives' and gRPC's connection messages", specific=False)
+
+
+def _peer_not_ready(clue: Clue) -> Optional[Cause]:
+    peer = f" {clue.facts['address']}" if clue.facts.get("address") else " its peer"
+    return Cause("peer-late", f"this rank is waiting for{peer}, which has not come up yet (often still compiling "
+                 "its graphs); the connection is retried, the wait is not an error by itself",
+                 ("let it wait: the first run of a job compiles on every rank, some longer than others; compiling "
+                  "ahead (`neuron_parallel_compile`) shortens the wait",
+                  "if the wait ends in an error, that rank's own log holds the cause"),
+                 RUNTIME_GUIDE + " (collectives: Timeout waiting for RX … retrying)", specific=False)
+
+
+def _not_the_failure(clue: Clue) -> Optional[Cause]:
+    what = f" ({clue.facts['names']})" if clue.facts.get("names") else ""
+    return Cause("not-the-failure", f"a deprecation warning{what}: the program goes on, this is not a failure",
+                 ("change the call the warning names when convenient (the warning says what replaces it)",
+                  "if the job did fail, its error is elsewhere in the log: `neurondoctor explain` the whole log"),
+                 "the warning itself (Python's warnings: DeprecationWarning, FutureWarning)", specific=False)
+
+
+def _efa_dereg_at_exit(clue: Clue) -> Optional[Cause]:
+    return Cause("not-the-failure", "the EFA driver's DEREG_MR failure as a process exits: the Neuron driver and the "
+                 "network stack both deregister its buffers; harmless",
+                 ("nothing to do; if a job failed, its error is in its own log",),
+                 RUNTIME_GUIDE + " (EFA Kernel messages (dmesg) after process termination)", specific=False)
+
+
 _RULES: dict[str, Callable[[Clue], Optional[Cause]]] = {
     "python-exception": _python, "pip-no-distribution": _no_distribution, "pip-python": _pip_python,
     "pip-conflict": _pip_conflict, "os-package-missing": _os_package, "os-package-version": _os_package,
-    "os-repository-key": _os_key, "library-missing": _library, "symbol-version-missing": _symbol_version,
+    "os-repository-key": _os_key, "os-package-held": _os_held, "library-missing": _library, "symbol-version-missing": _symbol_version,
     "dkms-headers": _dkms, "dkms-build-failed": _dkms, "dkms-compile-error": _dkms, "dpkg-failed": _dpkg,
     "command-not-found": _command, "cores-unavailable": _cores, "device-open-failed": _device_open,
     "no-device": lambda clue: _NO_DEVICE, "container-device-missing": _container_device, "k8s-insufficient": _k8s,
@@ -428,6 +514,9 @@ _RULES: dict[str, Callable[[Clue], Optional[Cause]]] = {
     "cores-not-contiguous": _cores_not_contiguous, "compiler-error-log": _compiler_error_log,
     "partitioner-subgraphs": _partitioner, "graph-proto-unreadable": _graph_proto,
     "runtime-daemon-unreachable": _runtime_daemon, "profiler-database-unready": _command,
+    "execution-out-of-bounds": _out_of_bounds, "execution-numerical-error": _numerical,
+    "devices-left-running": _devices_left_running, "peer-gone": _peer_gone, "peer-not-ready": _peer_not_ready,
+    "deprecation-warning": _not_the_failure, "efa-deregistration-at-exit": _efa_dereg_at_exit,
 }
 
 
