@@ -505,7 +505,8 @@ def _efa_dereg_at_exit(clue: Clue) -> Optional[Cause]:
 _RULES: dict[str, Callable[[Clue], Optional[Cause]]] = {
     "python-exception": _python, "pip-no-distribution": _no_distribution, "pip-python": _pip_python,
     "pip-conflict": _pip_conflict, "os-package-missing": _os_package, "os-package-version": _os_package,
-    "os-repository-key": _os_key, "os-package-held": _os_held, "library-missing": _library, "symbol-version-missing": _symbol_version,
+    "os-repository-key": _os_key, "os-package-held": _os_held, "library-missing": _library,
+    "symbol-version-missing": _symbol_version,
     "dkms-headers": _dkms, "dkms-build-failed": _dkms, "dkms-compile-error": _dkms, "dpkg-failed": _dpkg,
     "command-not-found": _command, "cores-unavailable": _cores, "device-open-failed": _device_open,
     "no-device": lambda clue: _NO_DEVICE, "container-device-missing": _container_device, "k8s-insufficient": _k8s,

@@ -56,7 +56,8 @@ class Explanation:
     detail: Optional[str] = None  # a runtime log's number that matters: what ran out, and by how much
     kind: Optional[str] = None  # the kind of message the cause was read from (`pip`, `Python traceback`, …)
     facts: dict[str, str] = field(default_factory=dict)  # what its reader extracted (explain_readers/clue.py)
-    also: list[dict[str, Optional[str]]] = field(default_factory=list)  # the other failures the text names: category, why, line
+    # the other failures the text names: category, cause, why, line
+    also: list[dict[str, Optional[str]]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {**answer_fields(self.category), "op": self.op, "variant": self.variant, "ways_out": list(self.ways_out),
