@@ -115,6 +115,14 @@ def crafted_inputs() -> dict[str, str]:
         "compiler: subgraph count, one line": _filled("partitioner found 3 subgraphs max subgraph count "),
         "compiler: artifacts, per line": "neuronx-cc\n" + _filled("artifacts stored in:\n")[11:],
         "compiler: decode error, one line": _filled("decodeerror graphdef "),
+        "runtime: out-of-bound, one line": _filled("nd0:nc0 [nd 1][nc 2] out-of-bound access "),
+        "runtime: reset, per line": _filled("nd0 nc0 failed to stop neuron core\n"),
+        "collectives: retrying, one line": _filled("connect to a:1 failed sec) timed out - retrying "),
+        "collectives: connect to without retry, per line": _filled("connect to " + "a" * 190 + " retrying\n"),
+        "collectives: peer gone, per line": _filled("error received from peer socket closed\n"),
+        "warnings: deprecations, per line": _filled("DeprecationWarning: a.b() is deprecated. Use c instead\n"),
+        "warnings: deprecations, few lines": _filled(("warning use " + "a" * 119 + " " * 5) * 80 + "\n"),
+        "warnings: one line": _filled("warning will be removed `a` "),
     }
 
 
