@@ -123,6 +123,12 @@ def crafted_inputs() -> dict[str, str]:
         "warnings: deprecations, per line": _filled("DeprecationWarning: a.b() is deprecated. Use c instead\n"),
         "warnings: deprecations, few lines": _filled(("warning use " + "a" * 119 + " " * 5) * 80 + "\n"),
         "warnings: one line": _filled("warning will be removed `a` "),
+        "framework: not supported on tpu, one line": _filled("a b c d e is not supported on tpu "),
+        "framework: cuda, per line": _filled("no cuda gpus are available\n"),
+        "kubernetes: placement, per line": _filled("0/4 nodes are available: 4 node(s) didn't match pod affinity\n"),
+        "collectives: no interface, one line": _filled("no interface found in the same subnet as remote address "),
+        "compiler: instructions, one line": _filled("number of instructions (1 too many instructions "),
+        "torchscript: unknown op, one line": _filled("unknown builtin op: neuron::"),
     }
 
 

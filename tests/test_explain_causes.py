@@ -68,6 +68,44 @@ READ: dict[str, tuple[str, str, Optional[tuple[str, str]]]] = {
     "repo-key": ("W: GPG error: https://apt.repos.neuron.amazonaws.com jammy InRelease: The following signatures "
                  "were invalid: EXPKEYSIG 1234ABCD5678EF90 Amazon AWS Neuron <neuron-maintainers@amazon.com>\n",
                  "package-repo-key", None),
+    # Python's import system: a top-level module no Neuron package provides
+    "dependency-missing": ('Traceback (most recent call last):\n  File "train.py", line 2, in <module>\n'
+                           "ModuleNotFoundError: No module named 'sentencepiece'\n", "python-dependency-missing",
+                           ("module", "sentencepiece")),
+    # a script asking a framework module for a public name the release does not have
+    "api-attribute": ("AttributeError: module 'torch_xla.core.xla_model' has no attribute 'rendezvous_all'\n",
+                      "framework-api-change", None),
+    # (an import from torch-xla or torch-neuronx is the release data's pairing signature, framework-pin-mismatch)
+    "api-import": ('  File "serve.py", line 4, in <module>\n'
+                   "ImportError: cannot import name 'draft_export' from 'torch.export' "
+                   "(/opt/venv/lib/python3.10/site-packages/torch/export/__init__.py)\n",
+                   "framework-api-change", None),
+    # TorchScript's message for an operator no imported package registered, with another operator name
+    "neuron-op-unregistered": ("RuntimeError: Unknown builtin op: neuron::forward_v2.\n", "missing-import",
+                               ("operator", "neuron::forward_v2")),
+    # torch's CUDA messages on a host without NVIDIA GPUs
+    "cuda-not-compiled": ("AssertionError: Torch not compiled with CUDA enabled\n", "unsupported-config", None),
+    # a library refusing a feature on XLA devices, with another feature
+    "xla-feature": ("ValueError: Mixed precision fp16 is not supported on TPU.\n", "unsupported-config",
+                    ("feature", "Mixed precision fp16")),
+    # kube-scheduler's reasons when only placement rules exclude the nodes
+    "k8s-selector": ("Warning  FailedScheduling  12s  default-scheduler  0/3 nodes are available: 3 node(s) didn't "
+                     "match Pod's node affinity/selector.\n", "k8s-scheduling", None),
+    # the collectives' bootstrap without an interface toward its peer, another address
+    "bootstrap-no-interface": ("No interface found in the same subnet as remote address fe80::10:2a<40321>\n",
+                               "network-config", ("remote", "fe80::10:2a")),
+}
+
+# A finding category where one fits: the compiler's instruction limit, neuron_parallel_compile's killed compile and
+# a compile-cache entry the file system could not copy.
+CATEGORY: dict[str, tuple[str, str]] = {
+    "instruction-limit": ("[XTP002] Number of instructions (9100200) is over the threshold (5000000).\n",
+                          "compile-failure"),
+    "parallel-compile-killed": ("ERROR ||PARALLEL_COMPILE||: parallel compilation with neuronx-cc exited with error."
+                                "Received error code: -9\n", "compile-failure"),
+    "cache-errno": ("RuntimeError: RunNeuronCCImpl: <class 'OSError'>: [Errno 5] Input/output error: "
+                    "'/efs/neuron-compile-cache/neuronxcc-2.15.1.0+abc/MODULE_123+456/model.neff'\n",
+                    "compile-cache"),
 }
 
 # name -> (text, a cause it must NOT be given)
@@ -88,6 +126,22 @@ NEAR_MISSES: dict[str, tuple[str, str]] = {
     "pip-retry": ("WARNING: Retrying (Retry(total=4)) after connection broken by 'ReadTimeoutError'\n", "peer-late"),
     # apt listing held packages as a fact, not refusing
     "held-listing": ("The following packages have been kept back:\n  aws-neuronx-dkms\n", "package-held"),
+    # a missing submodule of an installed package is not a missing dependency
+    "submodule-missing": ("ModuleNotFoundError: No module named 'vllm._C'\n", "python-dependency-missing"),
+    # a Neuron package asking another for a name is a pairing of Neuron packages, not the script's API
+    "neuron-package-pairing": (
+        '  File "/opt/venv/lib/python3.10/site-packages/transformers_neuronx/compiler.py", line 31, in <module>\n'
+        "    from torch_neuronx import trace_hlo\n"
+        "ImportError: cannot import name 'trace_hlo' from 'torch_neuronx' (/opt/venv/lib/python3.10/site-packages/"
+        "torch_neuronx/__init__.py)\n", "framework-api-change"),
+    # a private torch name is a build for another torch (framework-pin-mismatch), not an API change
+    "private-name": ("AttributeError: module 'torch.jit' has no attribute '_script_if_tracing'\n",
+                     "framework-api-change"),
+    # the scheduler's Neuron resource is the other answer, whatever rules the line also names
+    "k8s-insufficient-and-affinity": ("0/4 nodes are available: 2 Insufficient aws.amazon.com/neuron, 2 node(s) "
+                                      "didn't match pod affinity rules.\n", "k8s-scheduling"),
+    # a compile log that counts its instructions without a limit is no failure
+    "instructions-counted": ("INFO: the compiler generated 12000 instructions for sg0000\n", "compile-failure"),
 }
 
 
@@ -101,6 +155,13 @@ def test_each_cause_is_read_by_its_grammar(name: str) -> None:
     assert answer["recognised"] is True and answer["ways_out"]
     if fact is not None:
         assert answer["facts"].get(fact[0]) == fact[1], answer["facts"]
+
+
+@pytest.mark.parametrize("name", sorted(CATEGORY))
+def test_a_grammar_with_a_finding_category_answers_with_it(name: str) -> None:
+    text, category = CATEGORY[name]
+    answer = _answer(text)
+    assert answer is not None and answer["category"] == answer["cause"] == category, (name, answer)
 
 
 @pytest.mark.parametrize("name", sorted(NEAR_MISSES))

@@ -70,6 +70,30 @@ def _python(clue: Clue) -> Optional[Cause]:
                           f"the Neuron packages come from the Neuron pip repository: pip needs `--extra-index-url "
                           f"{PIP_INDEX}`"), SETUP_PAGES)
     package = facts.get("package", "")
+    if kind.endswith("ModuleNotFoundError") and _is_plain_dependency(module):
+        where = f" in {facts['environment']}" if facts.get("environment") else ""
+        return Cause("python-dependency-missing", f"the Python that ran{where} has no module {module}: a package the "
+                     "job needs, not part of the Neuron SDK, is not installed there",
+                     (f"install it into the environment the job runs (`VENV/bin/python -m pip install …`, the "
+                      f"distribution that provides {module}); if it is installed, the job runs another Python: "
+                      "`neurondoctor check --venv VENV` shows which environment holds what",),
+                     "Python's import system (ModuleNotFoundError)")
+    api = _framework_api(kind, text, module, package)
+    if api:
+        return Cause("framework-api-change", f"the script uses {api}, which the installed framework release does not "
+                     "have: removed, renamed or not yet added in this release",
+                     ("use the API of the installed release (its release notes and migration pages name the "
+                      "replacement), or install the release the script was written for; `neurondoctor check` "
+                      "shows the installed versions",),
+                     "Python's attribute and import errors on a framework module (the releases' migration notes)")
+    if "errno" in text and _names_compile_cache_entry(text):
+        return Cause("compile-cache", "the compile cache's file system failed to read or copy an entry: a cache on a "
+                     "shared network file system that fails under many concurrent readers (the guide names FSx)",
+                     ("put the cache where every worker can read it reliably: the instance's local disk, or the "
+                      "cluster's shared NFS home (NEURON_COMPILE_CACHE_URL, or NEURON_CC_FLAGS=\"--cache_dir=…\")",
+                      "`neurondoctor cache status` shows the cache this host uses"),
+                     "archive/appnotes/torch-neuronx/introducing-pytorch-2-x.rst (OSError Errno 61 with the Neuron "
+                     "Cache on an FSx mount)")
     if kind.endswith("SyntaxError") and is_neuron_package(package):
         where = f" ({facts['environment']})" if facts.get("environment") else ""
         return Cause("python-unsupported", f"{package} does not parse under the Python that imported it{where}: "
@@ -114,6 +138,37 @@ _NO_DEVICE = Cause("device-missing", "no Neuron device is visible to the process
 
 # torch's internal names (a leading underscore) are called only by packages built against one torch release.
 _PRIVATE_TORCH_ATTRIBUTE = re.compile(r"module '(torch(?:\.[a-z_]{1,40}){0,4})' has no attribute '(_[a-z0-9_]{1,80})'")
+
+
+# The frameworks whose public API a script calls (torch, torch-xla, the Neuron framework packages).
+_FRAMEWORK_MODULES = frozenset({"torch", "torch_xla", "torch_neuronx", "neuronx_distributed",
+                                "neuronx_distributed_inference", "transformers_neuronx"})
+_MISSING_ATTRIBUTE = re.compile(r"module '([a-z_][a-z0-9_.]{0,80})' has no attribute '([a-z][a-z0-9_]{0,80})'")
+_MISSING_NAME = re.compile(r"cannot import name '([a-z][a-z0-9_]{0,80})' from '([a-z_][a-z0-9_.]{0,80})'")
+
+
+def _is_plain_dependency(module: str) -> bool:
+    """A top-level module that no Neuron package and not torch provides (`Cython`, `ray`): a missing submodule of an
+    installed package (`vllm._C`) or a private module is something else."""
+    return bool(module) and "." not in module and not module.startswith("_") and module not in NEURON_MODULES \
+        and module != "torch" and not is_neuron_package(module)
+
+
+def _framework_api(kind: str, text: str, module: str, importer: str) -> str:
+    """`torch_xla.runtime.using_pjrt` when the script asks a framework module for a public name it does not have; ''
+    when another Neuron package asks (a pairing of Neuron packages, not the script's API) or the module is no
+    framework's."""
+    found = _MISSING_ATTRIBUTE.search(text) if kind.endswith("AttributeError") else (
+        _MISSING_NAME.search(text) if kind.endswith("ImportError") else None)
+    if found is None:
+        return ""
+    owner, name = (found.group(1), found.group(2)) if found.re is _MISSING_ATTRIBUTE else (found.group(2),
+                                                                                           found.group(1))
+    if owner.split(".", 1)[0] not in _FRAMEWORK_MODULES:
+        return ""
+    if importer and is_neuron_package(importer) and importer != owner.split(".", 1)[0].replace("_", "-"):
+        return ""
+    return f"`{owner}.{name}`"
 
 
 def _names_compile_cache_entry(text: str) -> bool:
@@ -502,6 +557,55 @@ def _efa_dereg_at_exit(clue: Clue) -> Optional[Cause]:
                  RUNTIME_GUIDE + " (EFA Kernel messages (dmesg) after process termination)", specific=False)
 
 
+def _instruction_limit(clue: Clue) -> Optional[Cause]:
+    count = f" ({clue.facts['instructions']} instructions)" if clue.facts.get("instructions") else ""
+    return Cause("compile-failure", f"the graph is too large for one compilation{count}: the compiler's instruction "
+                 "limit", ("compile at a lower optimisation level (`-O1` in NEURON_CC_FLAGS or the compiler "
+                           "arguments)", "make the graph smaller: tensor or pipeline parallelism, a smaller batch, "
+                           "sequence length or context_length_estimate"),
+                 "compiler/error-codes (NCC_EBVF030, NCC_EXTP004: the number of instructions exceeds the limit)")
+
+
+def _neuron_op_unregistered(clue: Clue) -> Optional[Cause]:
+    return Cause("missing-import", f"a loaded Neuron model calls {clue.facts.get('operator', 'a neuron:: operator')}, "
+                 "which no imported package registered: the script loads a compiled model without importing the "
+                 "Neuron framework", ("`import torch_neuronx` (Inf2/Trn) or `import torch_neuron` (Inf1) before "
+                                      "`torch.jit.load` of the compiled model",),
+                 "the torch-neuron troubleshooting guide (archive/torch-neuron/troubleshooting-guide.rst)")
+
+
+def _cuda_path(clue: Clue) -> Optional[Cause]:
+    return Cause("unsupported-config", "the script or a library took a GPU-only path (CUDA) on a host without NVIDIA "
+                 "GPUs: a device of 'cuda', or an option (a Trainer's --bf16/--fp16) whose check asks CUDA",
+                 ("use the Neuron device (`torch_xla.device()`, or `torch.device('neuron')` with the native "
+                  "backend) and the options the library documents for Neuron",),
+                 "torch's CUDA messages; the HF Trainer fine-tuning tutorial's known issues (--bf16)")
+
+
+def _feature_on_xla(clue: Clue) -> Optional[Cause]:
+    return Cause("unsupported-config", f"the library does not support {clue.facts.get('feature') or 'this feature'} "
+                 "on XLA devices, which a Neuron device is to it",
+                 ("turn the feature off or use the library's XLA alternative; the Neuron tutorial for the library "
+                  "lists the settings it needs",), "the library's own message (Accelerate and Transformers on XLA)")
+
+
+def _k8s_placement(clue: Clue) -> Optional[Cause]:
+    return Cause("k8s-scheduling", f"no node matches the pod's placement rules ({clue.facts.get('reason')}), so "
+                 "Kubernetes cannot place it; the Neuron resources are not the reason",
+                 ("`kubectl describe pod` lists the rules; check the pod's affinity, node selector and tolerations "
+                  "against the nodes' labels and taints (`kubectl get nodes --show-labels`)",),
+                 "kube-scheduler's FailedScheduling reasons")
+
+
+def _bootstrap_interface(clue: Clue) -> Optional[Cause]:
+    remote = f" ({clue.facts['remote']})" if clue.facts.get("remote") else ""
+    return Cause("network-config", f"the collectives' bootstrap found no network interface to reach its peer{remote}",
+                 ("a link-local IPv6 address (fe80::) is the documented case: disable IPv6 on the instances or set "
+                  "the interface the collectives use", "check that the instances share a subnet and that the "
+                  "security group allows all traffic between them"),
+                 RUNTIME_GUIDE + " (collectives bootstrap)")
+
+
 _RULES: dict[str, Callable[[Clue], Optional[Cause]]] = {
     "python-exception": _python, "pip-no-distribution": _no_distribution, "pip-python": _pip_python,
     "pip-conflict": _pip_conflict, "os-package-missing": _os_package, "os-package-version": _os_package,
@@ -518,6 +622,9 @@ _RULES: dict[str, Callable[[Clue], Optional[Cause]]] = {
     "execution-out-of-bounds": _out_of_bounds, "execution-numerical-error": _numerical,
     "devices-left-running": _devices_left_running, "peer-gone": _peer_gone, "peer-not-ready": _peer_not_ready,
     "deprecation-warning": _not_the_failure, "efa-deregistration-at-exit": _efa_dereg_at_exit,
+    "compiler-instruction-limit": _instruction_limit, "neuron-op-unregistered": _neuron_op_unregistered,
+    "cuda-path-on-neuron": _cuda_path, "feature-unsupported-on-xla": _feature_on_xla,
+    "k8s-placement-rules": _k8s_placement, "bootstrap-no-interface": _bootstrap_interface,
 }
 
 

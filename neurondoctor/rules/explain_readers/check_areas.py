@@ -26,6 +26,7 @@ AREAS: dict[str, tuple[str, ...]] = {
     # causes of explain's own (explain_causes.py) that an area still helps with: who holds the devices, the driver
     "device-reset": _DEVICES, "package-repo-key": ("driver", "runtime"),
     "package-held": ("driver", "runtime"),
+    "python-dependency-missing": ("python-env",), "framework-api-change": _FRAMEWORK,
 }
 
 

@@ -22,6 +22,17 @@ EXPLAIN_CAUSES: dict[str, str] = {
                     "them",
     "numerical-error": "the device reported a numerical error (NaN, infinity) while executing the model",
     "package-repo-key": "the Neuron OS package repository's signing key on this host is missing or expired",
+    "python-dependency-missing": "a Python package the job needs, not part of the Neuron SDK, is not installed in "
+                                 "the environment that ran it",
+    "framework-api-change": "the script calls a framework API the installed release does not have (removed, "
+                            "renamed or not yet added)",
+    "missing-import": "the script loads a compiled Neuron model without importing the package that registers its "
+                      "operators",
+    "unsupported-config": "a code path or option the library does not support on this device (a GPU-only path, a "
+                          "feature it refuses on XLA devices)",
+    "k8s-scheduling": "Kubernetes cannot place the pod because of its placement rules (affinity, selector, taints), "
+                      "not for lack of Neuron devices",
+    "network-config": "the host's network setup stops the collectives' bootstrap (no interface reaches the peer)",
     "package-held": "the OS package manager holds the packages (apt-mark hold, yum versionlock) and will not change "
                     "them",
 }
