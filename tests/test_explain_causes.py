@@ -38,6 +38,14 @@ READ: dict[str, tuple[str, str, Optional[tuple[str, str]]]] = {
         "runtime: failed to run dynamic slice, due to out-of-bound access.\n", "model-input", ("core", "3")),
     # nrt_status.h's name for 1006, as the Python bindings print it
     "out-of-bounds-status-name": ("nrtpy.NrtError: NRT_EXEC_OOB(1006) in model.neff\n", "model-input", None),
+    # the Inf1 runtime's input check and nrt_status.h's name for 1002
+    "unexpected-input-size": ("nrtd[812]: [TDRV:io_queue_prepare_input_nonhugetlb] Unexpected input size, for "
+                              "input_ids, expected: 4096, received: 8192\n", "model-input", ("received", "8192")),
+    "bad-input-status": ("nrtpy.NrtError: NRT_EXEC_BAD_INPUT(1002)\n", "model-input", None),
+    # neuronx-distributed's divisibility check through its parallel layers, another dimension and degree
+    "not-divisible": ('  File "/opt/venv/lib/python3.10/site-packages/neuronx_distributed/parallel_layers/utils.py",'
+                      ' line 9, in ensure_divisibility\nAssertionError: 32000 is not divisible by 6\n',
+                      "unsupported-config", None),
     # nrt_status.h's 1003 as torch-neuronx prints a failed execution
     "numerical-status": ("RuntimeError: nrt_execute status=1003 message=Numerical Error\n", "numerical-error", None),
     # the runtime's message when a killed job left the engines running, with the device it names
@@ -140,6 +148,11 @@ NEAR_MISSES: dict[str, tuple[str, str]] = {
     # the scheduler's Neuron resource is the other answer, whatever rules the line also names
     "k8s-insufficient-and-affinity": ("0/4 nodes are available: 2 Insufficient aws.amazon.com/neuron, 2 node(s) "
                                       "didn't match pod affinity rules.\n", "k8s-scheduling"),
+    # arithmetic of the user's own code that does not divide is not a parallel degree
+    "own-divisibility": ('  File "prepare.py", line 3, in <module>\nValueError: 10 is not divisible by 3\n',
+                         "unsupported-config"),
+    # the runtime naming an input tensor's size when the load succeeded is no bad input
+    "input-size-logged": ("INFO NRT: input_ids size 4096 bytes\n", "model-input"),
     # a compile log that counts its instructions without a limit is no failure
     "instructions-counted": ("INFO: the compiler generated 12000 instructions for sg0000\n", "compile-failure"),
 }

@@ -78,6 +78,13 @@ def _python(clue: Clue) -> Optional[Cause]:
                       f"distribution that provides {module}); if it is installed, the job runs another Python: "
                       "`neurondoctor check --venv VENV` shows which environment holds what",),
                      "Python's import system (ModuleNotFoundError)")
+    divisible = _NOT_DIVISIBLE.search(text)
+    if divisible and (package in _PARALLEL_LIBRARIES or "tp_degree" in text or "tensor parallel" in text):
+        return Cause("unsupported-config", f"a model dimension ({divisible.group(1)}) is not divisible by the "
+                     f"parallel degree ({divisible.group(2)}) the library shards it over",
+                     ("choose a tensor-parallel degree that divides the model's dimensions (attention heads, "
+                      "vocabulary, hidden size), or turn off the sharding of that layer if the library allows it",),
+                     "the parallel library's own check (neuronx-distributed's ensure_divisibility)")
     api = _framework_api(kind, text, module, package)
     if api:
         return Cause("framework-api-change", f"the script uses {api}, which the installed framework release does not "
@@ -145,6 +152,12 @@ _FRAMEWORK_MODULES = frozenset({"torch", "torch_xla", "torch_neuronx", "neuronx_
                                 "neuronx_distributed_inference", "transformers_neuronx"})
 _MISSING_ATTRIBUTE = re.compile(r"module '([a-z_][a-z0-9_.]{0,80})' has no attribute '([a-z][a-z0-9_]{0,80})'")
 _MISSING_NAME = re.compile(r"cannot import name '([a-z][a-z0-9_]{0,80})' from '([a-z_][a-z0-9_.]{0,80})'")
+
+
+# The libraries that shard a model over NeuronCores and check that its dimensions divide by the degree.
+_PARALLEL_LIBRARIES = frozenset({"neuronx-distributed", "neuronx-distributed-inference", "transformers-neuronx",
+                                 "optimum"})
+_NOT_DIVISIBLE = re.compile(r"([0-9]{1,12}) is not divisible by ([0-9]{1,6})")
 
 
 def _is_plain_dependency(module: str) -> bool:
@@ -502,6 +515,18 @@ def _out_of_bounds(clue: Clue) -> Optional[Cause]:
                  "provided to the model)", decisive=True)
 
 
+def _bad_input(clue: Clue) -> Optional[Cause]:
+    sizes = (f" (expected {clue.facts['expected']} bytes, received {clue.facts['received']})"
+             if clue.facts.get("expected") else "")
+    return Cause("model-input", f"the model was run with inputs that are not those it was compiled for{sizes}: another "
+                 "shape, size or set of input tensors (NRT_EXEC_BAD_INPUT, 1002)",
+                 ("give the model inputs of the shapes it was traced or compiled with (pad to them), or compile it "
+                  "for the shapes the application sends (a bucket per shape)",
+                  "nothing on the host to fix: `neurondoctor check` will not find this"),
+                 "nrt_status.h (NRT_EXEC_BAD_INPUT, 1002: missing input tensors, incorrect input tensor sizes)",
+                 decisive=True)
+
+
 def _numerical(clue: Clue) -> Optional[Cause]:
     return Cause("numerical-error", "the device reported a numerical error (NaN or infinity) while executing the "
                  "model (NRT_EXEC_NUMERICAL_ERR, 1003)",
@@ -619,7 +644,8 @@ _RULES: dict[str, Callable[[Clue], Optional[Cause]]] = {
     "cores-not-contiguous": _cores_not_contiguous, "compiler-error-log": _compiler_error_log,
     "partitioner-subgraphs": _partitioner, "graph-proto-unreadable": _graph_proto,
     "runtime-daemon-unreachable": _runtime_daemon, "profiler-database-unready": _command,
-    "execution-out-of-bounds": _out_of_bounds, "execution-numerical-error": _numerical,
+    "execution-out-of-bounds": _out_of_bounds, "execution-bad-input": _bad_input,
+    "execution-numerical-error": _numerical,
     "devices-left-running": _devices_left_running, "peer-gone": _peer_gone, "peer-not-ready": _peer_not_ready,
     "deprecation-warning": _not_the_failure, "efa-deregistration-at-exit": _efa_dereg_at_exit,
     "compiler-instruction-limit": _instruction_limit, "neuron-op-unregistered": _neuron_op_unregistered,

@@ -18,6 +18,9 @@ whose stamp the normaliser has removed):
 - an execution that touched memory outside its tensors: the runtime's notification `failed to run scatter/gather
   (indirect memory copy), due to out-of-bound access`, `Out of bounds access on model M`, the status
   `NRT_EXEC_OOB` (1006): the guide's "incorrect inputs have been provided to the model";
+- inputs that are not what the model was compiled for: `Unexpected input size, for data00, expected: 2097152,
+  received: 33554432` (the Inf1 runtime), `NRT_EXEC_BAD_INPUT` / `NERR_INFER_BAD_INPUT` (1002: "invalid input has
+  been submitted to infer, e.g. missing some of the input tensors, incorrect input tensor sizes");
 - an execution that produced NaN or infinity: `INFER_ERROR_SUBTYPE_NUMERICAL`, `status=1003 message=Numerical Error`,
   `NRT_EXEC_NUMERICAL_ERR` (nrt_status.h: 1003, "numerical errors");
 - devices an earlier run left running, which only a driver reload stops: `One or more engines are running. Please
@@ -52,6 +55,8 @@ _OUT_OF_BOUNDS = ("out-of-bound access", "out of bound access", "out-of-bounds a
                   "nrt_exec_oob")
 _NUMERICAL = ("infer_error_subtype_numerical", "message=numerical error", "nrt_exec_numerical_err",
               "numerical error notification")
+_BAD_INPUT = ("unexpected input size", "nrt_exec_bad_input", "nerr_infer_bad_input")
+_INPUT_SIZE = re.compile(r"expected: ?([0-9]{1,15}), received: ?([0-9]{1,15})")
 _RESET = ("restart device by reloading driver", "failed to stop neuron core", "engines are running")
 _CORE = re.compile(r"\bnd ?([0-9]{1,3})[: ]{1,2}nc ?([0-9]{1,3})\b|\[nd ([0-9]{1,3})\]\[nc ([0-9]{1,3})\]")
 
@@ -123,6 +128,12 @@ def read(message: Message) -> list[Clue]:
             if found:
                 clues.append(Clue("no-device", READER, position, message.line(position),
                                   _function(message, position)))
+    for needle in _BAD_INPUT:
+        for position in message.hits(needle, 2):
+            sizes = _INPUT_SIZE.search(message.folded, *message.span(position))
+            clues.append(Clue("execution-bad-input", READER, position, message.line(position),
+                              {**_function(message, position),
+                               **({"expected": sizes.group(1), "received": sizes.group(2)} if sizes else {})}))
     for kind, needles in (("execution-out-of-bounds", _OUT_OF_BOUNDS), ("execution-numerical-error", _NUMERICAL),
                           ("devices-left-running", _RESET)):
         for needle in needles:
