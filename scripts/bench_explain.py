@@ -115,6 +115,20 @@ def crafted_inputs() -> dict[str, str]:
         "compiler: subgraph count, one line": _filled("partitioner found 3 subgraphs max subgraph count "),
         "compiler: artifacts, per line": "neuronx-cc\n" + _filled("artifacts stored in:\n")[11:],
         "compiler: decode error, one line": _filled("decodeerror graphdef "),
+        "runtime: out-of-bound, one line": _filled("nd0:nc0 [nd 1][nc 2] out-of-bound access "),
+        "runtime: reset, per line": _filled("nd0 nc0 failed to stop neuron core\n"),
+        "collectives: retrying, one line": _filled("connect to a:1 failed sec) timed out - retrying "),
+        "collectives: connect to without retry, per line": _filled("connect to " + "a" * 190 + " retrying\n"),
+        "collectives: peer gone, per line": _filled("error received from peer socket closed\n"),
+        "warnings: deprecations, per line": _filled("DeprecationWarning: a.b() is deprecated. Use c instead\n"),
+        "warnings: deprecations, few lines": _filled(("warning use " + "a" * 119 + " " * 5) * 80 + "\n"),
+        "warnings: one line": _filled("warning will be removed `a` "),
+        "framework: not supported on tpu, one line": _filled("a b c d e is not supported on tpu "),
+        "framework: cuda, per line": _filled("no cuda gpus are available\n"),
+        "kubernetes: placement, per line": _filled("0/4 nodes are available: 4 node(s) didn't match pod affinity\n"),
+        "collectives: no interface, one line": _filled("no interface found in the same subnet as remote address "),
+        "compiler: instructions, one line": _filled("number of instructions (1 too many instructions "),
+        "torchscript: unknown op, one line": _filled("unknown builtin op: neuron::"),
     }
 
 

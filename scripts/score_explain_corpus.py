@@ -37,7 +37,7 @@ def _rejects_no_host(done: subprocess.CompletedProcess[str]) -> bool:
 
 
 def _category_of(stdout: str) -> tuple[Optional[str], Optional[str]]:
-    """(recognised category or None, a problem with the output or None), whatever shape explain's JSON has:
+    """(recognised cause or None, a problem with the output or None), whatever shape explain's JSON has:
     a document with `category`, one nested under `explanation`/`result`, or a list of such documents (first one)."""
     try:
         document: Any = json.loads(stdout)
@@ -50,7 +50,7 @@ def _category_of(stdout: str) -> tuple[Optional[str], Optional[str]]:
     for key in ("explanation", "result"):
         if isinstance(document.get(key), dict) and "category" in document[key]:
             document = document[key]
-    category = document.get("category")
+    category = document.get("cause") or document.get("category")
     if category is None or document.get("recognised") is False:
         return None, None
     return (category, None) if isinstance(category, str) else (None, "category is not a string")

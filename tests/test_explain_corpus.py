@@ -33,7 +33,7 @@ def _contract_categories() -> set[str]:
 
 def test_the_corpus_is_large_enough_and_spread_over_the_kinds() -> None:
     counts = Counter(entry["kind"] for entry in ENTRIES)
-    assert len(ENTRIES) >= 100
+    assert len(ENTRIES) >= 155  # the corpus only grows (README "Later batches")
     assert set(counts) == set(INDEX["kinds"])
     assert min(counts.values()) >= 3, counts
 

@@ -163,9 +163,7 @@ FACTS = Path(__file__).resolve().parent.parent / "docs" / "neuron-facts.md"
 # "not recognised".
 NOT_EXPLAINED = {
     "nrt_init()": "the row is a situation (a driver-only upgrade), not a message a log prints",
-    "failed to run scatter/gather (indirect memory copy), due to out-of-bound access":
-        "NRT_EXEC_OOB (1006): bad indices or inputs fit no category, as in the status table",
-}
+}  # the runtime's out-of-bound access (1006) fits no category and is explain's own cause `model-input`
 
 
 def _troubleshooting_rows() -> list[str]:

@@ -29,8 +29,11 @@ CASES: dict[str, tuple[str, str, dict[str, str], Optional[str]]] = {
         "<module>\n    import torch_neuronx\nModuleNotFoundError: No module named 'torch_neuronx'\n",
         "python-exception", {"type": "ModuleNotFoundError", "module": "torch_neuronx", "package": "torch-neuronx",
                              "environment": "/home/ubuntu/aws_neuron_venv"}, "framework-missing"),
-    "no-module-other": (  # near miss: a module that is no Neuron package says what it is, and no more
-        "ModuleNotFoundError: No module named 'pandas'\n", "python-exception", {"module": "pandas"}, None),
+    # near miss: a module that is no Neuron package is no Neuron finding category; explain names its own cause, a
+    # dependency of the job's that the environment lacks (explain_causes.py)
+    "no-module-other": (
+        "ModuleNotFoundError: No module named 'pandas'\n", "python-exception", {"module": "pandas"},
+        "python-dependency-missing"),
     # transformers-neuronx#33: the traceback's frames name the environment (lib64) and the package
     "cannot-import-from-libneuronxla": (
         "Traceback (most recent call last):\n"
@@ -236,9 +239,10 @@ CASES: dict[str, tuple[str, str, dict[str, str], Optional[str]]] = {
     # issues"): torchvision 0.7 with the torch of Torch-Neuron 1.5.1
     "torch-private-attribute": ("E AttributeError: module 'torch.jit' has no attribute '_script_if_tracing'\n",
                                 "python-exception", {"type": "AttributeError"}, "framework-pin-mismatch"),
-    # near miss: a public torch name missing is an API the script uses, not a build for another torch
+    # near miss: a public torch name missing is an API the script uses (explain's own cause), not a build for
+    # another torch
     "torch-public-attribute": ("AttributeError: module 'torch' has no attribute 'compiler_fake'\n",
-                               "python-exception", {"type": "AttributeError"}, None),
+                               "python-exception", {"type": "AttributeError"}, "framework-api-change"),
     # near miss: an operator of the model's own namespace missing is the model's (an extension it did not load)
     "own-ops-not-registered": (
         "ValueError: Could not find the operator mylib::fused_rope. Please make sure you have already registered "

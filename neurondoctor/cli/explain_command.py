@@ -85,7 +85,7 @@ def _explanation_text(explanation: dict[str, Any]) -> str:
     """The explanation's lines, each value one field (`field_text`): the line it quotes, the operator, the detail
     and the ways out carry text read from the log, which must not end a line or start one (`Ways out:`)."""
     shown = {key: field_text(value) if isinstance(value, str) else value for key, value in explanation.items()}
-    lines = [f"What broke: {shown['category']}: {shown['why']}"]
+    lines = [f"What broke: {shown['cause']}: {shown['why']}"]
     if shown["op"]:
         lines.append(f"Operator:   {shown['op']}" + (f" ({shown['variant']})" if shown["variant"] else ""))
     lines.append(f"Seen in:    {shown['matched']}")
@@ -97,7 +97,7 @@ def _explanation_text(explanation: dict[str, Any]) -> str:
     lines.append(f"Source:     {shown['source']}")
     if explanation.get("also"):
         lines.append("Also in it:")
-        lines += [f"  - {other['category']}: {field_text(other['why'])} ({field_text(other['matched'])})"
+        lines += [f"  - {other['cause']}: {field_text(other['why'])} ({field_text(other['matched'])})"
                   for other in explanation["also"]]
     return "\n".join(lines) + "\n"
 
@@ -126,7 +126,7 @@ def _unrecognised(clues: list[Any]) -> dict[str, Any]:
     from neurondoctor.rules.explain_readers.describe import describe, next_command
 
     first = clues[-1] if clues else None  # the last message of a log is the one that ended it
-    return {"category": None, "op": None, "variant": None, "ways_out": [], "recognised": False,
+    return {"category": None, "cause": None, "op": None, "variant": None, "ways_out": [], "recognised": False,
             "kind": first.reader if first else None,
             "read_as": redact_secrets(describe(first)) if first else None,
             "facts": {name: redact_secrets(value) for name, value in first.facts.items()} if first else {},

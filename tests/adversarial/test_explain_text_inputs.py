@@ -49,3 +49,16 @@ def test_a_traceback_environment_linked_out_of_the_root_is_not_judged(tmp_path: 
         assert result.returncode == 0 and document["facts"]["environment"] == f"/opt/{name}"
         assert not any(str(outside) in path or path.endswith(f"/opt/{name}")
                        for path in document["host"]["environments"]), document["host"]
+
+
+def test_the_facts_of_explains_own_causes_forge_no_line() -> None:
+    """explain's own causes put facts into their words too (the feature a library refuses, a peer's address, a
+    deprecated name): each is read with a closed set of characters, so a forged line stays out of the answer."""
+    for text in (f"ValueError: Mixed{FORGED} precision is not supported on TPU.\n",
+                 f"RX, connection closed by remote peer 10.0.0.1:7{FORGED}\n",
+                 f"DeprecationWarning: `xm{FORGED}.rendezvous` is deprecated. Use torch_xla.runtime instead\n"):
+        result = run_cli(["explain", text, "--no-host"])
+        assert result.returncode == 0, result.stderr
+        assert not any(char in result.stdout for char in "\x07\x08\x1b\x0b\x0c")
+        assert [line for line in result.stdout.splitlines() if line.startswith("Ways out:")] == ["Ways out:"]
+        assert not [line for line in result.stdout.splitlines() if line.lstrip().startswith("1. curl")]

@@ -4,9 +4,10 @@ meaning (causes.py).
 `read_message` normalises the text (message.py), runs every reader and returns what each found, in the order of the
 text. Each reader knows the grammar of its source (Python's tracebacks, pip's resolver, apt and dnf, the dynamic
 loader, DKMS and dpkg, the shell, container runtimes and Kubernetes, the Neuron runtime's log, the compilers,
-torch.distributed and EFA, out-of-memory messages) and finds its lines with `str.find` on the folded text, then reads
-each line with a pattern of bounded repeats in a bounded window: linear in the text (neurondoctor/log_text.py), at
-most a fixed number of lines per reader however many times a line repeats.
+torch.distributed and EFA, out-of-memory messages, deprecation warnings, a library refusing a feature on this device)
+and finds its lines with `str.find` on the folded text, then reads each line with a pattern of bounded repeats in a
+bounded window: linear in the text (neurondoctor/log_text.py), at most a fixed number of lines per reader however
+many times a line repeats.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from neurondoctor.rules.explain_readers import (
     compiler_output,
     containers,
     device_memory,
+    device_support,
     dkms_build,
     dynamic_loader,
     os_packages,
@@ -23,12 +25,14 @@ from neurondoctor.rules.explain_readers import (
     python_traceback,
     runtime_log,
     shell,
+    warning_lines,
 )
 from neurondoctor.rules.explain_readers.clue import Clue
 from neurondoctor.rules.explain_readers.message import Message
 
 READERS = (python_traceback.read, pip_output.read, os_packages.read, dynamic_loader.read, dkms_build.read,
-           shell.read, containers.read, runtime_log.read, compiler_output.read, collectives.read, device_memory.read)
+           shell.read, containers.read, runtime_log.read, compiler_output.read, collectives.read, device_memory.read,
+           warning_lines.read, device_support.read)
 
 
 def read_message(text: str | Message) -> list[Clue]:

@@ -69,6 +69,45 @@ def _python(clue: Clue) -> Optional[Cause]:
                           "its bin/python), or install it there: " + _CHECK,
                           f"the Neuron packages come from the Neuron pip repository: pip needs `--extra-index-url "
                           f"{PIP_INDEX}`"), SETUP_PAGES)
+    package = facts.get("package", "")
+    if kind.endswith("ModuleNotFoundError") and _is_plain_dependency(module):
+        where = f" in {facts['environment']}" if facts.get("environment") else ""
+        return Cause("python-dependency-missing", f"the Python that ran{where} has no module {module}: a package the "
+                     "job needs, not part of the Neuron SDK, is not installed there",
+                     (f"install it into the environment the job runs (`VENV/bin/python -m pip install …`, the "
+                      f"distribution that provides {module}); if it is installed, the job runs another Python: "
+                      "`neurondoctor check --venv VENV` shows which environment holds what",),
+                     "Python's import system (ModuleNotFoundError)")
+    divisible = _NOT_DIVISIBLE.search(text)
+    if divisible and (package in _PARALLEL_LIBRARIES or "tp_degree" in text or "tensor parallel" in text):
+        return Cause("unsupported-config", f"a model dimension ({divisible.group(1)}) is not divisible by the "
+                     f"parallel degree ({divisible.group(2)}) the library shards it over",
+                     ("choose a tensor-parallel degree that divides the model's dimensions (attention heads, "
+                      "vocabulary, hidden size), or turn off the sharding of that layer if the library allows it",),
+                     "the parallel library's own check (neuronx-distributed's ensure_divisibility)")
+    api = _framework_api(kind, text, module, package)
+    if api:
+        return Cause("framework-api-change", f"the script uses {api}, which the installed framework release does not "
+                     "have: removed, renamed or not yet added in this release",
+                     ("use the API of the installed release (its release notes and migration pages name the "
+                      "replacement), or install the release the script was written for; `neurondoctor check` "
+                      "shows the installed versions",),
+                     "Python's attribute and import errors on a framework module (the releases' migration notes)")
+    if "errno" in text and _names_compile_cache_entry(text):
+        return Cause("compile-cache", "the compile cache's file system failed to read or copy an entry: a cache on a "
+                     "shared network file system that fails under many concurrent readers (the guide names FSx)",
+                     ("put the cache where every worker can read it reliably: the instance's local disk, or the "
+                      "cluster's shared NFS home (NEURON_COMPILE_CACHE_URL, or NEURON_CC_FLAGS=\"--cache_dir=…\")",
+                      "`neurondoctor cache status` shows the cache this host uses"),
+                     "archive/appnotes/torch-neuronx/introducing-pytorch-2-x.rst (OSError Errno 61 with the Neuron "
+                     "Cache on an FSx mount)")
+    if kind.endswith("SyntaxError") and is_neuron_package(package):
+        where = f" ({facts['environment']})" if facts.get("environment") else ""
+        return Cause("python-unsupported", f"{package} does not parse under the Python that imported it{where}: "
+                     "the installed package is written for a newer Python",
+                     ("use a Python the package's release supports (its setup page names them): "
+                      "`neurondoctor venv create PATH --release X.Y.Z --python python3.X`; " + _CHECK,),
+                     "Python's parser (a SyntaxError raised inside an installed package's own file)", decisive=True)
     private = _PRIVATE_TORCH_ATTRIBUTE.search(text) if kind.endswith("AttributeError") else None
     if private:
         return Cause("framework-pin-mismatch", f"a package calls torch's internal `{private.group(1)}."
@@ -106,6 +145,43 @@ _NO_DEVICE = Cause("device-missing", "no Neuron device is visible to the process
 
 # torch's internal names (a leading underscore) are called only by packages built against one torch release.
 _PRIVATE_TORCH_ATTRIBUTE = re.compile(r"module '(torch(?:\.[a-z_]{1,40}){0,4})' has no attribute '(_[a-z0-9_]{1,80})'")
+
+
+# The frameworks whose public API a script calls (torch, torch-xla, the Neuron framework packages).
+_FRAMEWORK_MODULES = frozenset({"torch", "torch_xla", "torch_neuronx", "neuronx_distributed",
+                                "neuronx_distributed_inference", "transformers_neuronx"})
+_MISSING_ATTRIBUTE = re.compile(r"module '([a-z_][a-z0-9_.]{0,80})' has no attribute '([a-z][a-z0-9_]{0,80})'")
+_MISSING_NAME = re.compile(r"cannot import name '([a-z][a-z0-9_]{0,80})' from '([a-z_][a-z0-9_.]{0,80})'")
+
+
+# The libraries that shard a model over NeuronCores and check that its dimensions divide by the degree.
+_PARALLEL_LIBRARIES = frozenset({"neuronx-distributed", "neuronx-distributed-inference", "transformers-neuronx",
+                                 "optimum"})
+_NOT_DIVISIBLE = re.compile(r"([0-9]{1,12}) is not divisible by ([0-9]{1,6})")
+
+
+def _is_plain_dependency(module: str) -> bool:
+    """A top-level module that no Neuron package and not torch provides (`Cython`, `ray`): a missing submodule of an
+    installed package (`vllm._C`) or a private module is something else."""
+    return bool(module) and "." not in module and not module.startswith("_") and module not in NEURON_MODULES \
+        and module != "torch" and not is_neuron_package(module)
+
+
+def _framework_api(kind: str, text: str, module: str, importer: str) -> str:
+    """`torch_xla.runtime.using_pjrt` when the script asks a framework module for a public name it does not have; ''
+    when another Neuron package asks (a pairing of Neuron packages, not the script's API) or the module is no
+    framework's."""
+    found = _MISSING_ATTRIBUTE.search(text) if kind.endswith("AttributeError") else (
+        _MISSING_NAME.search(text) if kind.endswith("ImportError") else None)
+    if found is None:
+        return ""
+    owner, name = (found.group(1), found.group(2)) if found.re is _MISSING_ATTRIBUTE else (found.group(2),
+                                                                                           found.group(1))
+    if owner.split(".", 1)[0] not in _FRAMEWORK_MODULES:
+        return ""
+    if importer and is_neuron_package(importer) and importer != owner.split(".", 1)[0].replace("_", "-"):
+        return ""
+    return f"`{owner}.{name}`"
 
 
 def _names_compile_cache_entry(text: str) -> bool:
@@ -184,11 +260,21 @@ def _os_package(clue: Clue) -> Optional[Cause]:
 def _os_key(clue: Clue) -> Optional[Cause]:
     if "neuron" not in clue.line.lower():
         return None
-    return Cause("driver-missing", "the package manager refuses the Neuron repository, so no Neuron OS package "
+    return Cause("package-repo-key", "the package manager refuses the Neuron repository, so no Neuron OS package "
                  "(driver, runtime, tools) installs or upgrades: its signing key is missing or expired on this host",
                  ("re-import the key as the setup guide does (GPG-PUB-KEY-AMAZON-AWS-NEURON.PUB from the "
-                  "repository), then `sudo apt-get update` (or `sudo dnf makecache`)",),
+                  "repository), then `sudo apt-get update` (or `sudo dnf makecache`)",
+                  "`neurondoctor check` then shows which Neuron packages are installed and from which release"),
                  "setup/setup-troubleshooting.rst (an expired Neuron GPG key: re-import it, then apt-get update)")
+
+
+def _os_held(clue: Clue) -> Optional[Cause]:
+    return Cause("package-held", "the package manager holds the packages (apt-mark hold, as the Neuron DLAMIs set for "
+                 "the Neuron packages; yum versionlock), so it refuses to change them",
+                 ("to upgrade on purpose, say so: `sudo apt-get install --allow-change-held-packages …` (or "
+                  "`sudo apt-mark unhold PACKAGE`; `sudo yum versionlock delete PACKAGE`)",
+                  "`neurondoctor check` shows the installed Neuron packages and their release"),
+                 "apt's own message (held packages; the Neuron setup guides' --allow-change-held-packages)")
 
 
 def _library(clue: Clue) -> Optional[Cause]:
@@ -416,10 +502,140 @@ def _memory(clue: Clue) -> Optional[Cause]:
                   "NeuronCores",), RUNTIME_GUIDE)
 
 
+def _out_of_bounds(clue: Clue) -> Optional[Cause]:
+    where = f" on ND {clue.facts['device']}:NC {clue.facts['core']}" if clue.facts.get("core") else ""
+    return Cause("model-input", f"an execution{where} read or wrote outside its tensors (NRT_EXEC_OOB, 1006): the "
+                 "model or a kernel was given indices or inputs outside what it was built for",
+                 ("check the inputs of the failing call (token ids below the vocabulary size, indices within the "
+                  "tensor's shape); `NEURON_RT_DBG_DUMP_INPUTS_ON_ERR=1006` makes the runtime save the inputs of the "
+                  "failing execution",
+                  "in your own kernel (NKI), check the indices of its memory accesses",
+                  "nothing on the host to fix: `neurondoctor check` will not find this"),
+                 RUNTIME_GUIDE + " (Neuron Runtime execution fails at out-of-bound access: incorrect inputs were "
+                 "provided to the model)", decisive=True)
+
+
+def _bad_input(clue: Clue) -> Optional[Cause]:
+    sizes = (f" (expected {clue.facts['expected']} bytes, received {clue.facts['received']})"
+             if clue.facts.get("expected") else "")
+    return Cause("model-input", f"the model was run with inputs that are not those it was compiled for{sizes}: another "
+                 "shape, size or set of input tensors (NRT_EXEC_BAD_INPUT, 1002)",
+                 ("give the model inputs of the shapes it was traced or compiled with (pad to them), or compile it "
+                  "for the shapes the application sends (a bucket per shape)",
+                  "nothing on the host to fix: `neurondoctor check` will not find this"),
+                 "nrt_status.h (NRT_EXEC_BAD_INPUT, 1002: missing input tensors, incorrect input tensor sizes)",
+                 decisive=True)
+
+
+def _numerical(clue: Clue) -> Optional[Cause]:
+    return Cause("numerical-error", "the device reported a numerical error (NaN or infinity) while executing the "
+                 "model (NRT_EXEC_NUMERICAL_ERR, 1003)",
+                 ("look for the layer that overflows: run the model on the CPU with the same inputs, or with "
+                  "NEURON_RT_NUMERICAL_ERRORS_VERIFICATION disabled to let the execution finish and compare outputs",
+                  "a lower-precision cast (auto-cast to bf16) can overflow: compile with `--auto-cast=none` to test",
+                  "nothing on the host to fix: `neurondoctor check` will not find this"),
+                 RUNTIME_GUIDE + " (numerical errors: INFER_ERROR_SUBTYPE_NUMERICAL); nrt_status.h (1003)",
+                 decisive=True)
+
+
+def _devices_left_running(clue: Clue) -> Optional[Cause]:
+    return Cause("device-reset", "an earlier run left the Neuron devices running (an interrupted or killed job), "
+                 "and the runtime cannot stop them: only a driver reload resets them",
+                 ("stop every process that uses the devices (`neuron-ls` lists them; neuron-top and neuron-monitor "
+                  "too), then reload the driver: `sudo rmmod neuron; sudo modprobe neuron`",
+                  "`neurondoctor check` shows who holds the devices and whether the driver is loaded"),
+                 RUNTIME_GUIDE + " (Failure to initialize Neuron: Timestamp program stop timeout); the training "
+                 "troubleshooting guide (One or more engines are running)", decisive=True)
+
+
+def _peer_gone(clue: Clue) -> Optional[Cause]:
+    peer = f" ({clue.facts['address']})" if clue.facts.get("address") else ""
+    return Cause("peer-failed-first", f"this process lost its connection to another rank{peer}: that rank or node "
+                 "failed or exited first, and its own log holds the cause",
+                 ("find the first error among all ranks' logs (the earliest time stamp); this message is a "
+                  "consequence of it", "`neurondoctor explain` on that rank's log; `neurondoctor bundle` on that node "
+                  "collects it"), "the collectives' and gRPC's connection messages", specific=False)
+
+
+def _peer_not_ready(clue: Clue) -> Optional[Cause]:
+    peer = f" {clue.facts['address']}" if clue.facts.get("address") else " its peer"
+    return Cause("peer-late", f"this rank is waiting for{peer}, which has not come up yet (often still compiling "
+                 "its graphs); the connection is retried, the wait is not an error by itself",
+                 ("let it wait: the first run of a job compiles on every rank, some longer than others; compiling "
+                  "ahead (`neuron_parallel_compile`) shortens the wait",
+                  "if the wait ends in an error, that rank's own log holds the cause"),
+                 RUNTIME_GUIDE + " (collectives: Timeout waiting for RX … retrying)", specific=False)
+
+
+def _not_the_failure(clue: Clue) -> Optional[Cause]:
+    what = f" ({clue.facts['names']})" if clue.facts.get("names") else ""
+    return Cause("not-the-failure", f"a deprecation warning{what}: the program goes on, this is not a failure",
+                 ("change the call the warning names when convenient (the warning says what replaces it)",
+                  "if the job did fail, its error is elsewhere in the log: `neurondoctor explain` the whole log"),
+                 "the warning itself (Python's warnings: DeprecationWarning, FutureWarning)", specific=False)
+
+
+def _efa_dereg_at_exit(clue: Clue) -> Optional[Cause]:
+    return Cause("not-the-failure", "the EFA driver's DEREG_MR failure as a process exits: the Neuron driver and the "
+                 "network stack both deregister its buffers; harmless",
+                 ("nothing to do; if a job failed, its error is in its own log",),
+                 RUNTIME_GUIDE + " (EFA Kernel messages (dmesg) after process termination)", specific=False)
+
+
+def _instruction_limit(clue: Clue) -> Optional[Cause]:
+    count = f" ({clue.facts['instructions']} instructions)" if clue.facts.get("instructions") else ""
+    return Cause("compile-failure", f"the graph is too large for one compilation{count}: the compiler's instruction "
+                 "limit", ("compile at a lower optimisation level (`-O1` in NEURON_CC_FLAGS or the compiler "
+                           "arguments)", "make the graph smaller: tensor or pipeline parallelism, a smaller batch, "
+                           "sequence length or context_length_estimate"),
+                 "compiler/error-codes (NCC_EBVF030, NCC_EXTP004: the number of instructions exceeds the limit)")
+
+
+def _neuron_op_unregistered(clue: Clue) -> Optional[Cause]:
+    return Cause("missing-import", f"a loaded Neuron model calls {clue.facts.get('operator', 'a neuron:: operator')}, "
+                 "which no imported package registered: the script loads a compiled model without importing the "
+                 "Neuron framework", ("`import torch_neuronx` (Inf2/Trn) or `import torch_neuron` (Inf1) before "
+                                      "`torch.jit.load` of the compiled model",),
+                 "the torch-neuron troubleshooting guide (archive/torch-neuron/troubleshooting-guide.rst)")
+
+
+def _cuda_path(clue: Clue) -> Optional[Cause]:
+    return Cause("unsupported-config", "the script or a library took a GPU-only path (CUDA) on a host without NVIDIA "
+                 "GPUs: a device of 'cuda', or an option (a Trainer's --bf16/--fp16) whose check asks CUDA",
+                 ("use the Neuron device (`torch_xla.device()`, or `torch.device('neuron')` with the native "
+                  "backend) and the options the library documents for Neuron",),
+                 "torch's CUDA messages; the HF Trainer fine-tuning tutorial's known issues (--bf16)")
+
+
+def _feature_on_xla(clue: Clue) -> Optional[Cause]:
+    return Cause("unsupported-config", f"the library does not support {clue.facts.get('feature') or 'this feature'} "
+                 "on XLA devices, which a Neuron device is to it",
+                 ("turn the feature off or use the library's XLA alternative; the Neuron tutorial for the library "
+                  "lists the settings it needs",), "the library's own message (Accelerate and Transformers on XLA)")
+
+
+def _k8s_placement(clue: Clue) -> Optional[Cause]:
+    return Cause("k8s-scheduling", f"no node matches the pod's placement rules ({clue.facts.get('reason')}), so "
+                 "Kubernetes cannot place it; the Neuron resources are not the reason",
+                 ("`kubectl describe pod` lists the rules; check the pod's affinity, node selector and tolerations "
+                  "against the nodes' labels and taints (`kubectl get nodes --show-labels`)",),
+                 "kube-scheduler's FailedScheduling reasons")
+
+
+def _bootstrap_interface(clue: Clue) -> Optional[Cause]:
+    remote = f" ({clue.facts['remote']})" if clue.facts.get("remote") else ""
+    return Cause("network-config", f"the collectives' bootstrap found no network interface to reach its peer{remote}",
+                 ("a link-local IPv6 address (fe80::) is the documented case: disable IPv6 on the instances or set "
+                  "the interface the collectives use", "check that the instances share a subnet and that the "
+                  "security group allows all traffic between them"),
+                 RUNTIME_GUIDE + " (collectives bootstrap)")
+
+
 _RULES: dict[str, Callable[[Clue], Optional[Cause]]] = {
     "python-exception": _python, "pip-no-distribution": _no_distribution, "pip-python": _pip_python,
     "pip-conflict": _pip_conflict, "os-package-missing": _os_package, "os-package-version": _os_package,
-    "os-repository-key": _os_key, "library-missing": _library, "symbol-version-missing": _symbol_version,
+    "os-repository-key": _os_key, "os-package-held": _os_held, "library-missing": _library,
+    "symbol-version-missing": _symbol_version,
     "dkms-headers": _dkms, "dkms-build-failed": _dkms, "dkms-compile-error": _dkms, "dpkg-failed": _dpkg,
     "command-not-found": _command, "cores-unavailable": _cores, "device-open-failed": _device_open,
     "no-device": lambda clue: _NO_DEVICE, "container-device-missing": _container_device, "k8s-insufficient": _k8s,
@@ -428,6 +644,13 @@ _RULES: dict[str, Callable[[Clue], Optional[Cause]]] = {
     "cores-not-contiguous": _cores_not_contiguous, "compiler-error-log": _compiler_error_log,
     "partitioner-subgraphs": _partitioner, "graph-proto-unreadable": _graph_proto,
     "runtime-daemon-unreachable": _runtime_daemon, "profiler-database-unready": _command,
+    "execution-out-of-bounds": _out_of_bounds, "execution-bad-input": _bad_input,
+    "execution-numerical-error": _numerical,
+    "devices-left-running": _devices_left_running, "peer-gone": _peer_gone, "peer-not-ready": _peer_not_ready,
+    "deprecation-warning": _not_the_failure, "efa-deregistration-at-exit": _efa_dereg_at_exit,
+    "compiler-instruction-limit": _instruction_limit, "neuron-op-unregistered": _neuron_op_unregistered,
+    "cuda-path-on-neuron": _cuda_path, "feature-unsupported-on-xla": _feature_on_xla,
+    "k8s-placement-rules": _k8s_placement, "bootstrap-no-interface": _bootstrap_interface,
 }
 
 

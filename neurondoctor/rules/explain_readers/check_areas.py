@@ -23,6 +23,10 @@ AREAS: dict[str, tuple[str, ...]] = {
     "env-var-misconfig": ("host-env",), "resource": ("host-env",), "compile-cache": ("host-env",),
     "os-unsupported": ("host-env",),
     "hardware-error": ("hardware",),
+    # causes of explain's own (explain_causes.py) that an area still helps with: who holds the devices, the driver
+    "device-reset": _DEVICES, "package-repo-key": ("driver", "runtime"),
+    "package-held": ("driver", "runtime"),
+    "python-dependency-missing": ("python-env",), "framework-api-change": _FRAMEWORK,
 }
 
 

@@ -4,6 +4,9 @@
   device "/dev/neuron0": no such file or directory`;
 - the scheduler when no node has the resource the pod asks for: `0/3 nodes are available: 3 Insufficient
   aws.amazon.com/neuron.` (also `neuroncore`, `neurondevice`; and the typo `insufficent` some tools print);
+- the scheduler when the pod's placement rules exclude every node, not a resource: `0/4 nodes are available: 4
+  node(s) didn't match pod affinity rules`, `didn't match Pod's node affinity/selector`, `had untolerated taint`
+  (kube-scheduler's reasons; read only when no `Insufficient` reason is on the line);
 - the device plugin's own log (k8s-neuron-device-plugin): `No Neuron devices found` is read by runtime_log.py.
 
 Facts: the device path, the resource, how many nodes.
@@ -18,6 +21,8 @@ from neurondoctor.rules.explain_readers.message import Message
 
 _CUSTOM_DEVICE = re.compile(r"adding custom device \"?(/dev/[a-z0-9_/]{1,100})\"?: ([^\n]{0,100})")
 _RESOURCE = re.compile(r"insuff?ic?i?e?n?t (aws\.amazon\.com/neuron[a-z]{0,20})")
+_PLACEMENT = ("didn't match pod affinity", "didn't match pod anti-affinity", "didn't match pod's node affinity",
+              "didn't match node selector", "had untolerated taint", "had taint")
 
 
 def read(message: Message) -> list[Clue]:
@@ -34,4 +39,10 @@ def read(message: Message) -> list[Clue]:
             if found:
                 clues.append(Clue("k8s-insufficient", "Kubernetes scheduler", position, message.line(position),
                                   {"resource": found.group(1)}))
+    for position in message.hits("nodes are available", 4):
+        line = message.folded[slice(*message.span(position))]
+        rule = next((reason for reason in _PLACEMENT if reason in line), None)
+        if rule and "insuf" not in line:
+            clues.append(Clue("k8s-placement-rules", "Kubernetes scheduler", position, message.line(position),
+                              {"reason": rule}))
     return clues

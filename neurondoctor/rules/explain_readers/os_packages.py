@@ -2,7 +2,8 @@
 
 - apt: `E: Unable to locate package NAME`, `E: Package 'NAME' has no installation candidate`,
   `E: Version 'V' for 'NAME' was not found`, `NO_PUBKEY KEY` / `EXPKEYSIG KEY` on a repository,
-  `E: Could not get lock /var/lib/dpkg/lock-frontend`, `E: dpkg was interrupted`;
+  `E: Could not get lock /var/lib/dpkg/lock-frontend`, `E: dpkg was interrupted`, `E: Held packages were changed and
+  -y was used without --allow-change-held-packages` (apt-get's words for a held package it will not change);
 - dnf/yum: `No match for argument: NAME`, `Error: Unable to find a match: NAME`, `GPG check FAILED`,
   `Public key for FILE is not installed`.
 
@@ -36,6 +37,8 @@ _PATTERNS = (
      ("file",)),
     ("could not get lock ", re.compile(r"could not get lock ([^ \n]{1,200})"), "os-package-lock", "apt", ("lock",)),
     ("dpkg was interrupted", re.compile(r"dpkg was interrupted"), "os-package-lock", "apt", ()),
+    ("held packages were changed", re.compile(r"held packages were changed"), "os-package-held", "apt", ()),
+    ("allow-change-held-packages", re.compile(r"without --allow-change-held-packages"), "os-package-held", "apt", ()),
 )
 
 

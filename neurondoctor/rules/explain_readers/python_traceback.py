@@ -1,6 +1,9 @@
 """Python's tracebacks and exception lines (the format of the `traceback` module): `File "PATH", line N, in F`
 frames, then `TYPE: MESSAGE` where TYPE is a dotted name ending in Error, Exception, Exit, Interrupt or Warning.
 
+TorchScript's `Unknown builtin op: neuron::forward_1` is read too: a loaded Neuron model whose operators nobody
+registered (the package that registers `neuron::` operators, torch_neuron or torch_neuronx, was not imported).
+
 Facts: the exception's type and message; the environment of the frames' paths (`/opt/venv` of
 `/opt/venv/lib/python3.10/site-packages/…`); the package of the innermost site-packages frame; the module an
 ImportError names (`No module named 'torch_neuronx'`, `cannot import name 'X' from 'libneuronxla'`).
@@ -21,6 +24,7 @@ _FRAME = re.compile(r'File "([^"\n]{1,1024})", line [0-9]{1,9}')
 _SITE = re.compile(r"^(/[^\n\"']{0,1024}?)/lib(?:64)?/python[0-9.]{1,8}/(?:site|dist)-packages/([A-Za-z0-9_.-]{1,100})")
 _NO_MODULE = re.compile(r"(?i:no module named) '?([A-Za-z0-9_.]{1,200})'?")
 _FROM_MODULE = re.compile(r"cannot import name '([A-Za-z0-9_.]{1,200})' from '([A-Za-z0-9_.]{1,200})'")
+_NEURON_OP = re.compile(r"(neuron::[a-z0-9_]{1,80})")
 _MAX_EXCEPTIONS = 256
 _TAIL_LINES = 32  # a traceback ends a log: its last lines are read whatever came before
 _MAX_FRAMES = 64
@@ -76,4 +80,8 @@ def read(message: Message) -> list[Clue]:
             if where and "environment" not in facts:
                 facts["environment"], facts["package"] = where
         clues.append(Clue("python-exception", READER, message.span(position)[0], line[:400], facts))
+    for position in message.hits("unknown builtin op: neuron::", 2):
+        operator = _NEURON_OP.search(message.folded, position, message.span(position)[1])
+        clues.append(Clue("neuron-op-unregistered", READER, position, message.line(position),
+                          {"operator": operator.group(1)} if operator else {}))
     return sorted({clue.position: clue for clue in clues}.values(), key=lambda clue: clue.position)

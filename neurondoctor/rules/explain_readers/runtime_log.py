@@ -14,7 +14,17 @@ whose stamp the normaliser has removed):
 - the Inf1-era runtime daemon (neuron-rtd) not answering its gRPC clients: `Failed to create NeuronCore Group with
   GRPC Error. Status Error: 14, Error message: "Connect Failed"` (nothing listens where the daemon should);
 - no device at all: `No neuron device found`, `No Neuron devices found`, `Found 0 Neuron devices`,
-  `neuron device not found`.
+  `neuron device not found`;
+- an execution that touched memory outside its tensors: the runtime's notification `failed to run scatter/gather
+  (indirect memory copy), due to out-of-bound access`, `Out of bounds access on model M`, the status
+  `NRT_EXEC_OOB` (1006): the guide's "incorrect inputs have been provided to the model";
+- inputs that are not what the model was compiled for: `Unexpected input size, for data00, expected: 2097152,
+  received: 33554432` (the Inf1 runtime), `NRT_EXEC_BAD_INPUT` / `NERR_INFER_BAD_INPUT` (1002: "invalid input has
+  been submitted to infer, e.g. missing some of the input tensors, incorrect input tensor sizes");
+- an execution that produced NaN or infinity: `INFER_ERROR_SUBTYPE_NUMERICAL`, `status=1003 message=Numerical Error`,
+  `NRT_EXEC_NUMERICAL_ERR` (nrt_status.h: 1003, "numerical errors");
+- devices an earlier run left running, which only a driver reload stops: `One or more engines are running. Please
+  restart device by reloading driver`, `Timestamp program stop timeout` with `Failed to stop neuron core`.
 
 Facts: the runtime function (`nrt_allocate_neuron_cores`), the device and core numbers, the cores asked for and
 available, why the open failed.
@@ -38,6 +48,27 @@ _CONTIGUOUS = re.compile(r"(?:neuron ?cores?|ncs?|neuron ?devices?|devices?|devi
 _NO_DEVICE = re.compile(r"no (?:neuron|inferentia|trainium) devices? (?:were |was )?(?:found|available|detected)"
                         r"|(?:neuron|inferentia|trainium) devices? (?:were |was |is )?not (?:found|detected)"
                         r"|found 0 (?:neuron|inferentia|trainium) devices?")
+
+
+# The status names and codes of nrt_status.h the runtime prints for these (`status=1006`, `err: 1006`).
+_OUT_OF_BOUNDS = ("out-of-bound access", "out of bound access", "out-of-bounds access", "out of bounds access",
+                  "nrt_exec_oob")
+_NUMERICAL = ("infer_error_subtype_numerical", "message=numerical error", "nrt_exec_numerical_err",
+              "numerical error notification")
+_BAD_INPUT = ("unexpected input size", "nrt_exec_bad_input", "nerr_infer_bad_input")
+_INPUT_SIZE = re.compile(r"expected: ?([0-9]{1,15}), received: ?([0-9]{1,15})")
+_RESET = ("restart device by reloading driver", "failed to stop neuron core", "engines are running")
+_CORE = re.compile(r"\bnd ?([0-9]{1,3})[: ]{1,2}nc ?([0-9]{1,3})\b|\[nd ([0-9]{1,3})\]\[nc ([0-9]{1,3})\]")
+
+
+def _core(message: Message, position: int) -> dict[str, str]:
+    """`nd0:nc1`, `nd0 nc1` or `[ND 0][NC 1]` on the line: the device and core."""
+    start, end = message.span(position)
+    found = _CORE.search(message.folded, start, end)
+    if not found:
+        return {}
+    device, core = (found.group(1), found.group(2)) if found.group(1) is not None else (found.group(3), found.group(4))
+    return {"device": device, "core": core}
 
 
 def _function(message: Message, position: int) -> dict[str, str]:
@@ -97,4 +128,16 @@ def read(message: Message) -> list[Clue]:
             if found:
                 clues.append(Clue("no-device", READER, position, message.line(position),
                                   _function(message, position)))
+    for needle in _BAD_INPUT:
+        for position in message.hits(needle, 2):
+            sizes = _INPUT_SIZE.search(message.folded, *message.span(position))
+            clues.append(Clue("execution-bad-input", READER, position, message.line(position),
+                              {**_function(message, position),
+                               **({"expected": sizes.group(1), "received": sizes.group(2)} if sizes else {})}))
+    for kind, needles in (("execution-out-of-bounds", _OUT_OF_BOUNDS), ("execution-numerical-error", _NUMERICAL),
+                          ("devices-left-running", _RESET)):
+        for needle in needles:
+            for position in message.hits(needle, 2):
+                clues.append(Clue(kind, READER, position, message.line(position),
+                                  {**_function(message, position), **_core(message, position)}))
     return clues

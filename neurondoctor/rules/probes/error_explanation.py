@@ -21,6 +21,7 @@ from neurondoctor.redaction import redact_secrets
 from neurondoctor.release_data.probe_data import ErrorSignatures
 from neurondoctor.rules.explain_readers import Clue, Message, read_message
 from neurondoctor.rules.explain_readers.causes import Cause, cause_of, decisive_cause, first_cause, other_causes
+from neurondoctor.rules.explain_readers.explain_causes import is_explain_cause
 from neurondoctor.rules.probes.compiler_codes import compiler_code, compiler_codes_in, compiler_detail
 from neurondoctor.rules.probes.runtime_status import runtime_status
 from neurondoctor.rules.probes.signature_match import SignatureMatch, match_signature, match_signature_loosely
@@ -36,9 +37,15 @@ _HLO_INSTRUCTION = re.compile(r"%[\w.\-]+ = [^\s({]+(?:\{[^}\s]*\})? ([a-z][a-z0
 _COMPILER_VERSION = re.compile(r"(?:NeuronX Compiler version |neuronx-cc[= ]=?)(\d+\.\d+\.\d+(?:\.\d+)?)")
 
 
+def answer_fields(name: str) -> dict[str, Optional[str]]:
+    """`category` and `cause` of an answer: a finding category is both; a cause of explain's own
+    (explain_readers/explain_causes.py) has no category."""
+    return {"category": None if is_explain_cause(name) else name, "cause": name}
+
+
 @dataclass(frozen=True)
 class Explanation:
-    category: str
+    category: str  # the answer: a finding category, or a cause of explain's own (to_json tells them apart)
     why: str
     matched: str  # the input line that was recognised, its secrets redacted
     source: str
@@ -49,10 +56,11 @@ class Explanation:
     detail: Optional[str] = None  # a runtime log's number that matters: what ran out, and by how much
     kind: Optional[str] = None  # the kind of message the cause was read from (`pip`, `Python traceback`, …)
     facts: dict[str, str] = field(default_factory=dict)  # what its reader extracted (explain_readers/clue.py)
-    also: list[dict[str, str]] = field(default_factory=list)  # the other failures the text names: category, why, line
+    # the other failures the text names: category, cause, why, line
+    also: list[dict[str, Optional[str]]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"category": self.category, "op": self.op, "variant": self.variant, "ways_out": list(self.ways_out),
+        return {**answer_fields(self.category), "op": self.op, "variant": self.variant, "ways_out": list(self.ways_out),
                 "why": self.why, "matched": self.matched, "compiler": self.compiler, "source": self.source,
                 "detail": self.detail, "recognised": True, "kind": self.kind,
                 "facts": {name: redact_secrets(value) for name, value in self.facts.items()},
@@ -176,7 +184,7 @@ def explain_message(text: str, signatures: ErrorSignatures, op_support: dict[str
             explanation = _by_facts_then_banner(text, message, clues, signatures)
     if explanation is None:
         return None, clues
-    also = [{"category": cause.category, "why": cause.why, "matched": redact_secrets(clue.line[:300])}
+    also = [{**answer_fields(cause.category), "why": cause.why, "matched": redact_secrets(clue.line[:300])}
             for clue, cause in other_causes(clues, explanation.category)][:MAX_ALSO]
     reading = next((clue for clue in clues if (cause := cause_of(clue)) and cause.category == explanation.category),
                    None)
