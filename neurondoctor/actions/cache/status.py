@@ -111,14 +111,15 @@ def render_status_text(locations: Sequence[CacheLocation]) -> str:
         width = max((len(field_text(compiler.name)) for compiler in index.compilers), default=0)
         for compiler in index.compilers:
             states = " · ".join(f"{compiler.states[state]:,} {state}" for state in ENTRY_STATES)
-            extra = [f"{compiler.locked:,} locked"] if compiler.locked else []
-            extra += [f"{compiler.links:,} links (not followed)"] if compiler.links else []
+            extra = [f"{compiler.links:,} links (not followed)"] if compiler.links else []
             extra += ["registry"] if compiler.registry else []
             lines.append(f"  {field_text(compiler.name):<{width}}  {_entries(compiler.entries)}: {states}"
                          + "".join(f" · {item}" for item in extra)
                          + f" · {size_text(compiler.bytes)} · {_day(compiler.oldest)} to {_day(compiler.newest)}")
             for name in compiler.failed_entries:
                 lines.append(f"    failed {field_text(name)}: {field_text(compiler.failed_errors.get(name, ''))}")
+                if name in compiler.failed_meanings:
+                    lines.append(f"      meaning: {field_text(compiler.failed_meanings[name])}")
         for lock in index.locks:
             holder = (f"held by {lock.holder_pid} ({field_text(lock.holder_command or '?')})" if lock.holder_pid
                       else "held by no process on this host")

@@ -74,32 +74,53 @@ def failed_entries(ctx: RuleContext) -> list[Finding]:
     count = sum(compiler.states[ENTRY_FAILED] for compiler in compilers)
     if not count:
         return []
-    errors = [f"{compiler.name}/{name}: {compiler.failed_errors.get(name, '')}" for compiler in compilers
-              for name in compiler.failed_entries][:FAILED_SHOWN]
+    shown = [(compiler, name) for compiler in compilers for name in compiler.failed_entries][:FAILED_SHOWN]
+    errors = [f"{compiler.name}/{name}: {compiler.failed_errors.get(name, '')}" for compiler, name in shown]
+    meanings = {f"{compiler.name}/{name}": compiler.failed_meanings[name] for compiler, name in shown
+                if name in compiler.failed_meanings}
+    said = [error + (f" ({compiler.failed_meanings[name]})" if name in compiler.failed_meanings else "")
+            for error, (compiler, name) in zip(errors, shown)]
     return [_finding(
         "ND-CACHE-001", SEVERITY_WARNING,
         title=f"{count:,} failed compilation(s) in the compile cache {index.path} will be skipped{_bound(index)}",
         detail=("neuronx-cc caches a failed compile too, and later runs load the failure instead of compiling "
                 "(`Got a cached failed neff at … Will skip compilation, please set --retry_failed_compilation`). "
-                "An out-of-memory host or an interrupted compile is the usual cause; the first error lines: "
-                + "; ".join(errors)),
-        evidence={"path": index.path, "failed": count, "errors": errors,
+                "Each failure in the compiler's own words (the first line of its model.log with a compiler code or "
+                "an ERROR), with what explain reads in it: " + "; ".join(said)),
+        evidence={"path": index.path, "failed": count, "errors": errors, "meanings": meanings,
                   "compilers": [compiler.name for compiler in compilers]},
         fix=Fix([*_prune(ctx, "--failed").steps,
                  alternative("compile them again once: add --retry_failed_compilation to NEURON_CC_FLAGS")]),
     )]
 
 
-def locks_may_be_live(index: CacheIndex) -> Optional[str]:
-    """Why an unheld lock could still be a running compile's, or None. Compiles do not always hold their lock
-    where /proc/locks shows it (users' reports: runs wait on a lock with no process holding it), so a lock is
-    called stale only when no neuronx-cc runs here and the cache is on a local filesystem (no other node compiles
-    into it)."""
-    if index.compilers_running:
+def locks_may_be_live(index: CacheIndex, locks: Sequence[CacheLock] = ()) -> Optional[str]:
+    """Why an entry's unheld locks (`locks`; none given: any lock of the cache) could still be a running compile's,
+    or None. Compiles do not always hold their lock where /proc/locks shows it (users' reports: runs wait on a lock
+    with no process holding it), so while a neuronx-cc runs here a lock is called stale only when it is older than
+    every running compile (`older_than_every_compile`), and never on a network filesystem (a compile on another node
+    may hold it)."""
+    if index.compilers_running and not (locks and older_than_every_compile(index, locks)):
         return f"neuronx-cc is running here ({', '.join(index.compilers_running[:3])}): a lock may be its"
     if index.filesystem in NETWORK_FILESYSTEMS:
         return f"{index.path} is on {index.filesystem}: a compile on another node may hold its locks"
     return None
+
+
+# The compile wrapper makes an entry's lock file before it starts neuronx-cc (ASSUMED: the order is not documented;
+# the wait it prints names the entry before the compile), so a live compile's lock is a little older than its
+# process. A lock is none of a running compile's only when it is older than the oldest of them by more than this.
+LOCK_BEFORE_COMPILE_S = 600.0
+
+
+def older_than_every_compile(index: CacheIndex, locks: Sequence[CacheLock]) -> bool:
+    """Whether every lock of an entry was made before each neuronx-cc running here started (by more than
+    LOCK_BEFORE_COMPILE_S): then none of those compiles made it. False when a compile's start is not known."""
+    ages = index.compiles_age_s
+    if not ages or len(ages) != len(index.compilers_running) or any(age is None for age in ages):
+        return False
+    oldest = max(age for age in ages if age is not None)
+    return all(lock.age_s is not None and lock.age_s > oldest + LOCK_BEFORE_COMPILE_S for lock in locks)
 
 
 def stale(locks: Sequence[CacheLock], older_than_s: float) -> bool:
@@ -125,18 +146,23 @@ def stale_locks(ctx: RuleContext) -> list[Finding]:
     locks_of: dict[str, list[CacheLock]] = {}
     for lock in index.locks:
         locks_of.setdefault(lock.entry, []).append(lock)
-    stale_entries = sorted(entry for entry, locks in locks_of.items() if stale(locks, older_than))
-    if not stale_entries or locks_may_be_live(index):
+    stale_entries = sorted(entry for entry, locks in locks_of.items() if stale(locks, older_than)
+                           and not locks_may_be_live(index, locks))
+    if not stale_entries:
         return []
+    compiles = (f"the neuronx-cc running here ({', '.join(index.compilers_running[:3])}) started more than "
+                f"{LOCK_BEFORE_COMPILE_S / 60:.0f} minutes after these locks were made, so none is theirs"
+                if index.compilers_running else "no neuronx-cc runs here")
     return [_finding(
         "ND-CACHE-002", SEVERITY_WARNING,
         title=f"{len(stale_entries)} stale compile lock(s) in {index.path}: the next run that needs those graphs "
               f"waits on them",
         detail=("A compile that was killed leaves its `*.lock` in the entry; later runs wait for the compile that is "
                 "no longer running (\"Another process must be compiling …\"). No process on this host holds these "
-                f"locks, no neuronx-cc runs here, the cache is on a local filesystem, and the locks are older than "
+                f"locks, {compiles}, the cache is on a local filesystem, and the locks are older than "
                 f"{older_than / 60:.0f} minutes: " + ", ".join(stale_entries[:3])),
-        evidence={"path": index.path, "entries": stale_entries},
+        evidence={"path": index.path, "entries": stale_entries,
+                  "compiles_running": index.compilers_running[:3]},
         fix=_prune(ctx, "--stale-locks"),
     )]
 
