@@ -146,3 +146,72 @@ def test_in_a_container_a_lock_must_be_older_to_be_called_stale() -> None:
     from neurondoctor.rules.host_stack.compile_cache import stale_after_s
 
     assert stale_after_s(container=False) == 600 and stale_after_s(container=True) == 3 * 3600
+
+
+def _compile_running(root: Path, pid: int, started_ago_s: float) -> None:
+    """A neuronx-cc process in a fixture root as /proc shows one: its comm, its stat (field 22, the start in clock
+    ticks after boot) and the boot time in /proc/stat."""
+    now = time.time()
+    booted = int(now) - 100_000
+    ticks = int((now - started_ago_s - booted) * os.sysconf("SC_CLK_TCK"))
+    (root / f"proc/{pid}").mkdir(parents=True, exist_ok=True)
+    (root / f"proc/{pid}/comm").write_text("neuronx-cc\n")
+    # The command field holds a space and a parenthesis, as a crafted name may: the fields are read after the last ')'.
+    (root / f"proc/{pid}/stat").write_text(f"{pid} (neuronx cc) S 1 {pid} {pid} 0 -1 4194560 10 0 0 0 5 1 0 0 20 0 "
+                                           f"1 0 {ticks} 1000 100 18446744073709551615\n")
+    (root / "proc/stat").write_text(f"cpu  1 2 3 4\nbtime {booted}\nprocesses 9\n")
+
+
+def test_a_lock_older_than_every_running_compile_is_stale_in_check_and_prune(tmp_path: Path,
+                                                                           compiler_venv: Path) -> None:
+    """A compile that started 30 minutes ago cannot have made a lock four hours old: ND-CACHE-002 names it and
+    `cache prune --stale-locks` moves it while that compile runs. Near misses: a lock made 35 minutes ago (within 10
+    minutes of the compile's start: the wrapper makes its lock before it starts neuronx-cc) stays, and a compile
+    whose start /proc does not give keeps today's caution."""
+    from tests.conftest import run_cli
+    from tests.host_fixture import HostSpec, build_host
+
+    root = build_host(tmp_path / "host", HostSpec(instance_type="trn1.32xlarge"))
+    cache = root / "var/tmp/neuron-compile-cache"
+    killed = entry(cache / INSTALLED, "MODULE_3de39ac50493f469550f+39f12043", "incomplete", lock=True)
+    _aged_lock(killed / "model.hlo_module.pb.lock", 4 * 3600)
+    own = entry(cache / INSTALLED, "MODULE_43ee508d24e3e9c770ac+39f12043", "incomplete", lock=True)
+    _aged_lock(own / "model.hlo_module.pb.lock", 35 * 60)  # near miss: the running compile's own lock
+    entry(cache / INSTALLED, "MODULE_b41d4f868a9e38641a9e+39f12043", "done")
+    _compile_running(root, 4242, 30 * 60)
+    args = ["--root", str(root), "--venv", str(compiler_venv), "--select", "ND-CACHE"]
+    found = findings_by_id(check_json(args, env=cli_env())[1])
+    assert found["ND-CACHE-002"][0]["evidence"]["entries"] == [  # type: ignore[index]
+        f"{INSTALLED}/MODULE_3de39ac50493f469550f+39f12043"]
+    assert "started more than 10 minutes after these locks were made" in str(found["ND-CACHE-002"][0]["detail"])
+
+    (root / "proc/4242/stat").write_text("garbage\n")  # near miss: the compile's start is not known
+    assert "ND-CACHE-002" not in findings_by_id(check_json(args, env=cli_env())[1])
+    refused = run_cli(["cache", "prune", "/var/tmp/neuron-compile-cache", "--root", str(root), "--stale-locks",
+                       "--yes"], env=cli_env())
+    assert refused.returncode == 2 and "4242 neuronx-cc" in refused.stderr and killed.exists()
+
+    _compile_running(root, 4242, 30 * 60)
+    pruned = run_cli(["cache", "prune", "/var/tmp/neuron-compile-cache", "--root", str(root), "--stale-locks",
+                      "--yes", "--json"], env=cli_env())
+    assert pruned.returncode == 0, pruned.stderr
+    import json
+
+    assert json.loads(pruned.stdout)["prune"]["moved"] == [f"{INSTALLED}/MODULE_3de39ac50493f469550f+39f12043"]
+    assert sorted(path.name for path in (cache / INSTALLED).iterdir()) == [
+        "MODULE_43ee508d24e3e9c770ac+39f12043", "MODULE_b41d4f868a9e38641a9e+39f12043"]
+    assert "ND-CACHE-002" not in findings_by_id(check_json(args, env=cli_env())[1])
+
+
+def test_a_process_start_is_read_from_proc_as_the_kernel_writes_it() -> None:
+    """On the live host: this process's start from /proc/<pid>/stat and /proc/stat's btime is the one psutil
+    reads (within the boot time's one-second resolution)."""
+    import psutil
+
+    from neurondoctor.host.cache_index import boot_time, process_start
+    from neurondoctor.host.rootfs import RootFS
+
+    fs = RootFS("/")
+    started = process_start(fs, str(os.getpid()), boot_time(fs))
+    assert started is not None and abs(started - psutil.Process().create_time()) < 2.0
+    assert process_start(fs, "999999999", boot_time(fs)) is None
