@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -215,3 +216,34 @@ def test_a_process_start_is_read_from_proc_as_the_kernel_writes_it() -> None:
     started = process_start(fs, str(os.getpid()), boot_time(fs))
     assert started is not None and abs(started - psutil.Process().create_time()) < 2.0
     assert process_start(fs, "999999999", boot_time(fs)) is None
+
+
+def test_graphs_of_an_older_compiler_beside_the_installed_ones_are_named_with_their_release(
+        tmp_path: Path, compiler_venv: Path) -> None:
+    """After an upgrade from Neuron 2.16.0 (neuronx-cc 2.12.54.0) to 2.20.1 (2.15.141.0) the cache keeps the old
+    compiler's graphs beside the new one's: ND-CACHE-009, an info with their count, their bytes, the release whose
+    compiler made them and the prune line. Near misses: the old compiler's failed entry alone (no graph a run
+    could load), and a cache whose installed compiler has no graph (ND-CACHE-003, the warning, instead)."""
+    cache = tmp_path / "cache"
+    entry(cache / OTHER, "MODULE_159a076e8438a4c04d96+2c2d707e", "failed", layout="2.12")
+    entry(cache / INSTALLED, "MODULE_b41d4f868a9e38641a9e+39f12043", "done")
+    assert "ND-CACHE-009" not in _cache_ids(cache, compiler_venv)  # near miss: no finished graph of the old one
+    shutil.rmtree(cache / INSTALLED)
+    entry(cache / OTHER, "MODULE_0b0ead5e2dfe538e89a4+2c2d707e", "done", layout="2.12")
+    entry(cache / OTHER, "MODULE_81936d6c27c85d22c403+2c2d707e", "done", layout="2.12")
+    found = _cache_ids(cache, compiler_venv)
+    assert "ND-CACHE-009" not in found and "ND-CACHE-003" in found  # near miss: the warning says it
+    assert "neuronx-cc 2.12.54.0 (Neuron 2.16.0)" in str(found["ND-CACHE-003"][0]["detail"])
+    entry(cache / INSTALLED, "MODULE_b41d4f868a9e38641a9e+39f12043", "done")
+    found = _cache_ids(cache, compiler_venv)
+    assert "ND-CACHE-003" not in found
+    finding = found["ND-CACHE-009"][0]
+    assert finding["severity"] == "info"
+    evidence = finding["evidence"]
+    assert evidence["entries"] == 2 and evidence["other_compilers"] == [OTHER]  # type: ignore[index]
+    assert evidence["made_by"] == ["neuronx-cc 2.12.54.0 (Neuron 2.16.0)"]  # type: ignore[index]
+    assert evidence["bytes"] == sum(path.stat().st_size for path in (cache / OTHER).rglob("*")  # type: ignore[index]
+                                    if path.name in ("model.neff", "model.hlo.pb"))
+    assert str(finding["title"]).startswith(f"the compile cache {cache} keeps 2 compiled graph(s) (0.0 GiB) of "
+                                            "neuronx-cc 2.12.54.0 (Neuron 2.16.0)")
+    assert finding["fix"][0].startswith(f"neurondoctor cache prune {cache} --other-compilers")  # type: ignore[index]

@@ -34,7 +34,7 @@ def _plant(cache: Path, finding_id: str) -> str:
     return other
 
 
-@pytest.mark.parametrize("finding_id", ["ND-CACHE-001", "ND-CACHE-002", "ND-CACHE-003"])
+@pytest.mark.parametrize("finding_id", ["ND-CACHE-001", "ND-CACHE-002", "ND-CACHE-003", "ND-CACHE-009"])
 def test_the_prune_line_moves_the_plant_and_keeps_the_rest(tmp_path: Path, venvs: VenvFactory,
                                                           finding_id: str) -> None:
     cache = tmp_path / "work" / "neuron-cache"

@@ -187,12 +187,51 @@ def other_compilers(ctx: RuleContext) -> list[Finding]:
         "ND-CACHE-003", SEVERITY_WARNING,
         title=f"the compile cache {index.path} has {entries:,} compiled graph(s), none for the installed neuronx-cc "
               f"{', '.join(sorted(installed))}: the next start compiles every graph again{_bound(index)}",
-        detail=(f"The cache is kept per compiler version; its entries are for neuronx-cc "
-                f"{', '.join(sorted(str(compiler.compiler_version) for compiler in others))} "
+        detail=(f"The cache is kept per compiler version; its entries are for "
+                f"{'; '.join(_made_by(ctx, compiler.compiler_version) for compiler in others)} "
                 f"({size / GIB:.1f} GiB), which this environment does not have. Moving them aside frees the "
                 "room; to use them instead, the environment needs that compiler's release."),
         evidence={"path": index.path, "installed": sorted(installed),
                   "other_compilers": [compiler.name for compiler in others], "entries": entries, "bytes": size},
+        fix=_prune(ctx, "--other-compilers", envs),
+    )]
+
+
+def _made_by(ctx: RuleContext, compiler_version: Optional[str]) -> str:
+    """`neuronx-cc 2.15.141.0 (Neuron 2.20.1)`: the releases the release data lists that compiler in, or says that
+    it lists it in none (not guessed)."""
+    releases = ctx.catalog.releases_with("neuronx-cc", compiler_version or "") if compiler_version else []
+    shown = ", ".join(releases[:2]) if releases else "a release the release data does not list"
+    return f"neuronx-cc {compiler_version} (Neuron {shown})" if releases else f"neuronx-cc {compiler_version} ({shown})"
+
+
+def unused_compilers(ctx: RuleContext) -> list[Finding]:
+    """ND-CACHE-009 (info): finished graphs of compilers no environment here has, beside the installed compiler's own
+    (after an upgrade): never loaded again, only room taken. Where the installed compiler has none, ND-CACHE-003
+    says so as a warning instead."""
+    index = _index(ctx)
+    envs = compiler_environments(ctx.facts.environments)
+    if index is None or not envs:
+        return []
+    installed = installed_compiler_versions(envs)
+    mine = [compiler for compiler in index.compilers if compiler.compiler_version in installed]
+    others = [compiler for compiler in index.compilers if compiler.compiler_version not in installed
+              and compiler.states[ENTRY_DONE]]
+    if not others or not any(compiler.states[ENTRY_DONE] for compiler in mine):
+        return []
+    entries = sum(compiler.states[ENTRY_DONE] for compiler in others)
+    size = sum(compiler.bytes for compiler in others)
+    made_by = [_made_by(ctx, compiler.compiler_version) for compiler in others]
+    return [_finding(
+        "ND-CACHE-009", SEVERITY_INFO,
+        title=f"the compile cache {index.path} keeps {entries:,} compiled graph(s) ({size / GIB:.1f} GiB) of "
+              f"{'; '.join(made_by[:3])}, which no environment here has{_bound(index)}",
+        detail=("The cache is kept per compiler version, and the installed neuronx-cc "
+                f"{', '.join(sorted(installed))} never loads another's graphs: after an upgrade they only take room. "
+                "Moving them aside frees it; keep them only for an environment that still runs that compiler."),
+        evidence={"path": index.path, "installed": sorted(installed),
+                  "other_compilers": [compiler.name for compiler in others], "made_by": made_by,
+                  "entries": entries, "bytes": size},
         fix=_prune(ctx, "--other-compilers", envs),
     )]
 
@@ -376,7 +415,7 @@ def not_judged(ctx: RuleContext) -> list[Finding]:
 
 RULE_SET = RuleSet(
     rules=(failed_entries, stale_locks, other_compilers, unwritable, other_flags, not_judged, on_network_filesystem,
-           workdir_read_only),
+           workdir_read_only, unused_compilers),
     findings=(
         FindingSpec("ND-CACHE-001", CATEGORY, SEVERITY_WARNING, "failed compilations in the compile cache that "
                     "later runs skip"),
@@ -393,5 +432,7 @@ RULE_SET = RuleSet(
                     "FSx, NFS, an S3 mount): other nodes may compile into it"),
         FindingSpec("ND-CACHE-008", CATEGORY, SEVERITY_WARNING, "the temporary folder, where compiles write their "
                     "graphs first, is on a read-only mount"),
+        FindingSpec("ND-CACHE-009", CATEGORY, SEVERITY_INFO, "compiled graphs of compilers no environment here has, "
+                    "beside the installed compiler's own (room only)"),
     ),
 )
