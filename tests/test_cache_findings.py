@@ -5,6 +5,8 @@ that has entries for the installed compiler, an environment without neuronx-cc."
 from __future__ import annotations
 
 import fcntl
+import hashlib
+import json
 import os
 import shutil
 import time
@@ -81,27 +83,71 @@ def test_entries_only_for_other_compilers(tmp_path: Path, compiler_venv: Path, v
     assert "ND-CACHE-003" not in _cache_ids(cache, compiler_venv)  # near miss: the installed compiler has entries
 
 
-@pytest.mark.parametrize(("flags", "fires"), [
-    ("--model-type=transformer -O2", True),  # the optimisation level changed: every graph compiles again
-    ("--model-type transformer -O1 --retry_failed_compilation", False),  # near miss: split form, a wrapper flag
-    ("-O1", False),  # near miss: the framework adds the rest
-    ("", False),
+def _keyed(graph: str, flags: list[str], layout: str = "2.15") -> tuple[str, str]:
+    """(entry name, flags file text) keyed as neuronx-cc keys them: the md5 of the flags text (the public copies:
+    `[]` is `+d7517139` in 2.15, `--model-type=transformer --auto-cast=none` is `+2c2d707e` in 2.12 and 2.14)."""
+    text = json.dumps(flags) if layout == "2.15" else " ".join(flags)
+    return f"MODULE_{graph}+{hashlib.md5(text.encode(), usedforsecurity=False).hexdigest()[:8]}", text
+
+
+CACHED = ["--model-type=transformer", "--enable-saturate-infinity", "-O1"]
+
+
+@pytest.mark.parametrize(("flags", "added", "removed"), [
+    ("--model-type=transformer -O1", [], ["--enable-saturate-infinity"]),  # a flag removed: every graph again
+    ("--model-type=transformer --enable-saturate-infinity -O2", ["-O2"], ["-O1"]),  # the level changed
+    ("--model-type=transformer --enable-saturate-infinity -O1 --cache_dir /x --retry_failed_compilation", None,
+     None),  # near miss: the same flags and the wrapper's own
+    ("--model-type=transformer -O1 --enable-saturate-infinity", None, None),  # near miss: the same set reordered
+    ("", None, None),  # near miss: no flags set (a framework may key its graphs by its own)
 ])
-def test_other_flags_is_said_once_and_only_for_the_users_own_flags(tmp_path: Path, compiler_venv: Path,
-                                                                    flags: str, fires: bool) -> None:
+def test_other_flags_names_the_flags_added_and_removed(tmp_path: Path, compiler_venv: Path, flags: str,
+                                                       added: list[str] | None, removed: list[str] | None) -> None:
     cache = tmp_path / "cache"
     for number in range(3):
-        entry(cache / INSTALLED, f"MODULE_{number:020d}+39f12043", "done")
-    entry(cache / OTHER, "MODULE_0b0ead5e2dfe538e89a4+2c2d707e", "done", layout="2.12",
-          flags="--model-type=transformer -O2")  # another compiler's entry with the new flags does not count
+        name, text = _keyed(f"{number:020d}", CACHED)
+        entry(cache / INSTALLED, name, "done", flags=text)
+    name, text = _keyed("0b0ead5e2dfe538e89a4", ["--model-type=transformer", "-O1"], layout="2.12")
+    entry(cache / OTHER, name, "done", layout="2.12", flags=text)  # another compiler's entry with the new flags
     env = cli_env({"NEURON_CC_FLAGS": f"{flags} --cache_dir={cache}"})
     found = findings_by_id(check_json(["--venv", str(compiler_venv), "--select", "ND-CACHE"], env=env)[1])
-    assert ("ND-CACHE-005" in found) is fires, found
-    if fires:
+    assert ("ND-CACHE-005" in found) is (added is not None), found
+    if added is not None:
         finding = found["ND-CACHE-005"][0]
         assert finding["severity"] == "info"
-        assert finding["evidence"]["user_flags"] == ["--model-type=transformer", "-O2"]  # type: ignore[index]
+        assert finding["evidence"]["added"] == added and finding["evidence"]["removed"] == removed  # type: ignore
         assert finding["evidence"]["looked_at"] == 3  # type: ignore[index]
+        assert str(finding["title"]).startswith(f"none of the 3 compiled graph(s) of neuronx-cc 2.15.141.0 in "
+                                                f"{cache} was built with the NEURON_CC_FLAGS set now")
+
+
+def test_a_graph_keyed_by_the_flags_now_beyond_the_sampled_ones_is_found_by_its_name(tmp_path: Path,
+                                                                                     compiler_venv: Path) -> None:
+    """Only the first 20 entries' flag files are read, but every finished entry's key is in its name: 25 entries
+    with other flags and one with the flags set now is no finding (near miss); without that one, the finding."""
+    cache = tmp_path / "cache"
+    for number in range(25):
+        name, text = _keyed(f"{number:020d}", CACHED)
+        entry(cache / INSTALLED, name, "done", flags=text)
+    env = cli_env({"NEURON_CC_FLAGS": f"--model-type=transformer -O2 --cache_dir={cache}"})
+    args = ["--venv", str(compiler_venv), "--select", "ND-CACHE"]
+    assert "ND-CACHE-005" in findings_by_id(check_json(args, env=env)[1])
+    name, text = _keyed("99999999999999999999", ["--model-type=transformer", "-O2"])
+    entry(cache / INSTALLED, name, "done", flags=text)
+    assert "ND-CACHE-005" not in findings_by_id(check_json(args, env=env)[1])
+
+
+def test_the_keys_of_the_public_copies_and_users_logs() -> None:
+    """The key recipe against what is published: the 2.15 copy's `[]` entry (`+d7517139`), the 2.12/2.14 copies'
+    `--model-type=transformer --auto-cast=none` (`+2c2d707e`), and two users' compile logs (no NEURON_CC_FLAGS:
+    `+d41d8cd9`; a Llama 3 70B training's flags: `+55d6a20f`)."""
+    from neurondoctor.rules.host_stack.compile_flags import flags_keys, key_words
+
+    assert "d7517139" in flags_keys([]) and "d41d8cd9" in flags_keys([])
+    assert "2c2d707e" in flags_keys(["--model-type=transformer", "--auto-cast=none"])
+    assert "55d6a20f" in flags_keys(key_words(
+        "--model-type=transformer --distribution-strategy=llm-training --enable-saturate-infinity -O2 "
+        "--model-type=transformer --cache_dir /var/tmp/cache --retry_failed_compilation --log_level=INFO"))
 
 
 def test_a_lock_is_not_called_stale_while_a_compile_runs_or_on_a_network_filesystem(tmp_path: Path,

@@ -156,7 +156,7 @@ def test_a_missing_cache_and_one_that_is_a_file(tmp_path: Path) -> None:
 
 def test_compile_flags_of_both_layouts_are_read_and_garbage_is_none(tmp_path: Path) -> None:
     from neurondoctor.host.cache_index import read_compile_flags
-    from neurondoctor.rules.host_stack.compile_cache import compiler_flags
+    from neurondoctor.rules.host_stack.compile_flags import compiler_flags
 
     new = entry(tmp_path / "c", "MODULE_b41d4f868a9e38641a9e+39f12043", "done")
     old = entry(tmp_path / "c", "MODULE_0b0ead5e2dfe538e89a4+2c2d707e", "done", layout="2.12")

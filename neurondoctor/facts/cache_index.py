@@ -65,6 +65,9 @@ class CompilerCache:
     failed_meanings: dict[str, str] = field(default_factory=dict)  # name -> what that line means, where it is known
     links: int = 0  # entries that are symbolic links: never followed
     flag_samples: list[list[str]] = field(default_factory=list)  # the flags of the first finished entries (check)
+    # The `+<flags>` part of the finished entries' names (the md5 of their flags text, 8 hex digits) -> how many:
+    # which flag sets the cache has graphs for (the first FLAG_KEYS_KEPT distinct ones).
+    flag_keys: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass

@@ -297,6 +297,16 @@ def _scan_entry(path: str, entry: str, compiler: CompilerCache, index: CacheInde
 
 
 _FLAG_FILES = frozenset({"compile_flags.json"})
+FLAG_KEYS_KEPT = 256
+_HEX = frozenset("0123456789abcdef")
+
+
+def _record_flag_key(compiler: CompilerCache, name: str) -> None:
+    """A finished entry's `+<flags>` key counted (names are `MODULE_<graph>+<8 hex digits>`)."""
+    key = name.rpartition("+")[2]
+    if len(key) == 8 and _HEX.issuperset(key) and (key in compiler.flag_keys
+                                                   or len(compiler.flag_keys) < FLAG_KEYS_KEPT):
+        compiler.flag_keys[key] = compiler.flag_keys.get(key, 0) + 1
 
 
 def _finished(path: str) -> Optional[tuple[float, int]]:
@@ -339,6 +349,7 @@ def _count_entry(entry: os.DirEntry[str], compiler_name: str, compiler: Compiler
         _age(compiler, finished_at)
         compiler.states[ENTRY_DONE] += 1
         compiler.bytes += size
+        _record_flag_key(compiler, entry.name)
         if len(compiler.flag_samples) < flag_samples:
             flags = read_compile_flags(entry.path, _FLAG_FILES)
             if flags is not None:
@@ -358,6 +369,8 @@ def _count_entry(entry: os.DirEntry[str], compiler_name: str, compiler: Compiler
     else:  # a file (or a FIFO) where an entry belongs: nothing a compile can use
         compiler.states[ENTRY_INCOMPLETE] += 1
         scanned = (ENTRY_INCOMPLETE, 0, ())
+    if scanned is not None and scanned[0] == ENTRY_DONE:
+        _record_flag_key(compiler, entry.name)
     if keep_entries and scanned is not None:
         state, size, locks = scanned
         index.entries.append(CacheEntry(compiler_name, entry.name, state, mtime, size, locks))

@@ -22,6 +22,7 @@ from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_INFO, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Fix, Shell, Word, alternative, command, note
 from neurondoctor.rules.host_stack.cache_words import cache_word
+from neurondoctor.rules.host_stack.compile_flags import compiler_flags, flags_keys, key_words
 from neurondoctor.rules.host_stack.compiler_installs import compiler_environments, installed_compiler_versions
 from neurondoctor.rules.host_stack.resources import GIB
 
@@ -334,60 +335,42 @@ def workdir_read_only(ctx: RuleContext) -> list[Finding]:
     )]
 
 
-# Flags the compile wrapper takes for itself: they are not in an entry's compile_flags (docs/neuron-facts.md §9).
-WRAPPER_FLAGS = ("--cache_dir", "--retry_failed_compilation", "--no_cache", "--log_level")
-
-
-def compiler_flags(words: Sequence[str]) -> frozenset[str]:
-    """The compiler's own flags, each as `--name=value` (a value given as the next word joined to it), wrapper
-    flags left out."""
-    flags: list[str] = []
-    for word in words:
-        if flags and not word.startswith("-") and "=" not in flags[-1] and flags[-1].startswith("--"):
-            flags[-1] = f"{flags[-1]}={word}"
-        else:
-            flags.append(word)
-    return frozenset(flag for flag in flags if flag.split("=", 1)[0] not in WRAPPER_FLAGS)
-
-
-def user_compiler_flags(text: str) -> frozenset[str]:
-    """The compiler flags a NEURON_CC_FLAGS value sets, as `compiler_flags` gives them (the cluster preflight
-    compares the same set between nodes)."""
-    import shlex  # only with a cache or nodes to compare (check's start-up)
-
-    try:
-        words = shlex.split(text)
-    except ValueError:  # an unbalanced quote: the words as the shell would not read them are still compared
-        words = text.split()
-    return compiler_flags(words)
-
-
-def _user_flags(ctx: RuleContext) -> frozenset[str]:
-    return user_compiler_flags(ctx.facts.environ.get("NEURON_CC_FLAGS", ""))
-
-
 def other_flags(ctx: RuleContext) -> list[Finding]:
-    """ND-CACHE-005: no finished entry of the installed compiler was built with the flags the user sets now."""
+    """ND-CACHE-005: no finished graph of the installed compiler is keyed by the flags in force now, the flags added
+    and removed against the nearest cached set named (rules/host_stack/compile_flags.py says how a key is made)."""
     index = _index(ctx)
-    mine = _user_flags(ctx)
+    words = key_words(ctx.facts.environ.get("NEURON_CC_FLAGS", ""))
     installed = installed_compiler_versions(compiler_environments(ctx.facts.environments))
-    if index is None or not mine or not installed:
+    if index is None or not words or not installed or index.cut:
+        return []  # no flags set: entries may be keyed by a framework's own flags; a cut count: keys not all seen
+    mine = compiler_flags(words)
+    compilers = [compiler for compiler in index.compilers if compiler.compiler_version in installed
+                 and compiler.states[ENTRY_DONE]]
+    keys = {key for compiler in compilers for key in compiler.flag_keys}
+    samples = [compiler_flags(flags) for compiler in compilers for flags in compiler.flag_samples]
+    if not compilers or keys & flags_keys(words) or any(flags == mine for flags in samples):
         return []
-    samples = [compiler_flags(flags) for compiler in index.compilers if compiler.compiler_version in installed
-               for flags in compiler.flag_samples]
-    if not samples or any(mine <= flags for flags in samples):
-        return []
-    shown = " ".join(sorted(mine))
+    nearest = min(samples, key=lambda flags: (len(flags ^ mine), sorted(flags))) if samples else None
+    added = sorted(mine - nearest) if nearest is not None else sorted(mine)
+    removed = sorted(nearest - mine) if nearest is not None else []
+    change = "; ".join(part for part in (f"added {' '.join(added)}" if added else "",
+                                         f"removed {' '.join(removed)}" if removed else "") if part)
+    graphs = sum(compiler.states[ENTRY_DONE] for compiler in compilers)
     return [_finding(
         "ND-CACHE-005", SEVERITY_INFO,
-        title=f"none of the {len(samples)} compiled graph(s) looked at in {index.path} was built with the "
-              f"NEURON_CC_FLAGS set now ({shown}): the next start compiles again",
-        detail=("A cache entry is keyed by the graph and the compiler flags; frameworks add flags of their own, so "
-                "only the flags set in NEURON_CC_FLAGS are compared (wrapper flags such as --cache_dir left out). "
-                "Keep the new flags and the first start compiles once and caches again, or set back the flags the "
-                "cached graphs were built with (the evidence shows one entry's)."),
-        evidence={"path": index.path, "user_flags": sorted(mine), "looked_at": len(samples),
-                  "an_entry_was_built_with": sorted(samples[0])},
+        title=f"none of the {graphs:,} compiled graph(s) of neuronx-cc {', '.join(sorted(installed))} in "
+              f"{index.path} was built with the NEURON_CC_FLAGS set now"
+              + (f" ({change}, against the nearest cached flags)" if nearest is not None else "")
+              + ": the next start compiles again",
+        detail=("The `+<flags>` part of an entry's name is the md5 of its compile flags, so removing a flag changes "
+                "it as much as adding one. No finished entry's key is the key of the flags set now (wrapper flags "
+                "such as --cache_dir left out; torch-neuronx's own --target, --framework and --verbose are not in "
+                "the key). Keep the new flags and the first start compiles once and caches again, or set back the "
+                "flags the cached graphs were built with. A framework that adds flags of its own when it runs "
+                "(not what NEURON_CC_FLAGS holds here) keys its graphs by those: then this is not known."),
+        evidence={"path": index.path, "user_flags": sorted(mine), "keys_now": sorted(flags_keys(words)),
+                  "keys_in_cache": sorted(keys)[:10], "looked_at": len(samples), "added": added,
+                  "removed": removed, "nearest_cached_flags": sorted(nearest) if nearest is not None else None},
         fix=Fix([note("nothing to repair: keep the new flags (one compile), or set NEURON_CC_FLAGS back to the "
                       "cached graphs' flags")]),
     )]
