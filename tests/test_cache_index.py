@@ -195,3 +195,28 @@ def test_a_bounded_count_shares_its_bound_among_the_compilers(tmp_path: Path) ->
     assert index.cut == "counted up to 20 entries"
     timed = index_cache(RootFS("/"), str(tmp_path / "cache"), deadline_s=0.0)
     assert len(timed.compilers) == 2 and timed.cut is not None
+
+
+def test_an_entry_downloaded_into_the_hub_cache_is_read_from_its_names_through_links(tmp_path: Path) -> None:
+    """A cache used straight from a Hugging Face hub download (`snapshots/<revision>/neuronxcc-…/MODULE_…/` whose
+    files are links to `blobs/<sha>`, as huggingface_hub lays a repository out): the state comes from the names
+    (finished: model.done and model.neff; 2.14: model.neff alone), no link is followed, so no size is counted and
+    nothing outside the snapshot is read."""
+    hub = tmp_path / "hub/models--aws-neuron--optimum-neuron-cache"
+    blobs = hub / "blobs"
+    blobs.mkdir(parents=True)
+    snapshot = hub / "snapshots/126ee9e"
+    for layout, compiler, name in (("2.15", "neuronxcc-2.15.141.0+d3cfc8ca", "MODULE_ae1c31503cedd3e1a504+39f12043"),
+                                   ("2.14", "neuronxcc-2.13.68.0+6dfecc895", "MODULE_277942fefc2990a108db+2c2d707e")):
+        real = entry(tmp_path / "downloaded" / compiler, name, "done", layout=layout)
+        linked = snapshot / compiler / name
+        linked.mkdir(parents=True)
+        for item in real.iterdir():
+            blob = blobs / f"{compiler}-{name}-{item.name}"
+            blob.write_bytes(item.read_bytes())
+            (linked / item.name).symlink_to(os.path.relpath(blob, linked))
+    index = index_cache(RootFS("/"), str(snapshot))
+    states = {compiler.name: compiler.states for compiler in index.compilers}
+    assert states["neuronxcc-2.15.141.0+d3cfc8ca"][ENTRY_DONE] == 1
+    assert states["neuronxcc-2.13.68.0+6dfecc895"][ENTRY_DONE] == 1
+    assert all(compiler.bytes == 0 for compiler in index.compilers)  # links are never followed to size them

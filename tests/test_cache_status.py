@@ -126,3 +126,52 @@ def test_status_says_each_failure_in_the_compilers_words_with_its_meaning_and_co
     }
     assert all(sum(compiler["states"].values()) == compiler["entries"] for compiler in counted["compilers"])
     assert sum(compiler["entries"] for compiler in counted["compilers"]) == counted["counted"] == 9
+
+
+def test_every_framework_cache_is_counted_in_its_layout_with_its_mount(tmp_path: Path) -> None:
+    """vLLM Neuron's cache (`$VLLM_CACHE_ROOT/neuron/compile_cache/<32-character key>/`, its compilation-cache design
+    page) is counted by entries and bytes, never judged (what an entry holds is not published); TorchNeuron's NEFF
+    cache (`ab/cd/<key>.neff`, a `.tmp` while it is written: its NEFF cache source) by whole NEFFs and unfinished
+    writes; each cache's mount from the host's table: the neuronx-cc cache on an FSx for Lustre mount, vLLM's on a
+    read-only one. Near misses: a TorchNeuron default that is not there is not listed; a local ext4 cache says
+    nothing of its mount."""
+    root = tmp_path / "root"
+    entry(root / "fsx/neuron-cache/neuronxcc-2.15.141.0+d3cfc8ca", "MODULE_b41d4f868a9e38641a9e+39f12043", "done")
+    entry(root / DEFAULT / "neuronxcc-2.15.141.0+d3cfc8ca", "MODULE_b41d4f868a9e38641a9e+39f12043", "done")
+    vllm = root / "models/vllm/neuron/compile_cache"
+    for key in ("0123456789abcdef0123456789abcdef", "fedcba9876543210fedcba9876543210"):
+        (vllm / key).mkdir(parents=True)
+        (vllm / key / "model.neff").write_bytes(b"\0" * 2048)
+    (vllm / "0123456789abcdef0123456789abcdef.lock").write_bytes(b"")
+    (vllm / "README").write_text("not an entry")
+    shard = root / "scratch/neff/ab/cd"
+    shard.mkdir(parents=True)
+    (shard / "abcd1234ef.neff").write_bytes(b"\0" * 4096)
+    (shard / "tmpq1w2e3.tmp").write_bytes(b"\0" * 100)
+    (root / "proc/self").mkdir(parents=True)
+    (root / "proc/self/mounts").write_text("/dev/nvme0n1p1 / ext4 rw 0 0\n"
+                                           "fs-0123.fsx.internal@tcp:/abcd /fsx lustre rw,flock 0 0\n"
+                                           "/dev/nvme1n1 /models ext4 ro,relatime 0 0\n")
+    env = cli_env({"NEURON_CC_FLAGS": "--cache_dir=/fsx/neuron-cache", "VLLM_CACHE_ROOT": "/models/vllm",
+                   "TORCH_NEURONX_NEFF_CACHE_DIR": "/scratch/neff", "HOME": "/home/ml", "USER": "ml"})
+    result = run_cli(["cache", "status", "--root", str(root)], env=env)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == ("/fsx/neuron-cache (NEURON_CC_FLAGS --cache_dir): 1 entry · on lustre (/fsx): other nodes "
+                        "may share it and hold its locks")
+    assert "/var/tmp/neuron-compile-cache (default): 1 entry" in lines  # near miss: a local disk
+    at = lines.index("/models/vllm/neuron/compile_cache (VLLM_CACHE_ROOT): 2 entries · on a read-only mount "
+                     "(/models): nothing compiled is kept")
+    assert lines[at + 1] == ("  vLLM Neuron layout: 2 entries under 32-character keys · 1 lock file(s) · 4.0 KiB; "
+                             "what an entry holds is not published, so its state is not judged")
+    assert lines[at + 2] == "  1 other names (not neuronxcc-* compiler directories)"
+    at = lines.index("/scratch/neff (TORCH_NEURONX_NEFF_CACHE_DIR): 2 entries")
+    assert lines[at + 1] == "  TorchNeuron NEFF cache: 1 NEFF(s) · 1 unfinished write(s) (.tmp) · 4.1 KiB"
+    assert not any("vllm_neuron_wdir_ml" in line for line in lines)  # near miss: a fallback that is not there
+    document = json.loads(run_cli(["cache", "status", "--root", str(root), "--json"], env=env).stdout)
+    caches = {cache["path"]: cache for cache in document["caches"]}
+    assert caches["/fsx/neuron-cache"]["mount"]["network"] is True
+    assert caches["/models/vllm/neuron/compile_cache"]["mount"]["read_only"] is True
+    assert caches["/models/vllm/neuron/compile_cache"]["keyed"] == {
+        "layout": "vllm-neuron", "entries": 2, "bytes": 4096, "done": None, "incomplete": None, "lock_files": 1}
+    assert caches["/scratch/neff"]["keyed"]["done"] == 1 and caches["/scratch/neff"]["counted"] == 2

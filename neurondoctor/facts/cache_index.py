@@ -16,8 +16,8 @@ from typing import Optional
 
 from neurondoctor.facts.cache_states import ENTRY_DONE, ENTRY_FAILED, ENTRY_INCOMPLETE, ENTRY_LOCKED, ENTRY_STATES
 
-__all__ = ["ENTRY_DONE", "ENTRY_FAILED", "ENTRY_INCOMPLETE", "ENTRY_LOCKED", "ENTRY_STATES", "CacheEntry",
-           "CacheIndex", "CacheLock", "CompilerCache"]
+__all__ = ["ENTRY_DONE", "ENTRY_FAILED", "ENTRY_INCOMPLETE", "ENTRY_LOCKED", "ENTRY_STATES", "LAYOUT_TORCHNEURON",
+           "LAYOUT_VLLM", "CacheEntry", "CacheIndex", "CacheLock", "CompilerCache", "KeyedCache"]
 
 
 
@@ -70,6 +70,27 @@ class CompilerCache:
     flag_keys: dict[str, int] = field(default_factory=dict)
 
 
+LAYOUT_VLLM = "vllm-neuron"  # $VLLM_CACHE_ROOT/neuron/compile_cache/<32-character key>/ (libtorch-neuronx-lite's)
+LAYOUT_TORCHNEURON = "torchneuron"  # $TORCH_NEURONX_NEFF_CACHE_DIR/ab/cd/<key>.neff
+
+
+@dataclass
+class KeyedCache:
+    """A framework's cache of compiled graphs under content keys, not neuronx-cc's folders.
+
+    vLLM Neuron (its compilation-cache design page): `<32-character md5 key>/` per graph, one lock file per key; what
+    an entry holds is not published, so its state is not judged (`entries` and `bytes` only). TorchNeuron (its NEFF
+    cache source): `ab/cd/<key>.neff`, written to a temporary file and renamed, so a `.neff` is whole (`done`) and a
+    `.tmp` beside it a write under way or cut off (`incomplete`)."""
+
+    layout: str
+    entries: int = 0
+    bytes: int = 0
+    done: Optional[int] = None  # None: not known for this layout
+    incomplete: Optional[int] = None
+    lock_files: int = 0
+
+
 @dataclass
 class CacheIndex:
     """A local cache directory as counted (bounded: `cut` says where the count stopped)."""
@@ -92,6 +113,7 @@ class CacheIndex:
     # None for one whose start could not be read. A lock older than every one of them is none of theirs.
     compiles_age_s: list[Optional[float]] = field(default_factory=list)
     entries: list[CacheEntry] = field(default_factory=list)  # every entry, with `keep_entries` only
+    keyed: Optional[KeyedCache] = None  # a framework's keyed layout, where no neuronx-cc folder is found
     # (device, inode) of the directory counted: `cache prune` moves only in that one. Kept out of the JSON (the
     # leading `_`): a detail of this machine, not a fact about the cache.
     _identity: Optional[tuple[int, int]] = field(default=None, repr=False)

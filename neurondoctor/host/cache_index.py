@@ -404,6 +404,15 @@ def index_cache(fs: RootFS, inner: str, max_entries: Optional[int] = None,
     compiler_folders = [(item, match.group(1)) for item in top for match in [_COMPILER_DIR.match(item.name)]
                         if match is not None and item.is_dir(follow_symlinks=False)]
     index.other_names = len(top) - len(compiler_folders)
+    if not compiler_folders:
+        from neurondoctor.host.keyed_caches import count_keyed  # a framework's layout (check's start-up)
+
+        keyed, known, keyed_cut = count_keyed(top, max_entries)
+        if keyed is not None:
+            index.keyed, index.counted = keyed, keyed.entries
+            index.other_names -= known
+            index.cut = f"counted up to {index.counted:,} entries" if keyed_cut else None
+            return index
     bounded = max_entries is not None or deadline_s is not None
     cut = False
     for position, (item, version) in enumerate(compiler_folders):
