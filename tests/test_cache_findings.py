@@ -293,3 +293,39 @@ def test_graphs_of_an_older_compiler_beside_the_installed_ones_are_named_with_th
     assert str(finding["title"]).startswith(f"the compile cache {cache} keeps 2 compiled graph(s) (0.0 GiB) of "
                                             "neuronx-cc 2.12.54.0 (Neuron 2.16.0)")
     assert finding["fix"][0].startswith(f"neurondoctor cache prune {cache} --other-compilers")  # type: ignore[index]
+
+
+def test_a_loaded_host_gets_the_findings_an_idle_one_gets(tmp_path: Path, compiler_venv: Path) -> None:
+    """The count inside check is bounded by entries, never by the clock: a cache of 1,300 entries (more than check's
+    1,000) with a failed entry, a stale lock and an older compiler's graphs gives the same findings, word for word,
+    with a CPU-bound process running beside the check as without it, and says where the count stopped."""
+    import subprocess
+    import sys
+
+    cache = tmp_path / "cache"
+    entry(cache / INSTALLED, "MODULE_e358924ac4ea2b2bb562+39f12043", "failed")
+    stale = entry(cache / INSTALLED, "MODULE_3de39ac50493f469550f+39f12043", "incomplete", lock=True)
+    _aged_lock(stale / "model.hlo_module.pb.lock", 4 * 3600)
+    for number in range(1_200):
+        entry(cache / INSTALLED, f"MODULE_{number:020d}+39f12043", "done")
+    for number in range(100):
+        entry(cache / OTHER, f"MODULE_{number:020d}+2c2d707e", "done", layout="2.12")
+
+    def findings() -> list[tuple[str, str, str]]:
+        report = check_json(["--venv", str(compiler_venv), "--select", "ND-CACHE"],
+                            env=cli_env({"NEURON_CC_FLAGS": f"--cache_dir={cache}"}))[1]
+        return sorted((str(item["id"]), str(item["title"]), json.dumps(item["evidence"], sort_keys=True))
+                      for item in report["findings"])  # type: ignore[union-attr]
+
+    idle = findings()
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        loaded = findings()
+    finally:
+        busy.kill()
+        busy.wait(timeout=30)
+    assert loaded == idle
+    # Which of the plants fall inside the first 1,000 depends on the directory's order, the same for both runs.
+    found = {finding_id: title for finding_id, title, _ in idle}
+    assert set(found) <= {"ND-CACHE-001", "ND-CACHE-002", "ND-CACHE-009"} and "ND-CACHE-009" in found, idle
+    assert found["ND-CACHE-009"].endswith("(counted up to 1,000 entries)")
