@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import struct
 from pathlib import Path
@@ -29,6 +30,13 @@ XCG815_LOG = ("2024-05-10T23:47:20Z INFO 412 [job.Frontend.0]: Compiling graph\n
               "to load on chip - Please open a support ticket at https://github.com/aws-neuron/aws-neuron-sdk/issues/new\n"
               "Compiler status ERROR\n"
               "ERROR ||NEURON_CC_WRAPPER||: Subcommand returned with exitcode=70\n")
+
+
+def keyed(graph: str, flags: list[str], layout: str = "2.15") -> tuple[str, str]:
+    """(entry name, flags file text) keyed as neuronx-cc keys them: the md5 of the flags text (the public copies:
+    `[]` is `+d7517139` in 2.15, `--model-type=transformer --auto-cast=none` is `+2c2d707e` in 2.12 and 2.14)."""
+    text = json.dumps(flags) if layout not in ("2.12", "2.14") else " ".join(flags)
+    return f"MODULE_{graph}+{hashlib.md5(text.encode(), usedforsecurity=False).hexdigest()[:8]}", text
 
 
 def neff_bytes(payload: int = 4096) -> bytes:

@@ -361,7 +361,9 @@ def other_flags(ctx: RuleContext) -> list[Finding]:
         title=f"none of the {graphs:,} compiled graph(s) of neuronx-cc {', '.join(sorted(installed))} in "
               f"{index.path} was built with the NEURON_CC_FLAGS set now"
               + (f" ({change}, against the nearest cached flags)" if nearest is not None else "")
-              + ": the next start compiles again",
+              # Flags only removed may be ones a framework adds when it runs (not in NEURON_CC_FLAGS here).
+              + (f": unless the framework adds {' '.join(removed)} itself, the next start compiles again"
+                 if removed and not added else ": the next start compiles again"),
         detail=("The `+<flags>` part of an entry's name is the md5 of its compile flags, so removing a flag changes "
                 "it as much as adding one. No finished entry's key is the key of the flags set now (wrapper flags "
                 "such as --cache_dir left out; torch-neuronx's own --target, --framework and --verbose are not in "
