@@ -13,8 +13,6 @@ changes the key as much as adding one.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Sequence
 
 # Flags the compile wrapper takes for itself: they are not in an entry's compile_flags (docs/neuron-facts.md §9).
@@ -69,5 +67,8 @@ def key_words(text: str) -> list[str]:
 
 def flags_keys(words: Sequence[str]) -> frozenset[str]:
     """The `+<flags>` keys these words give: the text form (up to neuronx-cc 2.14) and the JSON form (from 2.15)."""
+    import hashlib  # only with a cache and flags to compare (check's start-up)
+    import json
+
     texts = (" ".join(words), json.dumps(list(words)))
     return frozenset(hashlib.md5(text.encode(), usedforsecurity=False).hexdigest()[:8] for text in texts)
