@@ -449,24 +449,4 @@ def index_cache(fs: RootFS, inner: str, max_entries: Optional[int] = None,
     if cut:
         index.cut = f"counted up to {index.counted:,} entries"
     _redact_what_it_shows(index)
-    _explain_failures(index)
     return index
-
-
-def _explain_failures(index: CacheIndex) -> None:
-    """Each failure line read as `explain` reads it (rules/host_stack/compile_failures.py), with the compiler's
-    error-code table from the manifests; only where the count found failed entries (check's start-up)."""
-    if not any(compiler.failed_errors for compiler in index.compilers):
-        return
-    from neurondoctor.release_data.probe_data import load_error_signatures
-    from neurondoctor.rules.host_stack.compile_failures import failure_meaning
-
-    try:
-        codes = load_error_signatures().compiler_codes
-    except (OSError, ValueError):
-        codes = ()  # the table is unreadable: codes are then not known, the readers still read the line
-    for compiler in index.compilers:
-        for name, line in compiler.failed_errors.items():
-            meaning = failure_meaning(line, codes)
-            if meaning:
-                compiler.failed_meanings[name] = meaning

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from neurondoctor import exit_codes
+from neurondoctor.actions.cache.failure_meanings import explain_failures
 from neurondoctor.facts.cache_index import ENTRY_STATES, LAYOUT_VLLM, CacheIndex, KeyedCache
 from neurondoctor.facts.mounts import PathMount
 from neurondoctor.host.cache_index import index_cache
@@ -53,6 +54,7 @@ def cache_status(root: str, environ: Mapping[str, str], paths: Sequence[str] = (
         remote = "://" in path
         inner = os.path.abspath(path) if not remote else path  # a named path is inside the root, as the others
         index = None if remote else index_cache(fs, inner, deadline_s=deadline_s)
+        explain_failures(index)
         if index is not None and not index.exists and source in SHOWN_WHEN_PRESENT:
             continue
         location = CacheLocation(redact_secrets(path), source, remote, index)
