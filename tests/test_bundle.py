@@ -233,7 +233,7 @@ def test_the_compile_cache_index_and_failed_logs_are_in_the_bundle_never_a_neff(
         texts = {name: handle.read() for name, handle in members.items() if handle is not None}
     index = json.loads(texts["compile-cache.json"])
     default = next(item for item in index["caches"] if item["path"] == "/var/tmp/neuron-compile-cache")
-    assert default["compilers"][0]["states"] == {"done": 1, "failed": 1, "incomplete": 0}
+    assert default["compilers"][0]["states"] == {"done": 1, "failed": 1, "locked": 0, "incomplete": 0}
     number = index["caches"].index(default)
     log = texts[f"compile-cache/{number}/neuronxcc-2.15.141.0+d3cfc8ca/MODULE_e358924ac4ea2b2bb562+39f12043/model.log"]
     assert b"Estimated peak HBM usage exceeds 16GB." in log and b"s3cr3tT0ken" not in log and b"[REDACTED]" in log

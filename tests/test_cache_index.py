@@ -8,8 +8,8 @@ import fcntl
 import os
 from pathlib import Path
 
-from neurondoctor.facts.cache_index import ENTRY_DONE, ENTRY_FAILED, ENTRY_INCOMPLETE
-from neurondoctor.host.cache_index import entry_state, index_cache
+from neurondoctor.facts.cache_index import ENTRY_DONE, ENTRY_FAILED, ENTRY_INCOMPLETE, ENTRY_LOCKED
+from neurondoctor.host.cache_index import entry_state, failure_line, index_cache
 from neurondoctor.host.rootfs import RootFS
 from tests.cache_fixture import entry, registry
 
@@ -39,9 +39,14 @@ def test_each_state_in_each_layout(tmp_path: Path) -> None:
     assert [name for name in by_name] == ["neuronxcc-2.12.54.0+f631c2365", "neuronxcc-2.15.141.0+d3cfc8ca",
                                           "neuronxcc-2.23.6484.0+3b612583"]
     assert by_name["neuronxcc-2.12.54.0+f631c2365"].compiler_version == "2.12.54.0"
-    assert by_name["neuronxcc-2.12.54.0+f631c2365"].states == {ENTRY_DONE: 1, ENTRY_FAILED: 1, ENTRY_INCOMPLETE: 1}
-    assert by_name["neuronxcc-2.15.141.0+d3cfc8ca"].states == {ENTRY_DONE: 2, ENTRY_FAILED: 1, ENTRY_INCOMPLETE: 1}
-    assert by_name["neuronxcc-2.23.6484.0+3b612583"].states == {ENTRY_DONE: 1, ENTRY_FAILED: 0, ENTRY_INCOMPLETE: 0}
+    # One state per entry: the 2.12 entry holding a lock is locked, not also incomplete.
+    assert by_name["neuronxcc-2.12.54.0+f631c2365"].states == {ENTRY_DONE: 1, ENTRY_FAILED: 1, ENTRY_LOCKED: 1,
+                                                               ENTRY_INCOMPLETE: 0}
+    assert by_name["neuronxcc-2.15.141.0+d3cfc8ca"].states == {ENTRY_DONE: 2, ENTRY_FAILED: 1, ENTRY_LOCKED: 0,
+                                                               ENTRY_INCOMPLETE: 1}
+    assert by_name["neuronxcc-2.23.6484.0+3b612583"].states == {ENTRY_DONE: 1, ENTRY_FAILED: 0, ENTRY_LOCKED: 0,
+                                                               ENTRY_INCOMPLETE: 0}
+    assert all(sum(compiler.states.values()) == compiler.entries for compiler in index.compilers)
     assert by_name["neuronxcc-2.15.141.0+d3cfc8ca"].registry and not by_name["neuronxcc-2.12.54.0+f631c2365"].registry
     # A finished entry's leftover lock is waited on by nobody: finished entries are judged from lstat alone.
     assert [compiler.locked for compiler in index.compilers] == [1, 0, 0]
@@ -61,12 +66,59 @@ def test_near_misses_of_each_state() -> None:
     assert entry_state(new_layout | {"model.neff", "model.done"}, None) == ENTRY_DONE
     assert entry_state(new_layout | {"model.neff", "model.done", "model.log"}, 4096) == ENTRY_DONE  # a warning log
     assert entry_state(new_layout | {"model.neff"}, None) == ENTRY_INCOMPLETE  # not marked done yet
+    assert entry_state(new_layout | {"model.neff", "model.hlo_module.pb.lock"}, 4096) == ENTRY_LOCKED  # writing it
     assert entry_state(new_layout | {"model.log"}, None) == ENTRY_FAILED
+    assert entry_state(new_layout | {"model.log", "model.hlo_module.pb.lock"}, None) == ENTRY_FAILED  # lock left
     assert entry_state(new_layout, None) == ENTRY_INCOMPLETE
+    assert entry_state(new_layout | {"model.hlo_module.pb.lock"}, None) == ENTRY_LOCKED  # locked only
     old_layout = frozenset({"compile_flags.txt", "model.hlo.pb"})
-    assert entry_state(old_layout | {"model.neff"}, None) == ENTRY_DONE  # 2.12 wrote no done marker
-    assert entry_state(old_layout | {"model.neff", "model.log"}, 5) == ENTRY_FAILED
-    assert entry_state(old_layout | {"model.neff", "model.log"}, 2048) == ENTRY_DONE
+    assert entry_state(old_layout | {"model.neff"}, None, done_marker=False) == ENTRY_DONE  # 2.12: no done marker
+    assert entry_state(old_layout | {"model.neff", "model.log"}, 5, done_marker=False) == ENTRY_FAILED
+    assert entry_state(old_layout | {"model.neff", "model.log"}, 2048, done_marker=False) == ENTRY_DONE
+    assert entry_state(old_layout | {"model.neff"}, 512, done_marker=False) == ENTRY_INCOMPLETE  # cut short
+    # 2.14 already names its graph model.hlo_module.pb and still writes no done marker: the era decides, not names.
+    copy_214 = frozenset({"compile_flags.txt", "model.hlo_module.pb", "model.neff"})
+    assert entry_state(copy_214, 4096, done_marker=False) == ENTRY_DONE
+    assert entry_state(copy_214, 4096, done_marker=True) == ENTRY_INCOMPLETE  # the same names under 2.15
+
+
+def test_the_2_14_copy_is_finished_without_a_done_marker(tmp_path: Path) -> None:
+    """The 2.14.227.0 copy of optimum-internal-testing/neuron-testing-cache: compile_flags.txt, model.hlo_module.pb
+    and model.neff are a finished entry; beside it a 2.15 entry with the same files and no model.done is still being
+    written (its near miss), and a 2.14 entry whose NEFF is shorter than a NEFF's header is not finished."""
+    from neurondoctor.facts.cache_states import writes_done_marker
+
+    cache = tmp_path / "cache"
+    entry(cache / "neuronxcc-2.14.227.0+2d4f85be", "MODULE_0cd84407c4037ba783a7+2c2d707e", "done", layout="2.14")
+    cut = entry(cache / "neuronxcc-2.14.227.0+2d4f85be", "MODULE_0b0ead5e2dfe538e89a4+2c2d707e", "done",
+                layout="2.14")
+    (cut / "model.neff").write_bytes(b"\0" * 100)
+    entry(cache / "neuronxcc-2.15.141.0+d3cfc8ca", "MODULE_3de39ac50493f469550f+39f12043", "writing")
+    index = index_cache(RootFS("/"), str(cache))
+    states = {compiler.compiler_version: compiler.states for compiler in index.compilers}
+    assert states["2.14.227.0"] == {ENTRY_DONE: 1, ENTRY_FAILED: 0, ENTRY_LOCKED: 0, ENTRY_INCOMPLETE: 1}
+    assert states["2.15.141.0"] == {ENTRY_DONE: 0, ENTRY_FAILED: 0, ENTRY_LOCKED: 0, ENTRY_INCOMPLETE: 1}
+    assert [writes_done_marker(version) for version in ("2.12.54.0", "2.14.227.0", "2.15.141.0", "2.23.6484.0",
+                                                        "3.0", "x")] == [False, False, True, True, True, True]
+
+
+def test_a_failure_is_said_in_the_compilers_own_words() -> None:
+    """The first line with a compiler code (aws-neuron-sdk's report of a Llama 3 70B compile: `[XCG815] Estimated
+    peak HBM usage … exceeds 16GB`), not the wrapper's last line; an ERROR line where no code is given; the wrapper's
+    line only when there is nothing else."""
+    from tests.cache_fixture import XCG815_LOG
+
+    assert failure_line(XCG815_LOG).startswith("2024-05-10T23:47:40Z [XCG815]  Estimated peak HBM usage (22.839451)")
+    coded = ("2026-01-01T00:00:00Z ERROR 4471 [neuronx-cc]: Traceback follows\n"
+             "2026-01-01T00:00:00Z ERROR 4471 [neuronx-cc]: [NCC_EOOM001] Maximum peak HBM usage of 32.00GB exceeds "
+             "HBM limit of 24.00GB for Trn2.\nSubcommand returned with exitcode=70\n")
+    assert "[NCC_EOOM001]" in failure_line(coded)  # the code outranks an earlier ERROR line without one
+    assert failure_line("INFO start\nERROR: Estimated peak HBM usage exceeds 16GB.\nCompiler status ERROR\n") == \
+        "ERROR: Estimated peak HBM usage exceeds 16GB."
+    assert failure_line("INFO start\nSubcommand returned with exitcode=70\n") == \
+        "Subcommand returned with exitcode=70"  # near miss: nothing but the wrapper's word
+    assert failure_line("xNCC_EOOM001y is no code\nlast line\n") == "last line"
+    assert failure_line("") == ""
 
 
 def test_a_held_lock_names_its_holder_from_proc_locks(tmp_path: Path) -> None:
@@ -104,7 +156,7 @@ def test_a_missing_cache_and_one_that_is_a_file(tmp_path: Path) -> None:
 
 def test_compile_flags_of_both_layouts_are_read_and_garbage_is_none(tmp_path: Path) -> None:
     from neurondoctor.host.cache_index import read_compile_flags
-    from neurondoctor.rules.host_stack.compile_cache import compiler_flags
+    from neurondoctor.rules.host_stack.compile_flags import compiler_flags
 
     new = entry(tmp_path / "c", "MODULE_b41d4f868a9e38641a9e+39f12043", "done")
     old = entry(tmp_path / "c", "MODULE_0b0ead5e2dfe538e89a4+2c2d707e", "done", layout="2.12")
@@ -143,3 +195,28 @@ def test_a_bounded_count_shares_its_bound_among_the_compilers(tmp_path: Path) ->
     assert index.cut == "counted up to 20 entries"
     timed = index_cache(RootFS("/"), str(tmp_path / "cache"), deadline_s=0.0)
     assert len(timed.compilers) == 2 and timed.cut is not None
+
+
+def test_an_entry_downloaded_into_the_hub_cache_is_read_from_its_names_through_links(tmp_path: Path) -> None:
+    """A cache used straight from a Hugging Face hub download (`snapshots/<revision>/neuronxcc-…/MODULE_…/` whose
+    files are links to `blobs/<sha>`, as huggingface_hub lays a repository out): the state comes from the names
+    (finished: model.done and model.neff; 2.14: model.neff alone), no link is followed, so no size is counted and
+    nothing outside the snapshot is read."""
+    hub = tmp_path / "hub/models--aws-neuron--optimum-neuron-cache"
+    blobs = hub / "blobs"
+    blobs.mkdir(parents=True)
+    snapshot = hub / "snapshots/126ee9e"
+    for layout, compiler, name in (("2.15", "neuronxcc-2.15.141.0+d3cfc8ca", "MODULE_ae1c31503cedd3e1a504+39f12043"),
+                                   ("2.14", "neuronxcc-2.13.68.0+6dfecc895", "MODULE_277942fefc2990a108db+2c2d707e")):
+        real = entry(tmp_path / "downloaded" / compiler, name, "done", layout=layout)
+        linked = snapshot / compiler / name
+        linked.mkdir(parents=True)
+        for item in real.iterdir():
+            blob = blobs / f"{compiler}-{name}-{item.name}"
+            blob.write_bytes(item.read_bytes())
+            (linked / item.name).symlink_to(os.path.relpath(blob, linked))
+    index = index_cache(RootFS("/"), str(snapshot))
+    states = {compiler.name: compiler.states for compiler in index.compilers}
+    assert states["neuronxcc-2.15.141.0+d3cfc8ca"][ENTRY_DONE] == 1
+    assert states["neuronxcc-2.13.68.0+6dfecc895"][ENTRY_DONE] == 1
+    assert all(compiler.bytes == 0 for compiler in index.compilers)  # links are never followed to size them

@@ -148,3 +148,22 @@ def test_a_backup_never_reuses_an_existing_name(tmp_path: Path) -> None:
     with hold_directory(str(tmp_path / "cache")) as cache, make_backup_folder(cache, "20261202T120000Z") as backup:
         assert backup.path == str(tmp_path / "cache.neurondoctor-20261202T120000Z-3")
     assert (tmp_path / "cache.neurondoctor-20261202T120000Z-2").is_symlink()
+
+
+def test_a_finished_2_14_entry_with_its_lock_left_is_never_moved_as_stale(tmp_path: Path) -> None:
+    """The 2.13 and 2.14 hub copies (compile_flags.txt, model.hlo_module.pb, model.neff, no model.done) hold finished
+    graphs: one with its lock file left from four hours ago stays; beside it, a 2.14 entry with no NEFF and the
+    same old lock moves (a compile killed mid-way). Executed on the cache, the healthy entries are exactly what
+    stays."""
+    cache = tmp_path / "cache"
+    compiler = "neuronxcc-2.14.227.0+2d4f85be"
+    finished = entry(cache / compiler, "MODULE_0cd84407c4037ba783a7+2c2d707e", "done", layout="2.14", lock=True)
+    _age(finished / "model.hlo_module.pb.lock", 4 * HOUR)
+    killed = entry(cache / compiler, "MODULE_81936d6c27c85d22c403+2c2d707e", "incomplete", layout="2.14", lock=True)
+    _age(killed / "model.hlo_module.pb.lock", 4 * HOUR)
+    entry(cache / compiler, "MODULE_277942fefc2990a108db+2c2d707e", "done", layout="2.14")
+    code, document, stderr = _prune(cache, "--stale-locks")
+    assert code == 0, stderr
+    assert document["prune"]["moved"] == [f"{compiler}/MODULE_81936d6c27c85d22c403+2c2d707e"]  # type: ignore[index]
+    assert sorted(path.name for path in (cache / compiler).iterdir()) == [
+        "MODULE_0cd84407c4037ba783a7+2c2d707e", "MODULE_277942fefc2990a108db+2c2d707e"]

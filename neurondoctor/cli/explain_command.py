@@ -114,7 +114,14 @@ def _host_text(host: dict[str, Any]) -> str:
         lines.append(f"  {finding['severity']} {finding['id']}: {field_text(finding['title'])}")
         lines += [("    Fix: " if index == 0 else "         ") + field_text(line)
                   for index, line in enumerate(finding["fix"])]
-    if host["checks"] and all(check["status"] == "ok" for check in host["checks"]):
+    for found in host.get("cache_entries", []):
+        where = (f"{field_text(found['cache'])}/{field_text(found['entry'])} ({found['state']})" if found["entry"]
+                 else field_text(found["module"]))
+        lines.append(f"  cache entry {where}: {field_text(found['means'])}")
+        lines += [("    Fix: " if index == 0 else "         ") + field_text(line)
+                  for index, line in enumerate(found["fix"])]
+    to_clear = any(found["fix"] for found in host.get("cache_entries", []))
+    if host["checks"] and all(check["status"] == "ok" for check in host["checks"]) and not to_clear:
         lines.append("  nothing wrong here: the cause is not (or no longer) on this host; run `neurondoctor check` "
                      "where the failing job ran (its node, its container)")
     return "\n".join(lines) + "\n"
@@ -183,7 +190,7 @@ def run_explain(source: str, as_json: bool, root: Optional[str] = None, venvs: O
     if host:
         from neurondoctor.actions.explain.host_answer import answer_on_host
 
-        answer = answer_on_host(explanation.category, explanation.facts, root or "/", venvs or [], os.environ)
+        answer = answer_on_host(explanation.category, explanation.facts, root or "/", venvs or [], os.environ, text)
     document["host"] = answer.to_json() if answer else None
     if as_json:
         sys.stdout.write(json_data.dumps(document) + "\n")

@@ -28,11 +28,13 @@ from neurondoctor.facts.cache_index import (
     ENTRY_DONE,
     ENTRY_FAILED,
     ENTRY_INCOMPLETE,
+    ENTRY_LOCKED,
     CacheEntry,
     CacheIndex,
     CacheLock,
     CompilerCache,
 )
+from neurondoctor.facts.cache_states import writes_done_marker
 from neurondoctor.host.live_view import LiveView
 from neurondoctor.host.mount_table import path_mount
 from neurondoctor.host.rootfs import RootFS
@@ -48,6 +50,12 @@ LOCKS_LISTED = 50
 LOG_READ_BYTES = 64 * 1024
 FLAGS_READ_BYTES = 64 * 1024
 _ERROR_LINE = re.compile(r"\bERROR\b|\bError\b|error:")
+# A compiler's own code on a line: the documented `NCC_EOOM001` (bare or in brackets), or an older bracketed code
+# such as `[XCG815]` (aws-neuron-sdk's report of a Llama 3 70B compile: `[XCG815]  Estimated peak HBM usage
+# (22.839451) exceeds 16GB`) or `[F134]`.
+_CODE_LINE = re.compile(r"(?<![A-Za-z0-9_])NCC_[A-Z]{4}[0-9]{3}(?![A-Za-z0-9_])|\[[A-Z]{1,4}[0-9]{3}\]")
+# The compile wrapper's own summary lines, which say that the compile failed, never why.
+_WRAPPER_LINE = re.compile(r"Subcommand returned with exitcode|Compiler status (?:ERROR|FAIL)")
 # `\Z`, not `$`: `$` also matches before a final newline, and a folder named `neuronxcc-2.15.0\n` is no compiler's.
 _COMPILER_DIR = re.compile(r"^neuronxcc-(\d+(?:\.\d+)+)(?:\+[0-9A-Za-z]+)?\Z")
 # The files whose size an entry counts: the NEFF and the graph (2.15 on, then before), in every path of the count.
@@ -58,27 +66,45 @@ _PROC_LOCK = re.compile(r"^[0-9]+:\s+(?:->\s+)?\S+\s+\S+\s+\S+\s+(-?[0-9]{1,10})
                         r"([0-9]{1,20})\s")
 
 
-def entry_state(names: frozenset[str], neff_bytes: Optional[int]) -> str:
-    """done, failed or incomplete, from an entry's file names (and the NEFF's size when a log is beside it)."""
-    has_log = "model.log" in names
+def entry_state(names: frozenset[str], neff_bytes: Optional[int], done_marker: bool = True) -> str:
+    """The one state of an entry (done, failed, locked or incomplete) from its file names, the NEFF's size and its
+    compiler's era (`done_marker`: neuronx-cc 2.15 or later, facts/cache_states.writes_done_marker).
+
+    From 2.15 a finished entry has `model.done`, and a NEFF without it is still being written; up to 2.14 no entry
+    has the marker (whatever its graph and flags files are called: the 2.14 copy has `model.hlo_module.pb` and
+    `compile_flags.txt`), and a NEFF at least as long as a NEFF's header is the result. A failure keeps `model.log`
+    and no usable NEFF (2.12 kept a 5-byte NEFF beside it). An entry with neither result that holds a `*.lock` is
+    locked, only that: its lock is what a later run meets."""
     usable_neff = "model.neff" in names and not (neff_bytes is not None and neff_bytes < NEFF_HEADER_BYTES)
-    if usable_neff:
-        # From neuronx-cc 2.15 (compile_flags.json, model.hlo_module.pb) a finished entry has model.done; a NEFF
-        # without it is still being written. Before, there is no marker: the NEFF is the result.
-        if ("compile_flags.json" in names or "model.hlo_module.pb" in names) and "model.done" not in names:
-            return ENTRY_INCOMPLETE
+    if usable_neff and ("model.done" in names or not done_marker):
         return ENTRY_DONE
-    return ENTRY_FAILED if has_log else ENTRY_INCOMPLETE  # 2.12 kept a 5-byte NEFF beside a failure's log
+    if not usable_neff and "model.log" in names:
+        return ENTRY_FAILED
+    if any(name.endswith(".lock") for name in names):
+        return ENTRY_LOCKED
+    return ENTRY_INCOMPLETE
+
+
+def failure_line(text: str) -> str:
+    """The failure in the compiler's own words: the first line that carries a compiler code (`[XCG815] Estimated
+    peak HBM usage …`, `[NCC_EOOM001] …`), else the first that says ERROR, else the last line; the wrapper's summary
+    (`Subcommand returned with exitcode=70`, `Compiler status ERROR`) only when the log has nothing else."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    own = [line for line in lines if not _WRAPPER_LINE.search(line)]
+    found = (next((line for line in own if _CODE_LINE.search(line)), None)
+             or next((line for line in own if _ERROR_LINE.search(line)), None)
+             or next((line for line in lines if _ERROR_LINE.search(line)), None)
+             or (lines[-1] if lines else ""))
+    return found[:300]
 
 
 def first_error_line(path: str) -> str:
-    """The first line of a compile log that says ERROR (else its last line), read without following a link."""
+    """`failure_line` of a compile log, read without following a link."""
     try:
         text = read_untrusted_file(path, LOG_READ_BYTES).decode("utf-8", errors="replace")
     except OSError as error:
         return f"(log unreadable: {error.strerror or error})"
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return next((line for line in lines if _ERROR_LINE.search(line)), lines[-1] if lines else "")[:300]
+    return failure_line(text)
 
 
 def read_compile_flags(folder: str, names: frozenset[str]) -> Optional[list[str]]:
@@ -140,15 +166,43 @@ COMPILER_COMMANDS = frozenset({"neuronx-cc", "walrus_driver"})
 
 def compilers_running(fs: RootFS) -> list[str]:
     """`PID COMM` of every neuronx-cc process this host (this PID namespace) shows."""
+    return [f"{pid} {command}" for pid, command, _ in compiles_running(fs)]
+
+
+def boot_time(fs: RootFS) -> Optional[int]:
+    """When the host booted, seconds since the epoch: `btime` in /proc/stat."""
+    for line in (fs.try_read_text("/proc/stat", limit=1 << 20) or "").splitlines():
+        if line.startswith("btime "):
+            return parse_count(line[6:].strip())
+    return None
+
+
+def process_start(fs: RootFS, pid: str, booted: Optional[int]) -> Optional[float]:
+    """When process `pid` started, seconds since the epoch: field 22 of /proc/<pid>/stat (clock ticks after boot),
+    read after the last `)`, since the command name in parentheses may hold spaces and parentheses itself."""
+    text = fs.try_read_text(f"/proc/{pid}/stat", limit=4096) or ""
+    fields = text[text.rfind(")") + 1:].split() if ")" in text else []
+    ticks = parse_count(fields[19]) if len(fields) > 19 else None  # fields[0] is field 3 (state)
+    if booted is None or ticks is None:
+        return None
+    return booted + ticks / os.sysconf("SC_CLK_TCK")
+
+
+def compiles_running(fs: RootFS) -> list[tuple[str, str, Optional[float]]]:
+    """(pid, command, start) of every neuronx-cc process this host (this PID namespace) shows; start is None where
+    /proc does not say it."""
     try:
         pids = [name for name in fs.listdir("/proc") if parse_count(name) is not None]
     except OSError:
         return []
     found = []
+    booted: Optional[int] = None
     for pid in pids:
         command = (fs.try_read_text(f"/proc/{pid}/comm", limit=64) or "").strip()
         if command in COMPILER_COMMANDS:
-            found.append(f"{pid} {command}")
+            if booted is None:
+                booted = boot_time(fs)
+            found.append((pid, command, process_start(fs, pid, booted)))
     return found
 
 
@@ -168,13 +222,15 @@ class _LockHolders:
             self._holders = lock_holders(self.fs)
         return self._holders.get((os.major(found.st_dev), os.minor(found.st_dev), found.st_ino))
 
-    def look_around(self, index: CacheIndex) -> None:
+    def look_around(self, index: CacheIndex, now: float) -> None:
         if not self._looked_around:
             self._looked_around = True
             if index.filesystem is None:  # check sets it from the table it read; `cache status` reads it here
                 found = path_mount(self.fs, LiveView(self.fs).mount_table(), self.mount_path)
                 index.filesystem = found.filesystem if found is not None else None
-            index.compilers_running = compilers_running(self.fs)
+            running = compiles_running(self.fs)
+            index.compilers_running = [f"{pid} {command}" for pid, command, _ in running]
+            index.compiles_age_s = [None if started is None else max(0.0, now - started) for _, _, started in running]
 
 
 def _entry_locks(path: str, entry: str, names: frozenset[str], now: float,
@@ -217,7 +273,8 @@ def _scan_entry(path: str, entry: str, compiler: CompilerCache, index: CacheInde
     sizes = {name: found for name in _SIZED if name in names for found in [_lstat(f"{path}/{name}")]
              if found is not None and stat.S_ISREG(found.st_mode)}
     neff = sizes.get("model.neff")
-    state = entry_state(names, neff.st_size if neff is not None else None)
+    neff_size = neff.st_size if neff is not None else None
+    state = entry_state(names, neff_size, writes_done_marker(compiler.compiler_version))
     size = sum(found.st_size for found in sizes.values())
     compiler.states[state] += 1
     compiler.bytes += size
@@ -231,14 +288,25 @@ def _scan_entry(path: str, entry: str, compiler: CompilerCache, index: CacheInde
         compiler.failed_errors[name] = first_error_line(f"{path}/model.log")
     has_locks = any(name.endswith(".lock") for name in names)
     locks = _entry_locks(path, entry, names, now, holders, fs, state) if has_locks else ()
-    if locks:
-        holders.look_around(index)
+    if state == ENTRY_LOCKED:
         compiler.locked += 1
+    if locks:
+        holders.look_around(index, now)
         index.locks.extend(locks[:max(0, LOCKS_LISTED - len(index.locks))])
     return state, size, locks
 
 
 _FLAG_FILES = frozenset({"compile_flags.json"})
+FLAG_KEYS_KEPT = 256
+_HEX = frozenset("0123456789abcdef")
+
+
+def _record_flag_key(compiler: CompilerCache, name: str) -> None:
+    """A finished entry's `+<flags>` key counted (names are `MODULE_<graph>+<8 hex digits>`)."""
+    key = name.rpartition("+")[2]
+    if len(key) == 8 and _HEX.issuperset(key) and (key in compiler.flag_keys
+                                                   or len(compiler.flag_keys) < FLAG_KEYS_KEPT):
+        compiler.flag_keys[key] = compiler.flag_keys.get(key, 0) + 1
 
 
 def _finished(path: str) -> Optional[tuple[float, int]]:
@@ -281,6 +349,7 @@ def _count_entry(entry: os.DirEntry[str], compiler_name: str, compiler: Compiler
         _age(compiler, finished_at)
         compiler.states[ENTRY_DONE] += 1
         compiler.bytes += size
+        _record_flag_key(compiler, entry.name)
         if len(compiler.flag_samples) < flag_samples:
             flags = read_compile_flags(entry.path, _FLAG_FILES)
             if flags is not None:
@@ -300,6 +369,8 @@ def _count_entry(entry: os.DirEntry[str], compiler_name: str, compiler: Compiler
     else:  # a file (or a FIFO) where an entry belongs: nothing a compile can use
         compiler.states[ENTRY_INCOMPLETE] += 1
         scanned = (ENTRY_INCOMPLETE, 0, ())
+    if scanned is not None and scanned[0] == ENTRY_DONE:
+        _record_flag_key(compiler, entry.name)
     if keep_entries and scanned is not None:
         state, size, locks = scanned
         index.entries.append(CacheEntry(compiler_name, entry.name, state, mtime, size, locks))
@@ -333,6 +404,15 @@ def index_cache(fs: RootFS, inner: str, max_entries: Optional[int] = None,
     compiler_folders = [(item, match.group(1)) for item in top for match in [_COMPILER_DIR.match(item.name)]
                         if match is not None and item.is_dir(follow_symlinks=False)]
     index.other_names = len(top) - len(compiler_folders)
+    if not compiler_folders:
+        from neurondoctor.host.keyed_caches import count_keyed  # a framework's layout (check's start-up)
+
+        keyed, known, keyed_cut = count_keyed(top, max_entries)
+        if keyed is not None:
+            index.keyed, index.counted = keyed, keyed.entries
+            index.other_names -= known
+            index.cut = f"counted up to {index.counted:,} entries" if keyed_cut else None
+            return index
     bounded = max_entries is not None or deadline_s is not None
     cut = False
     for position, (item, version) in enumerate(compiler_folders):

@@ -60,14 +60,25 @@ def cache_location(environ: Mapping[str, str], configured: Optional[str] = None)
 
 
 # vLLM's Neuron backend keeps its own cache (vllm-neuron docs, design/compilation/compilation_cache.md):
-# `$VLLM_CACHE_ROOT/neuron/compile_cache`, VLLM_CACHE_ROOT defaulting to `~/.cache/vllm`.
+# `$VLLM_CACHE_ROOT/neuron/compile_cache`, VLLM_CACHE_ROOT defaulting to `~/.cache/vllm`; with the home folder on
+# NFS it falls back to `/tmp/vllm_neuron_wdir_$USER/neuron/compile_cache`, and NEURON_LIBTORCH_REMOTE_CACHE names its
+# shared tier (an NFS or FSx path). TorchNeuron keeps its NEFFs in TORCH_NEURONX_NEFF_CACHE_DIR, `/tmp/neff_cache` by
+# default (its NEFF cache source). Where its local cache (TORCH_NEURONX_NEFF_LOCAL_CACHE_DIR) keeps what, no source
+# shows: it is not listed.
 VLLM_CACHE = "neuron/compile_cache"
+VLLM_FALLBACK_SOURCE = "vLLM fallback for a home on NFS"
+TORCHNEURON_VARIABLE = "TORCH_NEURONX_NEFF_CACHE_DIR"
+TORCHNEURON_DEFAULT = "/tmp/neff_cache"  # noqa: S108 - the inspected host's path, never written
+TORCHNEURON_SOURCE = "TorchNeuron default"
+# Caches listed only where they are there: a fallback and a default most hosts never have.
+SHOWN_WHEN_PRESENT = frozenset({VLLM_FALLBACK_SOURCE, TORCHNEURON_SOURCE})
 
 
 def cache_locations(environ: Mapping[str, str], home: Optional[str]) -> list[tuple[str, str]]:
     """Every cache this environment configures, (location, where it was configured), the one neuronx-cc uses
-    first: it, the default when that is another, and vLLM's. `--cache_dir` wins over NEURON_COMPILE_CACHE_URL, as
-    the neuron-caching page says (optimum-neuron's notes say the opposite; the doctor follows the Neuron docs)."""
+    first: it, the default when that is another, vLLM Neuron's (and its fallback and remote tier), TorchNeuron's.
+    `--cache_dir` wins over NEURON_COMPILE_CACHE_URL, as the neuron-caching page says (optimum-neuron's notes say
+    the opposite; the doctor follows the Neuron docs)."""
     found = [cache_location(environ)]
     if found[0][0] != DEFAULT_CACHE:
         found.append((DEFAULT_CACHE, DEFAULT_SOURCE))
@@ -75,7 +86,17 @@ def cache_locations(environ: Mapping[str, str], home: Optional[str]) -> list[tup
     if vllm_root:
         found.append((f"{vllm_root.rstrip('/')}/{VLLM_CACHE}",
                       "VLLM_CACHE_ROOT" if environ.get("VLLM_CACHE_ROOT") else "vLLM default"))
-    return found
+    user = environ.get("USER", "")
+    if not environ.get("VLLM_CACHE_ROOT") and user and "/" not in user:
+        found.append((f"/tmp/vllm_neuron_wdir_{user}/{VLLM_CACHE}", VLLM_FALLBACK_SOURCE))  # noqa: S108
+    if environ.get("NEURON_LIBTORCH_REMOTE_CACHE"):
+        found.append((environ["NEURON_LIBTORCH_REMOTE_CACHE"], "NEURON_LIBTORCH_REMOTE_CACHE"))
+    found.append((environ[TORCHNEURON_VARIABLE], TORCHNEURON_VARIABLE) if environ.get(TORCHNEURON_VARIABLE)
+                 else (TORCHNEURON_DEFAULT, TORCHNEURON_SOURCE))
+    first: dict[str, tuple[str, str]] = {}
+    for path, source in found:
+        first.setdefault(path, (path, source))  # one cache named twice is counted once, by its first source
+    return list(first.values())
 
 
 def _nearest_existing(fs: RootFS, inner: str) -> Optional[str]:

@@ -138,3 +138,34 @@ def test_control_characters_in_names_are_escaped_in_the_text(tmp_path: Path) -> 
     assert result.returncode == 0
     assert "\x1b" not in result.stdout and "\x07" not in result.stdout and "\r" not in result.stdout
     assert "MODULE_" in result.stdout and "ERROR: " in result.stdout
+
+
+def test_a_framework_cache_counts_no_link_and_opens_no_fifo(tmp_path: Path) -> None:
+    """vLLM Neuron's and TorchNeuron's keyed layouts under /tmp, where anyone may create names: a key that is a link
+    to a big folder elsewhere is not counted, a NEFF that is a link is not sized, a FIFO named like a NEFF is never
+    opened (the count would block on it), and a bounded count says where it stopped."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "huge.bin").write_bytes(b"\0" * 65536)
+    vllm = tmp_path / "vllm"
+    (vllm / ("a" * 32)).mkdir(parents=True)
+    (vllm / ("a" * 32) / "model.neff").write_bytes(b"\0" * 1000)
+    (vllm / ("a" * 32) / "linked.neff").symlink_to(outside / "huge.bin")
+    (vllm / ("b" * 32)).symlink_to(outside)
+    index = index_cache(RootFS("/"), str(vllm))
+    assert index.keyed is not None and index.keyed.entries == 1 and index.keyed.bytes == 1000
+
+    neff = tmp_path / "neff"
+    shard = neff / "ab/cd"
+    shard.mkdir(parents=True)
+    os.mkfifo(shard / "abcd0001.neff")
+    (shard / "abcd0002.neff").symlink_to(outside / "huge.bin")
+    for number in range(3, 8):
+        (shard / f"abcd{number:04d}.neff").write_bytes(b"\0" * 10)
+    (neff / "ef").symlink_to(outside)
+    started = time.monotonic()
+    counted = index_cache(RootFS("/"), str(neff))
+    assert time.monotonic() - started < 5
+    assert counted.keyed is not None and counted.keyed.done == 5 and counted.keyed.bytes == 50
+    bounded = index_cache(RootFS("/"), str(neff), max_entries=2)
+    assert bounded.counted == 2 and bounded.cut == "counted up to 2 entries"

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.cache_fixture import entry
+from tests.cache_fixture import entry, keyed
 from tests.conftest import check_json, findings_by_id
 from tests.fixes.harness import run_verbatim, user_env
 from tests.wheelhouse import VenvFactory, WheelSpec
 
 INSTALLED = "neuronxcc-2.15.141.0+d3cfc8ca"
-HEALTHY = "MODULE_b41d4f868a9e38641a9e+39f12043"
+HEALTHY, HEALTHY_FLAGS = keyed("b41d4f868a9e38641a9e", ["--model-type=transformer"])
 
 
 def _plant(cache: Path, finding_id: str) -> str:
@@ -34,14 +34,14 @@ def _plant(cache: Path, finding_id: str) -> str:
     return other
 
 
-@pytest.mark.parametrize("finding_id", ["ND-CACHE-001", "ND-CACHE-002", "ND-CACHE-003"])
+@pytest.mark.parametrize("finding_id", ["ND-CACHE-001", "ND-CACHE-002", "ND-CACHE-003", "ND-CACHE-009"])
 def test_the_prune_line_moves_the_plant_and_keeps_the_rest(tmp_path: Path, venvs: VenvFactory,
                                                           finding_id: str) -> None:
     cache = tmp_path / "work" / "neuron-cache"
     venv = venvs.create(f"compiler-{finding_id}")
     venvs.install(venv, [WheelSpec("neuronx-cc", "2.15.141.0+d3cfc8ca")])
     if finding_id != "ND-CACHE-003":
-        entry(cache / INSTALLED, HEALTHY, "done")
+        entry(cache / INSTALLED, HEALTHY, "done", flags=HEALTHY_FLAGS)  # keyed by the flags set below
     moved = _plant(cache, finding_id)
     env = user_env(tmp_path)
     env["NEURON_CC_FLAGS"] = f"--model-type=transformer --cache_dir={cache}"

@@ -95,10 +95,12 @@ def plan_moves(index: CacheIndex, criteria: PruneCriteria, installed_compilers: 
                 moved_compilers.add(compiler.name)
                 moves.append(Move(compiler.name, f"neuronx-cc {compiler.compiler_version} is not installed here "
                                   f"({', '.join(sorted(wanted))} is)", compiler.bytes))
-    if criteria.stale_locks and any(stale(entry.locks, stale_after) for entry in index.entries):
-        live = locks_may_be_live(index)
-        if live:
-            raise exit_codes.UserError(f"{live}; nothing was moved (run again when no compile runs)")
+    # The finding's rule: an entry whose locks look stale moves only when no running compile can have made them.
+    candidates = [entry for entry in index.entries if criteria.stale_locks and stale(entry.locks, stale_after)]
+    held_back = {id(entry) for entry in candidates if locks_may_be_live(index, entry.locks)}
+    if candidates and len(held_back) == len(candidates):
+        live = locks_may_be_live(index, candidates[0].locks)
+        raise exit_codes.UserError(f"{live}; nothing was moved (run again when no compile runs)")
     cutoff = None if criteria.older_than_days is None else now - criteria.older_than_days * 86400
     for entry in index.entries:
         if entry.compiler in moved_compilers or entry.link:
@@ -106,7 +108,7 @@ def plan_moves(index: CacheIndex, criteria: PruneCriteria, installed_compilers: 
         reasons = []
         if criteria.failed and entry.state == ENTRY_FAILED:
             reasons.append("failed: later runs skip it until --retry_failed_compilation")
-        if criteria.stale_locks and stale(entry.locks, stale_after):
+        if criteria.stale_locks and stale(entry.locks, stale_after) and id(entry) not in held_back:
             reasons.append("a lock no process holds, left by a stopped compile: later runs wait on it")
         if cutoff is not None and entry.mtime is not None and entry.mtime < cutoff:
             reasons.append(f"unchanged for {(now - entry.mtime) / 86400:.0f} days")

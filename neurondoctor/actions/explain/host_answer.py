@@ -16,6 +16,7 @@ from typing import Any, Optional
 from neurondoctor.rules.explain_readers.check_areas import KNOWN_BUG_AREA, areas_for, known_bugs_answer
 
 _ANSWERING = ("error", "warning")
+CACHE_CATEGORY = "compile-cache"
 KNOWN_BUG = "known-bug"
 
 
@@ -26,10 +27,13 @@ class HostAnswer:
     environments: list[str]
     checks: list[dict[str, str]] = field(default_factory=list)  # each area: id, title, status, its one-line summary
     findings: list[dict[str, Any]] = field(default_factory=list)
+    # A compile-cache wait or skip: the entry it names, as this host's caches hold it (actions/explain/cache_entry.py)
+    cache_entries: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {"root": self.root, "areas": list(self.areas), "environments": list(self.environments),
-                "checks": list(self.checks), "findings": list(self.findings)}
+                "checks": list(self.checks), "findings": list(self.findings),
+                "cache_entries": list(self.cache_entries)}
 
 
 def _traceback_environment(root: str, environment: Optional[str]) -> list[str]:
@@ -47,8 +51,9 @@ def _traceback_environment(root: str, environment: Optional[str]) -> list[str]:
 
 
 def answer_on_host(category: str, facts: Mapping[str, str], root: str, venvs: Sequence[str],
-                   environ: Mapping[str, str]) -> Optional[HostAnswer]:
-    """This host's findings in the areas that answer `category`; None when no area does."""
+                   environ: Mapping[str, str], text: str = "") -> Optional[HostAnswer]:
+    """This host's findings in the areas that answer `category`; None when no area does. For a compile-cache text,
+    also the entries its waits and skips name, as found here."""
     from neurondoctor.actions.check.check_run import CheckOptions, run_check
     from neurondoctor.release_data.catalog import load_catalog
 
@@ -70,4 +75,8 @@ def answer_on_host(category: str, facts: Mapping[str, str], root: str, venvs: Se
                                         "severity": finding.severity, "title": finding.title,
                                         "fix": finding.fix_lines})
     answer.findings.sort(key=lambda finding: (finding["category"] != category, finding["severity"] != "error"))
+    if category == CACHE_CATEGORY and text:
+        from neurondoctor.actions.explain.cache_entry import answer_cache_entries
+
+        answer.cache_entries = [found.to_json() for found in answer_cache_entries(text, root, environ)]
     return answer

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Optional, Protocol
 
-from neurondoctor.rules.host_stack.compile_cache import user_compiler_flags
+from neurondoctor.rules.host_stack.compile_flags import user_compiler_flags
 from neurondoctor.strict_numbers import json_count
 
 

@@ -22,6 +22,7 @@ from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_INFO, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Fix, Shell, Word, alternative, command, note
 from neurondoctor.rules.host_stack.cache_words import cache_word
+from neurondoctor.rules.host_stack.compile_flags import compiler_flags, flags_keys, key_words
 from neurondoctor.rules.host_stack.compiler_installs import compiler_environments, installed_compiler_versions
 from neurondoctor.rules.host_stack.resources import GIB
 
@@ -74,32 +75,53 @@ def failed_entries(ctx: RuleContext) -> list[Finding]:
     count = sum(compiler.states[ENTRY_FAILED] for compiler in compilers)
     if not count:
         return []
-    errors = [f"{compiler.name}/{name}: {compiler.failed_errors.get(name, '')}" for compiler in compilers
-              for name in compiler.failed_entries][:FAILED_SHOWN]
+    shown = [(compiler, name) for compiler in compilers for name in compiler.failed_entries][:FAILED_SHOWN]
+    errors = [f"{compiler.name}/{name}: {compiler.failed_errors.get(name, '')}" for compiler, name in shown]
+    meanings = {f"{compiler.name}/{name}": compiler.failed_meanings[name] for compiler, name in shown
+                if name in compiler.failed_meanings}
+    said = [error + (f" ({compiler.failed_meanings[name]})" if name in compiler.failed_meanings else "")
+            for error, (compiler, name) in zip(errors, shown)]
     return [_finding(
         "ND-CACHE-001", SEVERITY_WARNING,
         title=f"{count:,} failed compilation(s) in the compile cache {index.path} will be skipped{_bound(index)}",
         detail=("neuronx-cc caches a failed compile too, and later runs load the failure instead of compiling "
                 "(`Got a cached failed neff at … Will skip compilation, please set --retry_failed_compilation`). "
-                "An out-of-memory host or an interrupted compile is the usual cause; the first error lines: "
-                + "; ".join(errors)),
-        evidence={"path": index.path, "failed": count, "errors": errors,
+                "Each failure in the compiler's own words (the first line of its model.log with a compiler code or "
+                "an ERROR), with what explain reads in it: " + "; ".join(said)),
+        evidence={"path": index.path, "failed": count, "errors": errors, "meanings": meanings,
                   "compilers": [compiler.name for compiler in compilers]},
         fix=Fix([*_prune(ctx, "--failed").steps,
                  alternative("compile them again once: add --retry_failed_compilation to NEURON_CC_FLAGS")]),
     )]
 
 
-def locks_may_be_live(index: CacheIndex) -> Optional[str]:
-    """Why an unheld lock could still be a running compile's, or None. Compiles do not always hold their lock
-    where /proc/locks shows it (users' reports: runs wait on a lock with no process holding it), so a lock is
-    called stale only when no neuronx-cc runs here and the cache is on a local filesystem (no other node compiles
-    into it)."""
-    if index.compilers_running:
+def locks_may_be_live(index: CacheIndex, locks: Sequence[CacheLock] = ()) -> Optional[str]:
+    """Why an entry's unheld locks (`locks`; none given: any lock of the cache) could still be a running compile's,
+    or None. Compiles do not always hold their lock where /proc/locks shows it (users' reports: runs wait on a lock
+    with no process holding it), so while a neuronx-cc runs here a lock is called stale only when it is older than
+    every running compile (`older_than_every_compile`), and never on a network filesystem (a compile on another node
+    may hold it)."""
+    if index.compilers_running and not (locks and older_than_every_compile(index, locks)):
         return f"neuronx-cc is running here ({', '.join(index.compilers_running[:3])}): a lock may be its"
     if index.filesystem in NETWORK_FILESYSTEMS:
         return f"{index.path} is on {index.filesystem}: a compile on another node may hold its locks"
     return None
+
+
+# The compile wrapper makes an entry's lock file before it starts neuronx-cc (ASSUMED: the order is not documented;
+# the wait it prints names the entry before the compile), so a live compile's lock is a little older than its
+# process. A lock is none of a running compile's only when it is older than the oldest of them by more than this.
+LOCK_BEFORE_COMPILE_S = 600.0
+
+
+def older_than_every_compile(index: CacheIndex, locks: Sequence[CacheLock]) -> bool:
+    """Whether every lock of an entry was made before each neuronx-cc running here started (by more than
+    LOCK_BEFORE_COMPILE_S): then none of those compiles made it. False when a compile's start is not known."""
+    ages = index.compiles_age_s
+    if not ages or len(ages) != len(index.compilers_running) or any(age is None for age in ages):
+        return False
+    oldest = max(age for age in ages if age is not None)
+    return all(lock.age_s is not None and lock.age_s > oldest + LOCK_BEFORE_COMPILE_S for lock in locks)
 
 
 def stale(locks: Sequence[CacheLock], older_than_s: float) -> bool:
@@ -125,18 +147,23 @@ def stale_locks(ctx: RuleContext) -> list[Finding]:
     locks_of: dict[str, list[CacheLock]] = {}
     for lock in index.locks:
         locks_of.setdefault(lock.entry, []).append(lock)
-    stale_entries = sorted(entry for entry, locks in locks_of.items() if stale(locks, older_than))
-    if not stale_entries or locks_may_be_live(index):
+    stale_entries = sorted(entry for entry, locks in locks_of.items() if stale(locks, older_than)
+                           and not locks_may_be_live(index, locks))
+    if not stale_entries:
         return []
+    compiles = (f"the neuronx-cc running here ({', '.join(index.compilers_running[:3])}) started more than "
+                f"{LOCK_BEFORE_COMPILE_S / 60:.0f} minutes after these locks were made, so none is theirs"
+                if index.compilers_running else "no neuronx-cc runs here")
     return [_finding(
         "ND-CACHE-002", SEVERITY_WARNING,
         title=f"{len(stale_entries)} stale compile lock(s) in {index.path}: the next run that needs those graphs "
               f"waits on them",
         detail=("A compile that was killed leaves its `*.lock` in the entry; later runs wait for the compile that is "
                 "no longer running (\"Another process must be compiling …\"). No process on this host holds these "
-                f"locks, no neuronx-cc runs here, the cache is on a local filesystem, and the locks are older than "
+                f"locks, {compiles}, the cache is on a local filesystem, and the locks are older than "
                 f"{older_than / 60:.0f} minutes: " + ", ".join(stale_entries[:3])),
-        evidence={"path": index.path, "entries": stale_entries},
+        evidence={"path": index.path, "entries": stale_entries,
+                  "compiles_running": index.compilers_running[:3]},
         fix=_prune(ctx, "--stale-locks"),
     )]
 
@@ -161,12 +188,51 @@ def other_compilers(ctx: RuleContext) -> list[Finding]:
         "ND-CACHE-003", SEVERITY_WARNING,
         title=f"the compile cache {index.path} has {entries:,} compiled graph(s), none for the installed neuronx-cc "
               f"{', '.join(sorted(installed))}: the next start compiles every graph again{_bound(index)}",
-        detail=(f"The cache is kept per compiler version; its entries are for neuronx-cc "
-                f"{', '.join(sorted(str(compiler.compiler_version) for compiler in others))} "
+        detail=(f"The cache is kept per compiler version; its entries are for "
+                f"{'; '.join(_made_by(ctx, compiler.compiler_version) for compiler in others)} "
                 f"({size / GIB:.1f} GiB), which this environment does not have. Moving them aside frees the "
                 "room; to use them instead, the environment needs that compiler's release."),
         evidence={"path": index.path, "installed": sorted(installed),
                   "other_compilers": [compiler.name for compiler in others], "entries": entries, "bytes": size},
+        fix=_prune(ctx, "--other-compilers", envs),
+    )]
+
+
+def _made_by(ctx: RuleContext, compiler_version: Optional[str]) -> str:
+    """`neuronx-cc 2.15.141.0 (Neuron 2.20.1)`: the releases the release data lists that compiler in, or says that
+    it lists it in none (not guessed)."""
+    releases = ctx.catalog.releases_with("neuronx-cc", compiler_version or "") if compiler_version else []
+    shown = ", ".join(releases[:2]) if releases else "a release the release data does not list"
+    return f"neuronx-cc {compiler_version} (Neuron {shown})" if releases else f"neuronx-cc {compiler_version} ({shown})"
+
+
+def unused_compilers(ctx: RuleContext) -> list[Finding]:
+    """ND-CACHE-009 (info): finished graphs of compilers no environment here has, beside the installed compiler's own
+    (after an upgrade): never loaded again, only room taken. Where the installed compiler has none, ND-CACHE-003
+    says so as a warning instead."""
+    index = _index(ctx)
+    envs = compiler_environments(ctx.facts.environments)
+    if index is None or not envs:
+        return []
+    installed = installed_compiler_versions(envs)
+    mine = [compiler for compiler in index.compilers if compiler.compiler_version in installed]
+    others = [compiler for compiler in index.compilers if compiler.compiler_version not in installed
+              and compiler.states[ENTRY_DONE]]
+    if not others or not any(compiler.states[ENTRY_DONE] for compiler in mine):
+        return []
+    entries = sum(compiler.states[ENTRY_DONE] for compiler in others)
+    size = sum(compiler.bytes for compiler in others)
+    made_by = [_made_by(ctx, compiler.compiler_version) for compiler in others]
+    return [_finding(
+        "ND-CACHE-009", SEVERITY_INFO,
+        title=f"the compile cache {index.path} keeps {entries:,} compiled graph(s) ({size / GIB:.1f} GiB) of "
+              f"{'; '.join(made_by[:3])}, which no environment here has{_bound(index)}",
+        detail=("The cache is kept per compiler version, and the installed neuronx-cc "
+                f"{', '.join(sorted(installed))} never loads another's graphs: after an upgrade they only take room. "
+                "Moving them aside frees it; keep them only for an environment that still runs that compiler."),
+        evidence={"path": index.path, "installed": sorted(installed),
+                  "other_compilers": [compiler.name for compiler in others], "made_by": made_by,
+                  "entries": entries, "bytes": size},
         fix=_prune(ctx, "--other-compilers", envs),
     )]
 
@@ -269,60 +335,44 @@ def workdir_read_only(ctx: RuleContext) -> list[Finding]:
     )]
 
 
-# Flags the compile wrapper takes for itself: they are not in an entry's compile_flags (docs/neuron-facts.md §9).
-WRAPPER_FLAGS = ("--cache_dir", "--retry_failed_compilation", "--no_cache", "--log_level")
-
-
-def compiler_flags(words: Sequence[str]) -> frozenset[str]:
-    """The compiler's own flags, each as `--name=value` (a value given as the next word joined to it), wrapper
-    flags left out."""
-    flags: list[str] = []
-    for word in words:
-        if flags and not word.startswith("-") and "=" not in flags[-1] and flags[-1].startswith("--"):
-            flags[-1] = f"{flags[-1]}={word}"
-        else:
-            flags.append(word)
-    return frozenset(flag for flag in flags if flag.split("=", 1)[0] not in WRAPPER_FLAGS)
-
-
-def user_compiler_flags(text: str) -> frozenset[str]:
-    """The compiler flags a NEURON_CC_FLAGS value sets, as `compiler_flags` gives them (the cluster preflight
-    compares the same set between nodes)."""
-    import shlex  # only with a cache or nodes to compare (check's start-up)
-
-    try:
-        words = shlex.split(text)
-    except ValueError:  # an unbalanced quote: the words as the shell would not read them are still compared
-        words = text.split()
-    return compiler_flags(words)
-
-
-def _user_flags(ctx: RuleContext) -> frozenset[str]:
-    return user_compiler_flags(ctx.facts.environ.get("NEURON_CC_FLAGS", ""))
-
-
 def other_flags(ctx: RuleContext) -> list[Finding]:
-    """ND-CACHE-005: no finished entry of the installed compiler was built with the flags the user sets now."""
+    """ND-CACHE-005: no finished graph of the installed compiler is keyed by the flags in force now, the flags added
+    and removed against the nearest cached set named (rules/host_stack/compile_flags.py says how a key is made)."""
     index = _index(ctx)
-    mine = _user_flags(ctx)
+    words = key_words(ctx.facts.environ.get("NEURON_CC_FLAGS", ""))
     installed = installed_compiler_versions(compiler_environments(ctx.facts.environments))
-    if index is None or not mine or not installed:
+    if index is None or not words or not installed or index.cut:
+        return []  # no flags set: entries may be keyed by a framework's own flags; a cut count: keys not all seen
+    mine = compiler_flags(words)
+    compilers = [compiler for compiler in index.compilers if compiler.compiler_version in installed
+                 and compiler.states[ENTRY_DONE]]
+    keys = {key for compiler in compilers for key in compiler.flag_keys}
+    samples = [compiler_flags(flags) for compiler in compilers for flags in compiler.flag_samples]
+    if not compilers or keys & flags_keys(words) or any(flags == mine for flags in samples):
         return []
-    samples = [compiler_flags(flags) for compiler in index.compilers if compiler.compiler_version in installed
-               for flags in compiler.flag_samples]
-    if not samples or any(mine <= flags for flags in samples):
-        return []
-    shown = " ".join(sorted(mine))
+    nearest = min(samples, key=lambda flags: (len(flags ^ mine), sorted(flags))) if samples else None
+    added = sorted(mine - nearest) if nearest is not None else sorted(mine)
+    removed = sorted(nearest - mine) if nearest is not None else []
+    change = "; ".join(part for part in (f"added {' '.join(added)}" if added else "",
+                                         f"removed {' '.join(removed)}" if removed else "") if part)
+    graphs = sum(compiler.states[ENTRY_DONE] for compiler in compilers)
     return [_finding(
         "ND-CACHE-005", SEVERITY_INFO,
-        title=f"none of the {len(samples)} compiled graph(s) looked at in {index.path} was built with the "
-              f"NEURON_CC_FLAGS set now ({shown}): the next start compiles again",
-        detail=("A cache entry is keyed by the graph and the compiler flags; frameworks add flags of their own, so "
-                "only the flags set in NEURON_CC_FLAGS are compared (wrapper flags such as --cache_dir left out). "
-                "Keep the new flags and the first start compiles once and caches again, or set back the flags the "
-                "cached graphs were built with (the evidence shows one entry's)."),
-        evidence={"path": index.path, "user_flags": sorted(mine), "looked_at": len(samples),
-                  "an_entry_was_built_with": sorted(samples[0])},
+        title=f"none of the {graphs:,} compiled graph(s) of neuronx-cc {', '.join(sorted(installed))} in "
+              f"{index.path} was built with the NEURON_CC_FLAGS set now"
+              + (f" ({change}, against the nearest cached flags)" if nearest is not None else "")
+              # Flags only removed may be ones a framework adds when it runs (not in NEURON_CC_FLAGS here).
+              + (f": unless the framework adds {' '.join(removed)} itself, the next start compiles again"
+                 if removed and not added else ": the next start compiles again"),
+        detail=("The `+<flags>` part of an entry's name is the md5 of its compile flags, so removing a flag changes "
+                "it as much as adding one. No finished entry's key is the key of the flags set now (wrapper flags "
+                "such as --cache_dir left out; torch-neuronx's own --target, --framework and --verbose are not in "
+                "the key). Keep the new flags and the first start compiles once and caches again, or set back the "
+                "flags the cached graphs were built with. A framework that adds flags of its own when it runs "
+                "(not what NEURON_CC_FLAGS holds here) keys its graphs by those: then this is not known."),
+        evidence={"path": index.path, "user_flags": sorted(mine), "keys_now": sorted(flags_keys(words)),
+                  "keys_in_cache": sorted(keys)[:10], "looked_at": len(samples), "added": added,
+                  "removed": removed, "nearest_cached_flags": sorted(nearest) if nearest is not None else None},
         fix=Fix([note("nothing to repair: keep the new flags (one compile), or set NEURON_CC_FLAGS back to the "
                       "cached graphs' flags")]),
     )]
@@ -350,7 +400,7 @@ def not_judged(ctx: RuleContext) -> list[Finding]:
 
 RULE_SET = RuleSet(
     rules=(failed_entries, stale_locks, other_compilers, unwritable, other_flags, not_judged, on_network_filesystem,
-           workdir_read_only),
+           workdir_read_only, unused_compilers),
     findings=(
         FindingSpec("ND-CACHE-001", CATEGORY, SEVERITY_WARNING, "failed compilations in the compile cache that "
                     "later runs skip"),
@@ -367,5 +417,7 @@ RULE_SET = RuleSet(
                     "FSx, NFS, an S3 mount): other nodes may compile into it"),
         FindingSpec("ND-CACHE-008", CATEGORY, SEVERITY_WARNING, "the temporary folder, where compiles write their "
                     "graphs first, is on a read-only mount"),
+        FindingSpec("ND-CACHE-009", CATEGORY, SEVERITY_INFO, "compiled graphs of compilers no environment here has, "
+                    "beside the installed compiler's own (room only)"),
     ),
 )
