@@ -148,14 +148,14 @@ def _installed(snapshot: HostSnapshot) -> dict[str, str]:
 
 def _wanted(catalog: ReleaseCatalog, target: str, family: Optional[str], installed: Mapping[str, str],
             inf1: bool, last_inf1: str, blocked: list[Blocked]) -> dict[str, str]:
-    """Each installed Neuron OS package's version in the target for this family. Inf1 keeps a driver of its last
-    line (`2.24.`, a prefix: the install pins `2.24.*`); a package the target ships only for other families is left
+    """Each installed Neuron OS package's version in the target for this family. Inf1, where the target's driver
+    no longer lists it, keeps a driver of its last line (`2.24.`, a prefix: the install pins `2.24.*`); a package the target ships only for other families is left
     as it is (ND-INST-003 judges it)."""
     wanted: dict[str, str] = {}
     for name in HOST_PACKAGES:
         if name not in installed:
             continue
-        if name == DKMS and inf1 and last_inf1:
+        if name == DKMS and inf1 and last_inf1 and family_version(catalog, target, name, "inf1") is None:
             if release_tuple(installed[name])[:2] != release_tuple(last_inf1):
                 wanted[name] = f"{last_inf1}."
             continue
