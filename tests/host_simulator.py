@@ -460,7 +460,7 @@ def _pip(interpreter: str, args: list[str]) -> None:
             raise Refused(f"simulator: pip install {word}: only pinned requirements are simulated", 2)
         canonical = re.sub(r"[-_.]+", "_", name).lower()
         for old in sites[0].glob("*.dist-info"):
-            if re.sub(r"[-_.]+", "_", old.name.rsplit("-", 1)[0]).lower() == canonical:
+            if re.sub(r"[-_.]+", "_", old.name.removesuffix(".dist-info").rsplit("-", 1)[0]).lower() == canonical:
                 shutil.rmtree(old)
         info = sites[0] / f"{canonical}-{version}.dist-info"
         _write(info / "METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")

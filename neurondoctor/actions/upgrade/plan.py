@@ -149,8 +149,8 @@ def _installed(snapshot: HostSnapshot) -> dict[str, str]:
 def _wanted(catalog: ReleaseCatalog, target: str, family: Optional[str], installed: Mapping[str, str],
             inf1: bool, last_inf1: str, blocked: list[Blocked]) -> dict[str, str]:
     """Each installed Neuron OS package's version in the target for this family. Inf1, where the target's driver
-    no longer lists it, keeps a driver of its last line (`2.24.`, a prefix: the install pins `2.24.*`); a package the target ships only for other families is left
-    as it is (ND-INST-003 judges it)."""
+    no longer lists it, keeps a driver of its last line (`2.24.`, a prefix: the install pins `2.24.*`); a package
+    the target ships only for other families is left as it is (ND-INST-003 judges it)."""
     wanted: dict[str, str] = {}
     for name in HOST_PACKAGES:
         if name not in installed:
@@ -164,11 +164,7 @@ def _wanted(catalog: ReleaseCatalog, target: str, family: Optional[str], install
             entries[0].version if entries else None)
         if version is not None:
             wanted[name] = normalize_neuron_version(version)
-        elif entries and family:
-            if name == DKMS:
-                blocked.append(Blocked(f"Neuron {target} ships {name} for {', '.join(entries[0].instances)}, not "
-                                       f"for {family}", "n2-manifest.json supported_instances"))
-        elif name == DKMS:
+        elif not entries and name == DKMS:  # a driver for other families only: the preflight said so
             blocked.append(Blocked(f"the release data does not list Neuron {target}'s {name}: its version is not "
                                    "known", _partial_source(catalog, target)))
     return wanted
@@ -244,7 +240,7 @@ def start_state(facts: UpgradeFacts, catalog: ReleaseCatalog) -> FromState:
     ctx = RuleContext(Facts(host=facts.host, environments=list(facts.environments)), catalog)
     installed = _installed(snapshot)
     return FromState(release=ctx.host_release().release, manager=package_manager(snapshot), packages=installed,
-                     held=sorted(name for name in installed if snapshot.packages[name].held),
+                     held=[name for name in installed if snapshot.packages[name].held],
                      driver_loaded=snapshot.loaded_driver_version, slurm_node=facts.slurm_node,
                      environments=[_environment_state(env, ctx) for env in facts.environments])
 
@@ -424,8 +420,13 @@ def plan_upgrade(facts: UpgradeFacts, catalog: ReleaseCatalog, target: str) -> U
     if inf1 and DKMS in start.packages:
         plan.to["inf1_driver_line"] = f"{last_inf1_driver(ctx)}.*"
 
-    host_changes = bool(wanted)
     driver = DKMS in wanted
+    loaded = snapshot.loaded_driver_version
+    # A driver package already at the target under an older loaded module (a half-done upgrade: the package's
+    # scripts could not unload the module a process held) needs the reload alone.
+    stale = not driver and loaded is not None and DKMS in start.packages and not wanted_all.get(
+        DKMS, "").endswith(".") and normalize_neuron_version(loaded) != start.packages[DKMS]
+    host_changes = bool(wanted) or stale
     runtime = [name for name in RUNTIME_PACKAGES if name in wanted]
     env_steps: list[UpgradeStep] = []
     needs_so_far: list[str] = []
@@ -452,6 +453,9 @@ def plan_upgrade(facts: UpgradeFacts, catalog: ReleaseCatalog, target: str) -> U
                                      [command("sudo", "dnf", "versionlock", "delete", *held)], list(needs_so_far),
                                      undo=undo_commands("release-holds", start, after)))
             needs_so_far = ["release-holds"]
+        if stale:
+            steps.append(_reload_plan(snapshot, start.packages[DKMS], list(needs_so_far)))
+            needs_so_far = ["driver-reload"]
         together = None
         if driver and runtime and "aws-neuronx-runtime-lib" in start.packages:
             new_runtime = wanted.get("aws-neuronx-runtime-lib", start.packages["aws-neuronx-runtime-lib"])
@@ -500,8 +504,9 @@ def plan_upgrade(facts: UpgradeFacts, catalog: ReleaseCatalog, target: str) -> U
         return plan
     done = [step.id for step in steps]
     venvs = [words for env in facts.environments for words in ("--venv", env.path)]
+    root = [] if facts.live else ["--root", facts.host.root]
     steps.append(UpgradeStep("check", "verify", f"judge the result against Neuron {target}",
-                             [command(*facts.neurondoctor, "check", "--release", target, *venvs)], done))
+                             [command(*facts.neurondoctor, "check", *root, "--release", target, *venvs)], done))
     if facts.live and snapshot.device_nodes and facts.environments:
         steps.append(UpgradeStep("canary", "verify", "run one small model on a NeuronCore",
                                  [command(*facts.neurondoctor, "probe", "canary", "--python",
@@ -510,7 +515,7 @@ def plan_upgrade(facts: UpgradeFacts, catalog: ReleaseCatalog, target: str) -> U
         steps.append(UpgradeStep("resume", "scheduler", f"Slurm node {facts.slurm_node} takes jobs again",
                                  [_scontrol(facts.slurm_node, "RESUME")], [steps[-1].id],
                                  undo=undo_commands("resume", start, after)))
-    if driver and snapshot.loaded_driver_version:
+    if (driver or stale) and loaded:
         plan.cannot_undo.append("the driver reload: every process using the devices stops with it; the rollback "
                                 "reloads the previous driver the same way")
     plan.cannot_undo += [step.undo_note for step in steps if step.undo_note]

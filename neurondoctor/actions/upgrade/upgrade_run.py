@@ -12,6 +12,7 @@ builds its commands from that `from`, checked word by word, never from command t
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import subprocess
@@ -112,11 +113,18 @@ def collect_facts(options: UpgradeOptions, catalog: ReleaseCatalog) -> UpgradeFa
         environments, _ = collect_environments(fs, CheckOptions(root=options.root, venvs=options.venvs,
                                                                 pythons=options.pythons, environ=options.environ),
                                                {}, host.collector_failures, catalog, [])
+    if not fs.is_live:  # the commands run in `chroot ROOT`: each environment by its path inside the root
+        environments = [_inside(fs, env) for env in environments]
     interpreters = sorted({match.group(1) for name in (fs.listdir("usr/bin") if fs.is_dir("usr/bin") else [])
                            for match in [_INTERPRETER.match(name)] if match})
     return UpgradeFacts(host=host, environments=environments, kernels=_kernels(fs, host.snapshot.kernel),
                         slurm_node=_slurm_node(fs, options.environ, host.hostname), interpreters=interpreters,
                         live=fs.is_live, neurondoctor=(sys.executable, "-m", "neurondoctor"))
+
+
+def _inside(fs: RootFS, env: PythonEnvironment) -> PythonEnvironment:
+    path, interpreter = fs.inner_path(env.path), fs.inner_path(env.interpreter)
+    return dataclasses.replace(env, path=path, interpreter=interpreter or env.interpreter) if path else env
 
 
 def status_path(options: UpgradeOptions) -> Optional[Path]:
@@ -194,7 +202,8 @@ def apply_plan(options: UpgradeOptions, catalog: ReleaseCatalog, plan: UpgradePl
             outcome.records.append({"name": step.id, "status": "deferred", "command": "", "exit_code": None,
                                     "duration_s": 0.0})
             continue
-        commands = _reload_commands(options, plan.to["packages"].get(DKMS, "")) if step.judged_at_apply \
+        commands = _reload_commands(options, plan.to["packages"].get(DKMS) or plan.start.packages.get(DKMS, "")) \
+            if step.judged_at_apply \
             else step.commands
         if not commands:
             outcome.records.append({"name": step.id, "status": "unchanged", "command": "", "exit_code": None,
