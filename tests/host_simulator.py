@@ -20,7 +20,8 @@ the operation to the fixture root as the real tool would leave the host, in the 
 
 - `dnf versionlock add|delete` keeps the plugin's lock list, and dnf then finds no other version of a locked package;
   `scontrol update NodeName=N State=DRAIN|RESUME` writes the node's state (SLURM_STATE); a venv's
-  `bin/python -m pip install NAME==VERSION…` under `chroot ROOT` replaces each distribution's dist-info.
+  `bin/python -m pip install NAME==VERSION…` under `chroot ROOT` replaces each distribution's dist-info (`pip
+  uninstall -y NAME…` removes it).
 
 Every fake refuses a path outside the root, so a fix line can never touch the machine running the tests.
 """
@@ -446,12 +447,19 @@ def _scontrol(args: list[str]) -> None:
 def _pip(interpreter: str, args: list[str]) -> None:
     """`VENV/bin/python -m pip install [--no-deps] [--extra-index-url URL] NAME==VERSION…` in a venv under the root:
     each named distribution's dist-info replaced by one of the pinned version, as pip leaves it."""
-    if args[:1] != ["install"]:
+    if args[:1] not in (["install"], ["uninstall"]):
         raise Refused(f"simulator: pip {' '.join(args[:1])} is not simulated", 2)
     venv = inside(str(Path(interpreter).parent.parent))
     sites = sorted(venv.glob("lib/python3*/site-packages"))
     if not sites:
         raise Refused(f"simulator: {interpreter} has no site-packages", 1)
+    if args[0] == "uninstall":  # `pip uninstall -y NAME…`: each distribution's dist-info goes
+        for name in [arg for arg in args[1:] if not arg.startswith("-")]:
+            canonical = re.sub(r"[-_.]+", "_", name).lower()
+            for old in sites[0].glob("*.dist-info"):
+                if re.sub(r"[-_.]+", "_", old.name.removesuffix(".dist-info").rsplit("-", 1)[0]).lower() == canonical:
+                    shutil.rmtree(old)
+        return
     words = [arg for index, arg in enumerate(args[1:], start=1)
              if not arg.startswith("-") and args[index - 1] not in ("--extra-index-url", "--index-url")]
     for word in words:

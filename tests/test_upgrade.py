@@ -21,12 +21,11 @@ import jsonschema
 import pytest
 
 from neurondoctor.actions.upgrade.plan import UpgradePlan, plan_upgrade
-from neurondoctor.actions.upgrade.upgrade_run import UpgradeOptions, collect_facts
+from neurondoctor.actions.upgrade.upgrade_run import UpgradeOptions, UpgradeOutcome, collect_facts
 from neurondoctor.cli.upgrade_output import upgrade_document
-from neurondoctor.actions.upgrade.upgrade_run import UpgradeOutcome
 from neurondoctor.release_data.catalog import ReleaseCatalog
 from tests.conftest import REPO, cli_env, run_cli
-from tests.host_fixture import HOST_STACKS, STACK_PACKAGES, Holder, HostSpec, build_host, pinned_inf1_host
+from tests.host_fixture import HOST_STACKS, STACK_PACKAGES, Holder, HostSpec, build_host
 from tests.host_simulator import SLURM_STATE, VERSIONLOCK, HostSimulator, as_rpm_host, dpkg_stanzas, rpm_packages
 from tests.neuron_envs import HEALTHY_STACKS, stack_wheels
 from tests.wheelhouse import VenvFactory, install_image_interpreter, repoint_to_image_interpreter, write_pip_conf
@@ -422,6 +421,7 @@ def test_environments_move_in_place_or_beside(tmp_path: Path, venvs: VenvFactory
                                    "https://pip.repos.neuron.amazonaws.com " + " ".join(f"'{pin}'" for pin in pins)]
     assert in_place["undo"][0].endswith("'neuronx-cc==2.26.6360.0+bd4c5f4b' 'torch==2.9.0' "
                                         "'torch-neuronx==2.9.0.2.15.32035' 'torch-xla==2.9.0'"), in_place["undo"]
+    assert in_place["undo"][1] == "/opt/aws_neuronx_venv_pytorch/bin/python -m pip uninstall -y torchvision"
     beside = steps["environment:/home/ubuntu/guarded"]
     assert beside["command"][0].endswith("venv create /home/ubuntu/guarded-2.33.0 --release 2.33.0")
     assert beside["deferred"].startswith("an environment records its interpreter's path")
@@ -436,7 +436,8 @@ def test_environments_move_in_place_or_beside(tmp_path: Path, venvs: VenvFactory
     code, rolled, _ = upgrade(root, *args, "--rollback", "--status-file", str(status), env=env)
     assert code == 0, rolled
     pip = [argv for argv in simulator.commands() if argv[0] == "pip"]
-    assert len(pip) == 2 and pip[1][:2] == ["install", "--no-deps"]
+    assert [argv[1:3] for argv in pip[1:]] == [["install", "--no-deps"], ["uninstall", "-y"]]
+    assert pip[2][3:] == ["torchvision"]  # 2.33.0's pins add torchvision; the rollback takes it away again
     assert check(root, "2.31.1", env, str(plain)) == before
 
 

@@ -258,11 +258,13 @@ def projected(snapshot: HostSnapshot, versions: Mapping[str, str]) -> HostSnapsh
 # ---- each step's undo: the same function at plan time (on the projected host) and at rollback (on the real one) ---
 
 def undo_commands(step_id: str, start: FromState, snapshot: HostSnapshot,
-                  environments: Sequence[PythonEnvironment] = ()) -> list[Command]:
+                  environments: Sequence[PythonEnvironment] = (), added: Sequence[str] = ()) -> list[Command]:
     """The commands that put back what step `step_id` changed, on `snapshot` (the host after the step): the
     previous package versions pinned back (apt moves them down only when told, install_command says so), the
     dnf versionlocks as they were, the node's Slurm state, an environment's previous pins. Steps that change
-    nothing the rollback can restore (headers, stopped processes, the check) have none."""
+    nothing the rollback can restore (headers, stopped processes, the check) have none. `added`: the pip packages an
+    environment step installed that the environment did not have (given at plan time; at rollback time read from the
+    environment as it is)."""
     names = {"driver": (DKMS,), "runtime": RUNTIME_PACKAGES, "driver-runtime": HOST_PACKAGES}.get(step_id)
     if names is not None:
         back = [(name, start.packages[name]) for name in names if name in start.packages
@@ -286,8 +288,12 @@ def undo_commands(step_id: str, start: FromState, snapshot: HostSnapshot,
         env = next((env for env in environments if env.path == path), None)
         if state is None or env is None or not state.pins:
             return []
+        present = env.effective_distributions()
+        extra = [name for name in (added or [name for name in ENV_PACKAGES if name in present])
+                 if name not in state.pins]
         return [pip_command(env, "install", "--no-deps", *(f"{name}=={version}" for name, version in
-                                                          sorted(state.pins.items())))]
+                                                          sorted(state.pins.items()))),
+                *([pip_command(env, "uninstall", "-y", *extra)] if extra else [])]
     return []
 
 
@@ -358,7 +364,8 @@ def _environment_step(env: PythonEnvironment, state: EnvironmentState, facts: Up
         return UpgradeStep(step_id, "environment", f"{env.path}: Neuron {target}'s {framework} pins on Python "
                            f"{python}, in place (actions/venv/plan.py: the release's package set)",
                            [pip_command(env, "install", *index, *pins)], list(needs),
-                           undo=undo_commands(step_id, facts_start_for(state), facts.host.snapshot, [env]))
+                           undo=undo_commands(step_id, facts_start_for(state), facts.host.snapshot, [env],
+                                              [package.name for package in venv_plan.packages]))
     beside = f"{env.path.rstrip('/')}-{target}"
     options: list[str] = []
     chosen_framework = framework
