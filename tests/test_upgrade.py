@@ -27,8 +27,8 @@ from neurondoctor.release_data.catalog import ReleaseCatalog
 from tests.conftest import REPO, cli_env, run_cli
 from tests.host_fixture import HOST_STACKS, STACK_PACKAGES, Holder, HostSpec, build_host
 from tests.host_simulator import SLURM_STATE, VERSIONLOCK, HostSimulator, as_rpm_host, dpkg_stanzas, rpm_packages
-from tests.neuron_envs import HEALTHY_STACKS, stack_wheels
-from tests.wheelhouse import VenvFactory, install_image_interpreter, repoint_to_image_interpreter, write_pip_conf
+from tests.neuron_envs import image_stack_venv
+from tests.wheelhouse import VenvFactory
 
 RELEASES = sorted(HOST_STACKS, key=lambda name: tuple(int(part) for part in name.split(".")))
 PAIRS = [*zip(RELEASES, RELEASES[1:]), *zip(RELEASES[1:], RELEASES)]
@@ -238,6 +238,9 @@ def test_apply_then_a_second_apply_then_rollback(tmp_path: Path, case: str) -> N
             lock.parent.mkdir(parents=True, exist_ok=True)
             lock.write_text("".join(f"{name}-{version}-dkms.*\n" if name == "aws-neuronx-dkms" else
                                     f"{name}-{version}_ec8cd5e8b-1.*\n" for name, version in stack(start).items()))
+    if "long-jump" in case:  # a second installed kernel without its headers: the driver must build for it too
+        (root / "lib/modules/6.8.0-1020-aws/modules.dep").parent.mkdir(parents=True)
+        (root / "lib/modules/6.8.0-1020-aws/modules.dep").write_text("")
     simulator = HostSimulator(root, tmp_path / "sim")
     env = simulator.env(cli_env())
     before_code, before = check(root, start, env)
@@ -253,6 +256,10 @@ def test_apply_then_a_second_apply_then_rollback(tmp_path: Path, case: str) -> N
         locked = [name for name in STACK_PACKAGES if stack(start)[name] != stack(target)[name]]
         assert ran[0] == "dnf versionlock delete " + " ".join(locked), ran
         assert ran[-1] == "dnf versionlock add " + " ".join(f"{name}-{stack(target)[name]}*" for name in locked)
+    if "long-jump" in case:
+        assert ran[0] == "apt-get -o DPkg::Lock::Timeout=600 install -y linux-headers-6.8.0-1020-aws", ran
+        assert (root / "lib/modules/6.8.0-1020-aws/build").is_dir()
+        assert planned.index("headers") < planned.index("driver-runtime")
     after_code, after = check(root, target, env)
     assert after_code == 0 and not [finding for finding in after if finding[1] == "error"], after
     now = packages(root, rpm)
@@ -277,7 +284,9 @@ def test_apply_then_a_second_apply_then_rollback(tmp_path: Path, case: str) -> N
     assert code == 0 and rolled["failed_step"] is None, (stderr, rolled)
     done = [step["id"] for step in applied["steps"] if step["result"] == "ok" and step["kind"] != "verify"]
     assert rolled["undone"] == list(reversed(done)) and done, (rolled["undone"], applied["steps"])
-    assert packages(root, rpm) == original
+    # everything is back but the headers, which stay (they change nothing that runs)
+    assert {name: state for name, state in packages(root, rpm).items()
+            if not name.startswith("linux-headers-")} == original
     if rpm and "versionlocked" in case:
         assert sorted((root / VERSIONLOCK).read_text().split()) == sorted(
             f"{name}-{stack(start)[name]}*" for name in locked) + sorted(
@@ -388,11 +397,7 @@ def test_a_new_driver_package_under_the_old_loaded_module_is_reloaded(tmp_path: 
 # ---- environments -------------------------------------------------------------------------------------------------
 
 def _image_venv(venvs: VenvFactory, root: Path, relative: str, release: str) -> Path:
-    venv = venvs.create(Path(relative).name, parent=root / Path(relative).parent)
-    venvs.install(venv, stack_wheels(HEALTHY_STACKS[release]))
-    write_pip_conf(venv)
-    repoint_to_image_interpreter(venv, install_image_interpreter(root, PY))
-    return venv
+    return image_stack_venv(venvs, root, relative, release, PY)
 
 
 @needs_root
@@ -448,3 +453,30 @@ def test_the_json_document_has_every_field_the_contract_names(tmp_path: Path) ->
     jsonschema.validate(document, SCHEMA)
     assert {key for step in document["steps"] for key in step} >= {"id", "kind", "command", "why", "needs", "undo"}
     assert document["from"]["packages"] == {name: version for name, version in stack("2.31.1").items()}
+
+
+def test_an_environment_on_a_python_the_target_dropped_is_built_again_beside(tmp_path: Path, venvs: VenvFactory
+                                                                             ) -> None:
+    """A 2.28.1 environment on Python 3.10 moving to 2.33.0, whose torch-neuronx supports 3.11-3.13 only
+    (n2-manifest.json supported_python_versions): the step builds a new guarded environment beside it on the
+    host's python3.11, the old one kept. The printed line runs (here with --dry-run: the build itself is
+    tests/test_venv_create.py's)."""
+    from tests.wheelhouse import relabel_python
+
+    root = _host(tmp_path / "host", "trn1.2xlarge", "2.31.1")
+    old = _image_venv(venvs, root, "opt/old", "2.28.1")
+    relabel_python(old, "3.10")
+    plan = _plan(root, "2.33.0", venvs=(str(old),))
+    step = next(step for step in plan.steps if step.id == "environment:/opt/old")
+    assert "Python 3.10 is not supported by torch-neuronx" in step.why and plan.blocked == []
+    assert step.undo == [] and step.undo_note.startswith("/opt/old is not touched")
+    words = step.commands[0].argv
+    assert words is not None and words[3:] == ["venv", "create", "/opt/old-2.33.0", "--release", "2.33.0",
+                                               "--python", "python3.11"]
+    result = run_cli([*words[3:-5], str(tmp_path / "beside"), *words[-4:], "--dry-run"])
+    assert result.returncode == 0 and "torch-neuronx==2.9.0.2.15.32035" in result.stdout, result.stderr
+    (root / "usr/bin/python3.11").unlink()  # no interpreter the target supports: blocked for it
+    blocked = _plan(root, "2.33.0", venvs=(str(old),))
+    assert len(blocked.blocked) == 1 and blocked.blocked[0].reason.startswith("/opt/old: Python 3.10 is not supported")
+    assert blocked.blocked[0].reason.endswith("; no interpreter on this host can have Neuron 2.33.0")
+
