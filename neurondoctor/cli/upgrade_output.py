@@ -27,6 +27,17 @@ def _step(step: UpgradeStep, outcome: UpgradeOutcome) -> dict[str, Any]:
             "deferred": step.deferred or None, "result": _result(outcome, step.id)}
 
 
+def _check(outcome: UpgradeOutcome) -> Optional[dict[str, Any]]:
+    """What the closing check found: its exit code and each finding's id, severity and title (the full report is
+    `neurondoctor check --json`)."""
+    report = outcome.report
+    if report is None:
+        return None
+    return {"release": report.target_release, "exit_code": report.exit_code(),
+            "findings": [{"id": finding.id, "severity": finding.severity, "title": finding.title}
+                         for finding in report.findings]}
+
+
 def upgrade_document(options: UpgradeOptions, outcome: UpgradeOutcome) -> dict[str, Any]:
     plan = outcome.plan
     return {"schema": SCHEMA, "mode": _mode(options), "root": options.root, "from": plan.start.to_json(),
@@ -35,6 +46,7 @@ def upgrade_document(options: UpgradeOptions, outcome: UpgradeOutcome) -> dict[s
             "cannot_undo": list(plan.cannot_undo), "undone": list(outcome.undone),
             "failed_step": outcome.failed, "next_step": outcome.next_step,
             "health": outcome.health.to_json() if (options.apply or options.rollback) else None,
+            "check": _check(outcome),
             "status_file": str(outcome.status) if outcome.status else None}
 
 
