@@ -486,3 +486,51 @@ def test_an_environment_on_a_python_the_target_dropped_is_built_again_beside(tmp
     assert len(blocked.blocked) == 1 and blocked.blocked[0].reason.startswith("/opt/old: Python 3.10 is not supported")
     assert blocked.blocked[0].reason.endswith("; no interpreter on this host can have Neuron 2.33.0")
 
+
+
+@needs_root
+def test_a_failed_step_stops_the_run_and_the_next_apply_continues_it(tmp_path: Path) -> None:
+    """Another apt holds the dpkg lock when the runtime step runs (unattended-upgrades): the run stops there with
+    the step, the command and apt's line, what to do and which step was next; nothing after it ran. The next
+    --apply plans from the host: the driver is done, so only the runtime runs, and the status file keeps the first
+    `from`; the rollback then undoes both."""
+    root = _host(tmp_path / "host", "inf2.xlarge", "2.28.1")
+    simulator = HostSimulator(root, tmp_path / "sim")
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    marker = tmp_path / "lock-held"
+    marker.write_text("")
+    (locked / "apt-get").write_text(  # fails while the marker exists and the runtime is asked for
+        f"#!/bin/sh\ncase \"$*\" in *aws-neuronx-runtime-lib*) if [ -e {marker} ]; then echo 'E: Could not get lock "
+        "/var/lib/dpkg/lock-frontend. It is held by process 2841 (unattended-upgr)' >&2; exit 100; fi;; esac\n"
+        f"exec {simulator.bin}/apt-get \"$@\"\n")
+    (locked / "apt-get").chmod(0o755)
+    env = simulator.env(cli_env())
+    env["PATH"] = f"{locked}:{env['PATH']}"
+    status = tmp_path / "upgrade.json"
+    result = run_cli(["upgrade", "--root", str(root), "--to", "2.29.0", "--apply", "--status-file", str(status)],
+                     env=env, timeout=300)
+    assert result.returncode == 1, result.stdout
+    lines = result.stdout.splitlines()
+    stopped = next(line for line in lines if line.startswith("Stopped at "))
+    assert stopped.startswith("Stopped at runtime: `sudo apt-get install -y --allow-change-held-packages") and \
+        stopped.endswith("exited with status 100: E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by "
+                         "process 2841 (unattended-upgr)"), stopped
+    following = lines[lines.index(stopped) + 1]
+    assert following.startswith("Next: another package manager holds the dpkg lock") and following.endswith(
+        "then run upgrade --apply again (the steps already done are skipped), or --rollback to go back (the next "
+        "step is check)"), following
+    written = json.loads(status.read_text())
+    assert written["state"] == "unhealthy" and written["failed_step"] == stopped.removeprefix("Stopped at ")
+    assert [(step["name"], step["status"]) for step in written["steps"]] == [  # the package's scripts reloaded it
+        ("driver", "ok"), ("driver-reload", "unchanged"), ("runtime", "failed")]
+
+    marker.unlink()
+    code, again, stderr = upgrade(root, "--to", "2.29.0", "--apply", "--status-file", str(status), env=env)
+    assert code == 0 and [step["id"] for step in again["steps"]] == ["runtime", "check"], (stderr, again)
+    continued = json.loads(status.read_text())
+    assert continued["from"] == written["from"] and continued["from"]["packages"]["aws-neuronx-dkms"] == "2.26.10.0"
+    code, rolled, _ = upgrade(root, "--to", "2.29.0", "--rollback", "--status-file", str(status), env=env)
+    assert code == 0 and rolled["undone"] == ["runtime", "driver"], rolled
+    assert {name: version for name, (version, _) in packages(root, False).items()
+            if name in STACK_PACKAGES} == stack("2.28.1")
