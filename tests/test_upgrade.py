@@ -481,10 +481,23 @@ def test_an_environment_on_a_python_the_target_dropped_is_built_again_beside(tmp
                                                "--python", "python3.11"]
     result = run_cli([*words[3:-5], str(tmp_path / "beside"), *words[-4:], "--dry-run"])
     assert result.returncode == 0 and "torch-neuronx==2.9.0.2.15.32035" in result.stdout, result.stderr
-    (root / "usr/bin/python3.11").unlink()  # no interpreter the target supports: blocked for it
+    # Only Python 3.14 on the host: PyTorch/XLA 2.9 has no wheels for it (3.11-3.13), TorchNeuron has (3.12-3.14)
+    # and runs on Trn2/Trn3 only (the 2.33.0 release data's torch-neuronx entries): a Trn1 is blocked for the
+    # environment, a Trn2 moves it to a TorchNeuron environment beside.
+    (root / "usr/bin/python3.11").rename(root / "usr/bin/python3.14")
     blocked = _plan(root, "2.33.0", venvs=(str(old),))
     assert len(blocked.blocked) == 1 and blocked.blocked[0].reason.startswith("/opt/old: Python 3.10 is not supported")
     assert blocked.blocked[0].reason.endswith("; no interpreter on this host can have Neuron 2.33.0")
+    trn2 = build_host(tmp_path / "trn2", HostSpec(instance_type="trn2.3xlarge", release="2.31.1"))
+    (trn2 / "opt").mkdir(exist_ok=True)
+    (root / "opt/old").rename(trn2 / "opt/old")
+    (trn2 / "usr/bin").mkdir(parents=True, exist_ok=True)
+    (root / "usr/bin/python3.14").rename(trn2 / "usr/bin/python3.14")
+    native = _plan(trn2, "2.33.0", venvs=(str(trn2 / "opt/old"),))
+    step = next(step for step in native.steps if step.id == "environment:/opt/old")
+    assert native.blocked == [] and step.commands[0].argv is not None
+    assert step.commands[0].argv[3:] == ["venv", "create", "/opt/old-2.33.0", "--release", "2.33.0", "--python",
+                                         "python3.14", "--framework", "pytorch-native"]
 
 
 

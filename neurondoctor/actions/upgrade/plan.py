@@ -345,10 +345,16 @@ def _package_why(names: Sequence[str], start: FromState, wanted: Mapping[str, st
 
 def _environment_step(env: PythonEnvironment, state: EnvironmentState, facts: UpgradeFacts,
                       catalog: ReleaseCatalog, target: str, needs: list[str],
-                      blocked: list[Blocked]) -> Optional[UpgradeStep]:
+                      blocked: list[Blocked], not_known: list[str]) -> Optional[UpgradeStep]:
     """In place when the environment's framework line continues in the target on its Python (and it is not a
-    guarded environment, whose pins refuse a move); else a new guarded environment beside it, the old one kept."""
+    guarded environment, whose pins refuse a move); else a new guarded environment beside it, the old one kept: on
+    an interpreter of the host the target supports, and on TorchNeuron where the PyTorch/XLA line ends and this
+    family runs TorchNeuron (Trn2/Trn3, its torch-neuronx entries say)."""
     step_id = f"environment:{env.path}"
+    if "torch-neuronx" not in state.pins:
+        not_known.append(f"what {env.path} should become: it has no torch-neuronx (upgrade moves Neuron PyTorch "
+                         "environments); it is left as it is")
+        return None
     framework = "pytorch-native" if state.stack == "native" else "pytorch"
     python = state.python or ""
     try:
@@ -364,13 +370,17 @@ def _environment_step(env: PythonEnvironment, state: EnvironmentState, facts: Up
         return UpgradeStep(step_id, "environment", f"{env.path}: Neuron {target}'s {framework} pins on Python "
                            f"{python}, in place (actions/venv/plan.py: the release's package set)",
                            [pip_command(env, "install", *index, *pins)], list(needs),
-                           undo=undo_commands(step_id, facts_start_for(state), facts.host.snapshot, [env],
+                           undo=undo_commands(step_id, _environment_start(state), facts.host.snapshot, [env],
                                               [package.name for package in venv_plan.packages]))
     beside = f"{env.path.rstrip('/')}-{target}"
     options: list[str] = []
     chosen_framework = framework
     if venv_plan is None:
-        for other in ("pytorch", "pytorch-native"):
+        family = family_of(facts.host)
+        native = {instance for entry in catalog.entries(target, "torch-neuronx") for instance in entry.instances
+                  if catalog.framework_stack("torch-neuronx", entry.version) == "native"}
+        frameworks = [framework] + (["pytorch-native"] if framework == "pytorch" and family in native else [])
+        for other in frameworks:
             candidates = [python, *sorted(facts.interpreters, key=release_tuple, reverse=True)]
             found = next((candidate for candidate in candidates if candidate and _plans(catalog, target, candidate,
                                                                                         other)), None)
@@ -404,7 +414,7 @@ def _plans(catalog: ReleaseCatalog, target: str, python: str, framework: str) ->
     return True
 
 
-def facts_start_for(state: EnvironmentState) -> FromState:
+def _environment_start(state: EnvironmentState) -> FromState:
     return FromState(release=state.release, manager="", packages={}, held=[], driver_loaded=None, slurm_node=None,
                      environments=[state])
 
@@ -435,9 +445,11 @@ def plan_upgrade(facts: UpgradeFacts, catalog: ReleaseCatalog, target: str) -> U
         DKMS, "").endswith(".") and normalize_neuron_version(loaded) != start.packages[DKMS]
     host_changes = bool(wanted) or stale
     runtime = [name for name in RUNTIME_PACKAGES if name in wanted]
-    env_steps: list[UpgradeStep] = []
+    env_steps = [step for env, state in zip(facts.environments, start.environments)
+                 for step in [_environment_step(env, state, facts, catalog, target, [], blocked, not_known)]
+                 if step is not None]
     needs_so_far: list[str] = []
-    if facts.slurm_node and (host_changes or facts.environments):
+    if facts.slurm_node and (host_changes or any(not step.deferred for step in env_steps)):
         steps.append(UpgradeStep("drain", "scheduler", f"Slurm node {facts.slurm_node}: no new job starts on it "
                                  "while its Neuron stack changes (scontrol update State=DRAIN)",
                                  [_scontrol(facts.slurm_node, "DRAIN")], undo=undo_commands("drain", start, after)))
@@ -502,10 +514,8 @@ def plan_upgrade(facts: UpgradeFacts, catalog: ReleaseCatalog, target: str) -> U
                                               *(f"{name}-{wanted[name]}*" for name in held))],
                                      list(needs_so_far), undo=undo_commands("hold", start, after)))
             needs_so_far = ["hold"]
-    for env, state in zip(facts.environments, start.environments):
-        step = _environment_step(env, state, facts, catalog, target, list(needs_so_far), blocked)
-        if step is not None:
-            env_steps.append(step)
+    for step in env_steps:  # after the host's steps: an environment's new pins need the new runtime
+        step.needs = list(needs_so_far)
     steps += env_steps
     if not plan.changes:
         return plan
