@@ -339,7 +339,8 @@ def test_a_slurm_node_is_drained_first_and_resumed_last_and_on_rollback(tmp_path
     ran = _ran(simulator)
     assert ran[:2] == ["scontrol update NodeName=trn1-node-3 State=DRAIN Reason=neurondoctor upgrade", "kill 5151"]
     drain = next(step for step in applied["steps"] if step["id"] == "drain")
-    assert drain["command"] == ["sudo scontrol update NodeName=trn1-node-3 State=DRAIN 'Reason=neurondoctor upgrade'"]
+    assert drain["command"] == [  # `=` in a word is quoted (no word reads as an assignment)
+        "sudo scontrol update 'NodeName=trn1-node-3' 'State=DRAIN' 'Reason=neurondoctor upgrade'"]
     assert ran[-1] == "scontrol update NodeName=trn1-node-3 State=RESUME", ran
     assert (root / SLURM_STATE).read_text() == "trn1-node-3 IDLE\n"
     assert applied["check"]["exit_code"] == 0
