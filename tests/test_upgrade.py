@@ -286,6 +286,9 @@ def test_apply_then_a_second_apply_then_rollback(tmp_path: Path, case: str) -> N
     assert code == 0 and [step["id"] for step in again["steps"]] == [] and _ran(simulator, count) == []
     assert json.loads(status.read_text())["from"] == written["from"]  # the first apply's `from` is kept
 
+    other = run_cli(["upgrade", "--root", str(root), "--to", "2.20.0", "--rollback", "--status-file", str(status)],
+                    env=env)
+    assert other.returncode == 2 and f"records an upgrade to {target}, not to 2.20.0" in other.stderr
     code, rolled, stderr = upgrade(root, "--to", target, "--rollback", "--status-file", str(status), env=env)
     assert code == 0 and rolled["failed_step"] is None, (stderr, rolled)
     done = [step["id"] for step in applied["steps"] if step["result"] == "ok" and step["kind"] != "verify"]
@@ -553,3 +556,21 @@ def test_a_failed_step_stops_the_run_and_the_next_apply_continues_it(tmp_path: P
     assert code == 0 and rolled["undone"] == ["runtime", "driver"], rolled
     assert {name: version for name, (version, _) in packages(root, False).items()
             if name in STACK_PACKAGES} == stack("2.28.1")
+
+
+def test_apply_and_rollback_as_a_user_are_refused(tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+
+    root = _host(tmp_path / "host", "trn1.2xlarge", "2.31.1")
+    for mode in ("--apply", "--rollback"):
+        argv = [sys.executable, "-m", "neurondoctor", "upgrade", "--to", "2.33.0", "--root", str(root), mode]
+        if os.geteuid() == 0:
+            if shutil.which("setpriv") is None:
+                pytest.skip("needs setpriv to run as another user")
+            argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *argv]
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=cli_env(), cwd=str(REPO))
+        assert done.returncode == 2 and done.stdout == "", done.stderr
+        assert done.stderr.startswith("error: --apply and --rollback install OS packages and reload the driver: "
+                                      "run them as root")
+

@@ -242,6 +242,9 @@ def rollback(options: UpgradeOptions, catalog: ReleaseCatalog, facts: UpgradeFac
                                    " there (name it with --status-file)")
     if document.get("rolled_back"):
         raise exit_codes.UserError(f"{path} records an upgrade already rolled back: nothing to undo")
+    if document.get("release") != options.target:
+        raise exit_codes.UserError(f"{path} records an upgrade to {document.get('release')!s:.40}, not to "
+                                   f"{options.target}: name the release it went to with --to")
     try:
         start = valid_start(document.get("from"))
     except ValueError as error:
