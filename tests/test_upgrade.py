@@ -420,7 +420,7 @@ def test_environments_move_in_place_or_beside(tmp_path: Path, venvs: VenvFactory
     """Two environments of a 2.31.1 host moving to 2.33.0: a plain one whose PyTorch/XLA line continues on its
     Python gets 2.33.0's pins in place (pip, recorded by the simulator), and its old pins back on rollback; a
     guarded one (`venv create`'s marker) keeps its pins, so a new guarded environment is built beside it, left to
-    the instance under --root."""
+    the instance under --root. The rollback finds the environments in the status file."""
     from neurondoctor.actions.venv.plan import plan_venv
 
     root = _host(tmp_path / "host", "trn1.2xlarge", "2.31.1")
@@ -453,8 +453,9 @@ def test_environments_move_in_place_or_beside(tmp_path: Path, venvs: VenvFactory
     assert {step["id"]: step["result"] for step in applied["steps"]}["environment:/home/ubuntu/guarded"] == "deferred"
     code, after = check(root, "2.33.0", env, str(plain))  # clean: at most news (2.33.1 fixes a 2.33.0 runtime bug)
     assert code == 0 and [severity for _, severity in after if severity != "info"] == [], after
-    code, rolled, _ = upgrade(root, *args, "--rollback", "--status-file", str(status), env=env)
-    assert code == 0, rolled
+    # the rollback finds the environments the status file records, without --venv
+    code, rolled, _ = upgrade(root, "--to", "2.33.0", "--rollback", "--status-file", str(status), env=env)
+    assert code == 0 and "environment:/opt/aws_neuronx_venv_pytorch" in rolled["undone"], rolled
     pip = [argv for argv in simulator.commands() if argv[0] == "pip"]
     assert [argv[1:3] for argv in pip[1:]] == [["install", "--no-deps"], ["uninstall", "-y"]]
     assert pip[2][3:] == ["torchvision"]  # 2.33.0's pins add torchvision; the rollback takes it away again

@@ -40,6 +40,7 @@ from neurondoctor.actions.upgrade.plan import (
 )
 from neurondoctor.facts.python_env import PythonEnvironment
 from neurondoctor.host.rootfs import RootFS
+from neurondoctor.output_text import neutralize
 from neurondoctor.release_data.catalog import ReleaseCatalog
 from neurondoctor.report.health import STATE_UNHEALTHY, STATE_UNKNOWN, Health
 from neurondoctor.report.model import Report
@@ -49,6 +50,9 @@ SLURM_CONFIGS = ("etc/slurm/slurm.conf", "etc/slurm-llnl/slurm.conf")
 MAX_KERNELS = 64  # /lib/modules entries read: a host keeps a handful
 _KERNEL = re.compile(r"\d+\.\d+[A-Za-z0-9._+-]{0,100}\Z")
 _INTERPRETER = re.compile(r"python(3\.\d{1,2})\Z")
+# The steps whose changes a rollback puts back (or, for stop-holders and headers, says it cannot).
+UNDOABLE_STEPS = ("drain", "stop-holders", "headers", "release-holds", "driver", "driver-reload", "runtime",
+                  "driver-runtime", "hold", "resume")
 _AGAIN = "then run upgrade --apply again (the steps already done are skipped), or --rollback to go back"
 
 
@@ -221,21 +225,22 @@ def apply_plan(options: UpgradeOptions, catalog: ReleaseCatalog, plan: UpgradePl
 
 def _done_steps(records: Sequence[Any]) -> list[str]:
     """The steps a status file records as run (done, or failed part-way: its undo is safe to run either way), in
-    the order they ran; the check, the canary and earlier undo records are not steps."""
+    the order they ran: only the steps an upgrade makes (the check, the canary, earlier undo records and any other
+    name are not)."""
     done: list[str] = []
     for record in records:
         if not isinstance(record, dict) or record.get("status") not in ("ok", "failed"):
             continue
         name = record.get("name")
-        if isinstance(name, str) and name not in done and name not in ("check", "canary") \
-                and not name.startswith("undo:"):
+        if isinstance(name, str) and name not in done and (name in UNDOABLE_STEPS or name.startswith("environment:")):
             done.append(name)
     return done
 
 
-def rollback(options: UpgradeOptions, catalog: ReleaseCatalog, facts: UpgradeFacts, log: TextIO,
-             path: Optional[Path]) -> tuple[UpgradeOutcome, dict[str, Any]]:
-    """The undo of each done step, last first; after a driver's undo, the reload decided on the host it left."""
+def rollback(options: UpgradeOptions, catalog: ReleaseCatalog, log: TextIO,
+             path: Optional[Path]) -> UpgradeOutcome:
+    """The undo of each done step, last first; after a driver's undo, the reload decided on the host it left. The
+    environments are the ones the file records (by their path inside the root) unless --venv/--python name them."""
     document = read_status_file(path) if path is not None else None
     if not document or document.get("command") != "upgrade":
         raise exit_codes.UserError(f"--rollback needs the status file of an upgrade --apply ({path}); there is none"
@@ -243,13 +248,17 @@ def rollback(options: UpgradeOptions, catalog: ReleaseCatalog, facts: UpgradeFac
     if document.get("rolled_back"):
         raise exit_codes.UserError(f"{path} records an upgrade already rolled back: nothing to undo")
     if document.get("release") != options.target:
-        raise exit_codes.UserError(f"{path} records an upgrade to {document.get('release')!s:.40}, not to "
-                                   f"{options.target}: name the release it went to with --to")
+        raise exit_codes.UserError(f"{path} records an upgrade to {neutralize(str(document.get('release'))[:40])}, "
+                                   f"not to {options.target}: name the release it went to with --to")
     try:
         start = valid_start(document.get("from"))
     except ValueError as error:
         raise exit_codes.UserError(f"{path}: its `from` cannot be trusted to build commands from: {error}",
                                    exit_codes.UNKNOWN) from error
+    if not (options.venvs or options.pythons) and start.environments:
+        options = dataclasses.replace(options, venvs=[
+            env.path if options.root == "/" else options.root.rstrip("/") + env.path for env in start.environments])
+    facts = collect_facts(options, catalog)
     plan = UpgradePlan(str(document.get("release")), start, {"release": start.release,
                                                               "packages": dict(start.packages)})
     outcome = UpgradeOutcome(plan)
@@ -272,9 +281,9 @@ def rollback(options: UpgradeOptions, catalog: ReleaseCatalog, facts: UpgradeFac
             outcome.failed, outcome.next_step = failure.summary, failure.next_step.replace(
                 _AGAIN, "then run upgrade --rollback again")
             outcome.health = Health(STATE_UNHEALTHY, [f"rollback step {failure.summary}"])
-            return outcome, document
+            return outcome
     _judge(options, catalog, outcome, start.release, "check")
-    return outcome, document
+    return outcome
 
 
 def write_status(options: UpgradeOptions, outcome: UpgradeOutcome, path: Optional[Path], start: FromState,
@@ -294,13 +303,12 @@ def run_upgrade(options: UpgradeOptions, catalog: ReleaseCatalog, log: TextIO) -
                                    "root (sudo). Without them upgrade only plans.")
     if options.apply and options.rollback:
         raise exit_codes.UserError("--apply and --rollback: choose one")
-    facts = collect_facts(options, catalog)
     path = status_path(options)
     if options.rollback:
-        outcome, _ = rollback(options, catalog, facts, log, path)
+        outcome = rollback(options, catalog, log, path)
         write_status(options, outcome, path, outcome.plan.start, rolled_back=not outcome.failed)
         return outcome
-    plan = plan_upgrade(facts, catalog, options.target)
+    plan = plan_upgrade(collect_facts(options, catalog), catalog, options.target)
     if not options.apply:
         return UpgradeOutcome(plan)
     previous = _previous(path, options.target)
