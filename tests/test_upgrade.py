@@ -168,10 +168,14 @@ def test_a_release_known_in_part_is_blocked_with_what_is_not_known(tmp_path: Pat
 
 
 def test_an_os_and_an_instance_the_target_does_not_support_are_blocked(tmp_path: Path) -> None:
-    """Ubuntu 20.04: the setup pages have no install steps of upgrade's for it; Trn3 before Neuron 2.29 (its driver
-    lists trn1, inf2 and trn2 only, n2-manifest.json supported_instances)."""
+    """Ubuntu 20.04: the setup pages have no install steps of upgrade's for it; a container (a DLC: the driver is
+    the host's, the runtime the image's); Trn3 before Neuron 2.29 (its driver lists trn1, inf2 and trn2 only,
+    n2-manifest.json supported_instances)."""
     focal = _plan(_host(tmp_path / "focal", "trn1.2xlarge", "2.31.1", os_name="ubuntu20"), "2.33.0")
     assert any("this is Ubuntu 20.04" in item.reason for item in focal.blocked), focal.blocked
+    container = _plan(build_host(tmp_path / "dlc", HostSpec(instance_type="trn1.2xlarge", release="2.31.1",
+                                                             container=True)), "2.33.0")
+    assert [item.reason.split(":")[0] for item in container.blocked] == ["this is a container"]
     trn3 = _plan(build_host(tmp_path / "trn3", HostSpec(instance_type="trn3.3xlarge", release="2.31.1")), "2.28.1")
     assert [item.reason for item in trn3.blocked] == [
         "Neuron 2.28.1 does not support trn3 (its driver lists trn1, inf2, trn2)"]

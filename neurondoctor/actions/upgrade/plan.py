@@ -198,6 +198,10 @@ def _preflight(facts: UpgradeFacts, catalog: ReleaseCatalog, target: str, blocke
     partial = catalog.partial.get(target)
     if partial:
         not_known += [f"Neuron {target} is known in part: {fact} not known" for fact in partial.facts]
+    if snapshot.container:
+        blocked.append(Blocked("this is a container: its driver is the host's, and its runtime comes with its image; "
+                               "upgrade the host, and build the image again from the target's Dockerfile",
+                               "the Neuron Deep Learning Containers' Dockerfiles install the runtime and tools only"))
     os_key = (snapshot.os.id or "", snapshot.os.version_id or "")
     if os_key not in SUPPORTED_OS:
         blocked.append(Blocked(f"upgrade knows the install steps of Ubuntu 22.04/24.04/26.04 and Amazon Linux 2023; "
