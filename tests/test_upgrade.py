@@ -579,3 +579,20 @@ def test_apply_and_rollback_as_a_user_are_refused(tmp_path: Path) -> None:
         assert done.stderr.startswith("error: --apply and --rollback install OS packages and reload the driver: "
                                       "run them as root")
 
+
+
+def test_an_ecs_node_moves_its_driver_tools_and_container_hook(tmp_path: Path) -> None:
+    """The ECS-optimized Neuron AMI carries aws-neuronx-dkms, -tools and -oci-hook, the runtime being in the
+    containers (tests/host_fixture.py OCI_HOOK's sources): the plan moves those three to 2.33.0's versions with
+    dnf and installs no runtime or collectives on the node."""
+    root = build_host(tmp_path / "ecs", HostSpec(instance_type="inf2.xlarge", release="2.31.1", os="al2023",
+                                                 node="ecs"))
+    as_rpm_host(root)
+    simulator = HostSimulator(root, tmp_path / "sim")  # the rpm query of the --root goes to the simulator's rpm
+    code, plan, _ = upgrade(root, "--to", "2.33.0", env=simulator.env(cli_env()))
+    assert code == 0 and plan["blocked"] == [] and plan["to"]["packages"] == {
+        "aws-neuronx-dkms": "2.31.7.0", "aws-neuronx-tools": "2.33.38.0", "aws-neuronx-oci-hook": "2.19.65.0"}
+    installs = {step["id"]: step["command"] for step in plan["steps"]}
+    assert installs["driver"] == ["sudo dnf install -y 'aws-neuronx-dkms-2.31.7.0*'"]
+    assert installs["runtime"] == [
+        "sudo dnf install -y 'aws-neuronx-tools-2.33.38.0*' 'aws-neuronx-oci-hook-2.19.65.0*'"]
