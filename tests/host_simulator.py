@@ -1,4 +1,5 @@
-"""A recording package manager and kernel for fixture hosts (host-level fixes; `bootstrap`'s tests reuse it).
+"""A recording package manager and kernel for fixture hosts (host-level fixes; `bootstrap`'s and `upgrade`'s tests
+reuse it).
 
 Host-level fix lines (`sudo apt-get install …`, `sudo dnf …`, `modprobe`, `rmmod`, `dkms`, `tee /etc/…`,
 `kill`) run verbatim in a shell whose PATH starts with fake commands. Each fake records its argv and applies
@@ -16,6 +17,11 @@ the operation to the fixture root as the real tool would leave the host, in the 
 - `modprobe neuron` loads the module built for the running kernel (`proc/modules`, `sys/module/neuron/version`,
   `/dev/neuronN` for each Neuron PCI function, the sysfs device tree); `rmmod` refuses while a process holds a
   device; `dkms install|autoinstall -k K` builds for K when `lib/modules/K/build` exists.
+
+- `dnf versionlock add|delete` keeps the plugin's lock list, and dnf then finds no other version of a locked package;
+  `scontrol update NodeName=N State=DRAIN|RESUME` writes the node's state (SLURM_STATE); a venv's
+  `bin/python -m pip install NAME==VERSION…` under `chroot ROOT` replaces each distribution's dist-info (`pip
+  uninstall -y NAME…` removes it).
 
 Every fake refuses a path outside the root, so a fix line can never touch the machine running the tests.
 """
@@ -35,10 +41,12 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 FAKE_COMMANDS = ("sudo", "apt-get", "apt", "dnf", "yum", "rpm", "apt-key", "wget", "modprobe", "rmmod", "dkms",
-                 "tee", "kill", "chmod", "udevadm", "ls", "rm", "systemctl", "install", "gpg", "chroot", "apt-mark")
+                 "tee", "kill", "chmod", "udevadm", "ls", "rm", "systemctl", "install", "gpg", "chroot", "apt-mark",
+                 "scontrol")
 VERSIONLOCK = "etc/dnf/plugins/versionlock.list"
 NEURON_DEVICE_IDS = {"0x7064", "0x7164", "0x7264", "0x7364", "0x7464"}  # Inf2/Trn1/Trn2… (docs/neuron-facts.md §3)
 RPM_DB = "var/lib/rpm/neurondoctor-simulated.tsv"
+SLURM_STATE = "var/spool/slurmd/neurondoctor-simulated-node-state"  # the node's state as scontrol set it
 DKMS_PACKAGE = "aws-neuronx-dkms"
 
 
@@ -399,6 +407,8 @@ def _install(kind: str, specs: list[str], allow_held: bool, allow_downgrades: bo
         version = installed if reinstall and not pattern and installed else _choose(kind, name, pattern or None)
         if not reinstall and _installed_as_is(kind, name, version):
             continue
+        if kind == "rpm" and _locked_elsewhere(name, version):  # dnf: the lock hides every other version
+            raise Refused(f"Error: No match for argument: {name}-{pattern}\n  * Maybe you meant: {name}", 1)
         if kind == "deb":
             held = any(stanza["Package"] == name and stanza.get("Status", "").startswith("hold")
                        for stanza in dpkg_stanzas())
@@ -414,6 +424,56 @@ def _install(kind: str, specs: list[str], allow_held: bool, allow_downgrades: bo
             _write(_root() / f"usr/bin/{tool}", "ELF")
         if name == DKMS_PACKAGE:
             _installed_dkms(re.split(r"[-_]", version)[0])
+
+
+def _locked_elsewhere(name: str, version: str) -> bool:
+    """python3-dnf-plugin-versionlock: a package with a lock installs only at the versions its locks match."""
+    lock = _root() / VERSIONLOCK
+    locks = [line for line in (lock.read_text().splitlines() if lock.exists() else [])
+             if re.fullmatch(rf"(\d+:)?{re.escape(name)}-\d.*", line)]
+    return bool(locks) and not any(fnmatch.fnmatchcase(f"{name}-{version}", line) for line in locks)
+
+
+def _scontrol(args: list[str]) -> None:
+    """`scontrol update NodeName=N State=DRAIN|RESUME [Reason=…]`: the node's state, written where a test reads it."""
+    fields = dict(arg.split("=", 1) for arg in args[1:] if "=" in arg)
+    if args[:1] != ["update"] or "NodeName" not in fields or fields.get("State") not in ("DRAIN", "RESUME"):
+        raise Refused(f"simulator: scontrol {' '.join(args)} is not simulated", 2)
+    if fields["State"] == "DRAIN" and not fields.get("Reason"):
+        raise Refused("You must specify a reason when DOWNING or DRAINING a node. Request denied", 1)
+    _write(_root() / SLURM_STATE, f"{fields['NodeName']} {'DRAINED' if fields['State'] == 'DRAIN' else 'IDLE'}\n")
+
+
+def _pip(interpreter: str, args: list[str]) -> None:
+    """`VENV/bin/python -m pip install [--no-deps] [--extra-index-url URL] NAME==VERSION…` in a venv under the root:
+    each named distribution's dist-info replaced by one of the pinned version, as pip leaves it."""
+    if args[:1] not in (["install"], ["uninstall"]):
+        raise Refused(f"simulator: pip {' '.join(args[:1])} is not simulated", 2)
+    venv = inside(str(Path(interpreter).parent.parent))
+    sites = sorted(venv.glob("lib/python3*/site-packages"))
+    if not sites:
+        raise Refused(f"simulator: {interpreter} has no site-packages", 1)
+    if args[0] == "uninstall":  # `pip uninstall -y NAME…`: each distribution's dist-info goes
+        for name in [arg for arg in args[1:] if not arg.startswith("-")]:
+            canonical = re.sub(r"[-_.]+", "_", name).lower()
+            for old in sites[0].glob("*.dist-info"):
+                if re.sub(r"[-_.]+", "_", old.name.removesuffix(".dist-info").rsplit("-", 1)[0]).lower() == canonical:
+                    shutil.rmtree(old)
+        return
+    words = [arg for index, arg in enumerate(args[1:], start=1)
+             if not arg.startswith("-") and args[index - 1] not in ("--extra-index-url", "--index-url")]
+    for word in words:
+        name, _, version = word.partition("==")
+        if not version:
+            raise Refused(f"simulator: pip install {word}: only pinned requirements are simulated", 2)
+        canonical = re.sub(r"[-_.]+", "_", name).lower()
+        for old in sites[0].glob("*.dist-info"):
+            if re.sub(r"[-_.]+", "_", old.name.removesuffix(".dist-info").rsplit("-", 1)[0]).lower() == canonical:
+                shutil.rmtree(old)
+        info = sites[0] / f"{canonical}-{version}.dist-info"
+        _write(info / "METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+        _write(info / "INSTALLER", "pip\n")
+        _write(info / "RECORD", "")
 
 
 def _record_package(kind: str, name: str, version: str) -> None:
@@ -468,9 +528,14 @@ def _package_manager(kind: str, args: list[str]) -> None:
             _check_signed_lists()
         return
     if kind == "rpm" and operation == "versionlock":  # python3-dnf-plugin-versionlock
+        lock = _root() / VERSIONLOCK
+        if targets[:1] == ["delete"]:  # `versionlock delete NAME`: every lock of that package goes
+            kept = [line for line in (lock.read_text().splitlines() if lock.exists() else [])
+                    if not any(re.fullmatch(rf"(\d+:)?{re.escape(name)}-\d.*", line) for name in targets[1:])]
+            lock.write_text("".join(f"{line}\n" for line in kept))
+            return
         if targets[:1] != ["add"]:
             raise Refused(f"simulator: dnf versionlock {' '.join(targets[:1])} is not simulated", 2)
-        lock = _root() / VERSIONLOCK
         lock.parent.mkdir(parents=True, exist_ok=True)
         with lock.open("a") as handle:
             handle.writelines(f"{target}\n" for target in targets[1:])
@@ -593,6 +658,11 @@ def main(argv: list[str]) -> int:
         elif name == "chroot":  # `chroot ROOT CMD…` into the simulated root: CMD runs with the fakes on PATH
             if not args or Path(args[0]).resolve() != _root().resolve():
                 raise Refused(f"simulator: chroot {args[:1]} is not the simulated root", 125)
+            if args[1].startswith("/") and Path(args[1]).name.startswith("python") and args[2:4] == ["-m", "pip"]:
+                with open(os.environ["ND_SIM_LOG"], "a") as log:  # a venv's pip under the root: the fake's
+                    log.write(json.dumps(["pip", *args[4:]]) + "\n")
+                _pip(args[1], args[4:])
+                return 0
             os.execvp(args[1], args[1:])  # noqa: S606 - a fixed shell line of the plan, fakes first on PATH
         elif name == "apt-mark":
             if args[:1] != ["hold"]:
@@ -614,6 +684,8 @@ def main(argv: list[str]) -> int:
             if args != ["neuron"]:
                 raise Refused(f"simulator: modprobe {' '.join(args)} is not simulated", 2)
             load_module()
+        elif name == "scontrol":
+            _scontrol(args)
         elif name == "rmmod":
             unload_module()
         elif name == "dkms":

@@ -10,7 +10,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from tests.wheelhouse import PLACEHOLDER_INIT, VenvFactory, WheelSpec, torch_files, write_pip_conf
+from tests.wheelhouse import (
+    PLACEHOLDER_INIT,
+    VenvFactory,
+    WheelSpec,
+    install_image_interpreter,
+    repoint_to_image_interpreter,
+    torch_files,
+    write_pip_conf,
+)
 
 NEURON_REPO = "https://pip.repos.neuron.amazonaws.com"
 
@@ -175,6 +183,16 @@ def stack_venv(venvs: VenvFactory, name: str, release: str, replace: tuple[Wheel
     venvs.install(venv, [*wheels, *replace, *extra])
     if pip_conf:
         write_pip_conf(venv)
+    return venv
+
+
+def image_stack_venv(venvs: VenvFactory, root: Path, relative: str, release: str, python: str) -> Path:
+    """A venv of a release's stack inside a host tree at `relative`, linked to the image's own `pythonPYTHON` (this
+    machine's interpreter copied into the tree), with the Neuron repository in its pip.conf."""
+    venv = venvs.create(Path(relative).name, parent=root / Path(relative).parent)
+    venvs.install(venv, stack_wheels(HEALTHY_STACKS[release]))
+    write_pip_conf(venv)
+    repoint_to_image_interpreter(venv, install_image_interpreter(root, python))
     return venv
 
 

@@ -17,7 +17,7 @@ from neurondoctor.cli.app import COMMAND_MODULES
 from tests.conftest import REPO, cli_env, run_cli
 
 # Every command a user can name, groups and their commands alike.
-COMMANDS = [["check"], ["health"], ["explain"], ["bundle"], ["bootstrap"],
+COMMANDS = [["check"], ["health"], ["explain"], ["bundle"], ["bootstrap"], ["upgrade"],
             ["cache"], ["cache", "status"], ["cache", "verify"], ["cache", "prune"],
             ["venv"], ["venv", "create"], ["probe"], ["probe", "ops"], ["probe", "shapes"], ["probe", "canary"],
             ["fleet"], ["fleet", "summarize"], ["fleet", "check"],

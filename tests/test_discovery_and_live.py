@@ -12,11 +12,9 @@ from neurondoctor.host.rootfs import RootFS
 from neurondoctor.pyenv.discovery import discover_environments
 from neurondoctor.pyenv.live_interpreter import import_path
 from tests.conftest import check_json, cli_env, findings_by_id
-from tests.neuron_envs import HEALTHY_STACKS, stack_wheels
+from tests.neuron_envs import HEALTHY_STACKS, image_stack_venv, stack_wheels
 from tests.wheelhouse import (
     VenvFactory,
-    install_image_interpreter,
-    repoint_to_image_interpreter,
     write_pip_conf,
 )
 
@@ -24,11 +22,7 @@ PY = f"{sys.version_info[0]}.{sys.version_info[1]}"
 
 
 def _image_venv(venvs: VenvFactory, root: Path, relative: str, release: str) -> Path:
-    venv = venvs.create(Path(relative).name, parent=root / Path(relative).parent)
-    venvs.install(venv, stack_wheels(HEALTHY_STACKS[release]))
-    write_pip_conf(venv)
-    repoint_to_image_interpreter(venv, install_image_interpreter(root, PY))
-    return venv
+    return image_stack_venv(venvs, root, relative, release, PY)
 
 
 def test_check_discovers_dlami_and_manual_venvs_in_an_image(venvs: VenvFactory, host_root: Path) -> None:

@@ -403,7 +403,7 @@ def test_help_texts_list_every_value() -> None:
 
 def test_help_texts_show_plain_metavars() -> None:
     """`--root DIR`, `Usage: … venv create [OPTIONS] DIR`, never `{path}`, `<str>` or `<list[str]>`."""
-    commands = [["bundle"], ["explain"], ["bootstrap"], ["fleet", "summarize"], ["manifests", "show"],
+    commands = [["bundle"], ["explain"], ["bootstrap"], ["upgrade"], ["fleet", "summarize"], ["manifests", "show"],
                 ["manifests", "status"], ["manifests", "update"], ["probe", "ops"], ["probe", "shapes"],
                 ["probe", "canary"], ["venv", "create"]]
     for words in commands:

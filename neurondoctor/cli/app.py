@@ -28,6 +28,7 @@ COMMAND_MODULES = {
     "venv": "neurondoctor.cli.venv_command",
     "probe": "neurondoctor.cli.probe_command",
     "bootstrap": "neurondoctor.cli.bootstrap_command",
+    "upgrade": "neurondoctor.cli.upgrade_command",
     "fleet": "neurondoctor.cli.fleet_command",
     "manifests": "neurondoctor.cli.manifests_command",
 }

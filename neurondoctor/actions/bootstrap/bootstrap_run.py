@@ -18,14 +18,14 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, TextIO
 
 from neurondoctor import exit_codes
 from neurondoctor.actions.bootstrap.plan import Step, check_supported, os_steps, reload_step, venv_step
-from neurondoctor.actions.bootstrap.step_failure import explain_failure, output_lines
+from neurondoctor.actions.bootstrap.step_failure import StepFailure, explain_failure, output_lines
 from neurondoctor.actions.check.check_run import CheckOptions, collect_host, run_check, validate_options
 from neurondoctor.actions.health.owned_files import write_status_file
 from neurondoctor.command_runner import run_command
@@ -86,7 +86,7 @@ def plan_steps(options: BootstrapOptions, catalog: ReleaseCatalog) -> list[Step]
     return steps
 
 
-def _argv(step: Command, root: str) -> list[str]:
+def command_argv(step: Command, root: str) -> list[str]:
     """The command as this process runs it: without sudo (it is root already), in `chroot ROOT` under a root. A
     command of plain words runs as argv; one the rule joined with operators (a key piped into gpg) runs in `sh -c`,
     its data words quoted by the one quoting function."""
@@ -102,33 +102,57 @@ def _argv(step: Command, root: str) -> list[str]:
     return argv if root == "/" else ["chroot", root, *argv]
 
 
-def _log(stream: TextIO, text: str) -> None:
+def log_line(stream: TextIO, text: str) -> None:
     write_text(text + "\n", stream)  # command output is data: its controls shown escaped
     stream.flush()
 
 
-def _run_step(step: Step, options: BootstrapOptions, outcome: BootstrapOutcome, log: TextIO, headers: str) -> bool:
-    """Each command of the step in order; the first failure is recorded in one line with its next step, its output's
-    last lines in the status file (and, with -v, every command's output in the log)."""
-    for command in step.commands:
+@dataclass
+class CommandRun:
+    """Where and how a step's commands run: the root (`chroot ROOT` under one), the environment, the log and its
+    label (`bootstrap`, `upgrade`), whether every command's output goes to the log, and what a failure's next step
+    says to do again."""
+
+    root: str
+    environ: Mapping[str, str]
+    log: TextIO
+    label: str = "bootstrap"
+    verbose: bool = False
+    headers: str = ""
+    again: str = ""
+
+
+def run_commands(run: CommandRun, name: str, commands: Sequence[Command], records: list[dict[str, Any]]
+                 ) -> Optional[StepFailure]:
+    """Each command of step `name` in order, each recorded; the first failure is returned (its summary, next step
+    and output's last lines in its record; with -v every command's output in the log)."""
+    for command in commands:
         line = command.render()
-        argv = _argv(command, options.root)
+        argv = command_argv(command, run.root)
         waits = f" (waiting up to {APT_LOCK_WAIT_S} s for the dpkg lock)" if "DPkg::Lock::Timeout" in " ".join(argv) \
             else ""
-        _log(log, f"bootstrap: {step.name}: running {line}{waits}")
-        result = run_command(argv, timeout=COMMAND_TIMEOUT_S, env=dict(options.environ))
-        if options.verbose:
+        log_line(run.log, f"{run.label}: {name}: running {line}{waits}")
+        result = run_command(argv, timeout=COMMAND_TIMEOUT_S, env=dict(run.environ))
+        if run.verbose:
             for text in output_lines(result)[-40:]:
-                _log(log, f"  | {text}")
-        _log(log, f"bootstrap: {step.name}: exit {result.returncode} after {result.duration_s:.1f} s")
-        record: dict[str, Any] = {"name": step.name, "status": "ok" if result.ok else "failed", "command": line,
+                log_line(run.log, f"  | {text}")
+        log_line(run.log, f"{run.label}: {name}: exit {result.returncode} after {result.duration_s:.1f} s")
+        record: dict[str, Any] = {"name": name, "status": "ok" if result.ok else "failed", "command": line,
                                   "exit_code": result.returncode, "duration_s": round(result.duration_s, 3)}
-        outcome.records.append(record)
+        records.append(record)
         if not result.ok:
-            failure = explain_failure(step.name, line, result, headers)
-            outcome.failed, outcome.next_step = failure.summary, failure.next_step
+            failure = explain_failure(name, line, result, run.headers, run.again)
             record.update(next_step=failure.next_step, output_tail=list(failure.output_tail))
-            return False
+            return failure
+    return None
+
+
+def _run_step(step: Step, options: BootstrapOptions, outcome: BootstrapOutcome, log: TextIO, headers: str) -> bool:
+    failure = run_commands(CommandRun(options.root, options.environ, log, verbose=options.verbose, headers=headers),
+                           step.name, step.commands, outcome.records)
+    if failure is not None:
+        outcome.failed, outcome.next_step = failure.summary, failure.next_step
+        return False
     return True
 
 
@@ -167,7 +191,7 @@ def judge(options: BootstrapOptions, catalog: ReleaseCatalog, outcome: Bootstrap
         return
     python = str(Path(options.venv) / "bin" / "python")
     argv = [sys.executable, "-m", "neurondoctor", "probe", "canary", "--python", python, "--json"]
-    _log(log, "bootstrap: canary: running " + " ".join(argv[1:]))
+    log_line(log, "bootstrap: canary: running " + " ".join(argv[1:]))
     done = subprocess.run(argv, capture_output=True, text=True, timeout=1800, env=dict(options.environ))
     outcome.records.append({"name": "canary", "status": "ok" if done.returncode == 0 else "failed",
                             "command": "neurondoctor probe canary", "exit_code": done.returncode,

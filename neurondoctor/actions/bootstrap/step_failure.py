@@ -75,9 +75,17 @@ def output_lines(result: CommandResult) -> list[str]:
     return [line.rstrip() for line in bounded_lines(redact_secrets(text)) if line.strip()]
 
 
-def explain_failure(step: str, line: str, result: CommandResult, headers: str = "") -> StepFailure:
+def explain_failure(step: str, line: str, result: CommandResult, headers: str = "", again: str = "") -> StepFailure:
     """The one-line summary and next step of a failed command `line` of `step`; `headers` is the command that
-    installs the running kernel's headers (named when DKMS cannot find them)."""
+    installs the running kernel's headers (named when DKMS cannot find them); `again` replaces "then run bootstrap
+    --apply again" for another command that runs steps (upgrade)."""
+    failure = _explain(step, line, result, headers)
+    if not again:
+        return failure
+    return StepFailure(failure.summary, failure.next_step.replace(_AGAIN, again), failure.output_tail)
+
+
+def _explain(step: str, line: str, result: CommandResult, headers: str) -> StepFailure:
     lines = output_lines(result)
     tail = tuple(text[:500] for text in lines[-OUTPUT_TAIL_LINES:])
     head = f"{step}: `{line}`"

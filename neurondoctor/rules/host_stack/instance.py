@@ -11,6 +11,7 @@ from typing import Optional
 from neurondoctor.facts.host import HostSnapshot
 from neurondoctor.neuron_version import normalize_neuron_version, release_tuple
 from neurondoctor.python_packaging import parse_requirement
+from neurondoctor.release_data.catalog import ReleaseCatalog
 from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, inf1_host, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, Finding
@@ -130,9 +131,9 @@ def inf1_driver_too_new(ctx: RuleContext) -> list[Finding]:
     )]
 
 
-def _family_version(ctx: RuleContext, release: str, name: str, family: str) -> str | None:
+def family_version(catalog: ReleaseCatalog, release: str, name: str, family: str) -> str | None:
     """The version of `name` that `release` ships for this family (2.21.1 has a runtime-lib line for inf1)."""
-    for entry in ctx.catalog.entries(release, name):
+    for entry in catalog.entries(release, name):
         if family in entry.instances:
             return entry.version
     return None
@@ -155,7 +156,7 @@ def wrong_instance_os_packages(ctx: RuleContext) -> list[Finding]:
                             if entry.matches(version) for instance in entry.instances})
         if not instances or family in instances:
             continue
-        right = _family_version(ctx, releases[0], name, family)
+        right = family_version(ctx.catalog, releases[0], name, family)
         findings.append(Finding(
             id="ND-INST-003", category="instance-unsupported", severity=SEVERITY_ERROR,
             title=f"{name} {version} is built for {', '.join(instances)}, not for this {ctx.facts.host.instance_type}",

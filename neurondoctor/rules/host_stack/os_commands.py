@@ -12,7 +12,7 @@ from typing import Optional
 from neurondoctor.facts.host import HostSnapshot
 from neurondoctor.neuron_version import release_tuple
 from neurondoctor.rules.context import RuleContext
-from neurondoctor.rules.fix import Command, Part, Shell, command, pipeline
+from neurondoctor.rules.fix import Command, Part, Shell, Word, command, pipeline
 
 APT_KEYRING = "/etc/apt/keyrings/neuron.gpg"
 UNAME_R = Shell("$(uname -r)")
@@ -62,13 +62,18 @@ def remove_command(snapshot: HostSnapshot, names: Sequence[str], note: str = "")
     return command("sudo", manager, "remove", "-y", *names, note=note)
 
 
-def headers_command(snapshot: HostSnapshot) -> Command:
+def headers_command(snapshot: HostSnapshot, kernels: Sequence[str] = ()) -> Command:
+    """The headers of the running kernel, or of each of `kernels` (DKMS builds the driver for every installed
+    kernel whose headers are there)."""
     manager = package_manager(snapshot)
     if manager == "apt":
-        return command("sudo", "apt-get", "install", "-y",
-                       f"linux-headers-{snapshot.kernel}" if snapshot.kernel else ("linux-headers-", UNAME_R))
-    return command("sudo", manager, "install", "-y", f"kernel-devel-uname-r = {snapshot.kernel}" if snapshot.kernel
-                   else Shell('"kernel-devel-uname-r = $(uname -r)"'))
+        words: list[Word] = [f"linux-headers-{kernel}" for kernel in kernels] or [
+            f"linux-headers-{snapshot.kernel}" if snapshot.kernel else ("linux-headers-", UNAME_R)]
+        return command("sudo", "apt-get", "install", "-y", *words)
+    running: Word = f"kernel-devel-uname-r = {snapshot.kernel}" if snapshot.kernel else Shell(
+        '"kernel-devel-uname-r = $(uname -r)"')
+    specs: list[Word] = [f"kernel-devel-uname-r = {kernel}" for kernel in kernels] or [running]
+    return command("sudo", manager, "install", "-y", *specs)
 
 
 def repository_commands(ctx: RuleContext, snapshot: HostSnapshot) -> list[Command]:
