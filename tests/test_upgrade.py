@@ -581,12 +581,29 @@ def test_apply_and_rollback_as_a_user_are_refused(tmp_path: Path) -> None:
 
 
 
-def test_an_ecs_node_moves_its_driver_tools_and_container_hook(tmp_path: Path) -> None:
-    """The ECS-optimized Neuron AMI carries aws-neuronx-dkms, -tools and -oci-hook, the runtime being in the
-    containers (tests/host_fixture.py OCI_HOOK's sources): the plan moves those three to 2.33.0's versions with
-    dnf and installs no runtime or collectives on the node."""
+def test_an_ecs_node_is_moved_by_its_image_not_by_packages(tmp_path: Path) -> None:
+    """The ECS-optimized Neuron AMI deletes the Neuron yum repository at the end of its build ("disable neuron
+    package upgrades by deleting the yum repo", amazon-ecs-ami enable-ecs-agent-inferentia-support.sh) and a node
+    launched again gets the image's packages: the plan refuses and names the image's next release."""
     root = build_host(tmp_path / "ecs", HostSpec(instance_type="inf2.xlarge", release="2.31.1", os="al2023",
                                                  node="ecs"))
+    as_rpm_host(root)
+    simulator = HostSimulator(root, tmp_path / "sim")
+    code, plan, _ = upgrade(root, "--to", "2.33.0", env=simulator.env(cli_env()))
+    assert code == 1, plan
+    (blocked,) = plan["blocked"]
+    assert blocked["reason"].startswith("this is an ECS node (ECS optimized AMI): its Neuron packages are its image's")
+    assert "newer ECS optimized Neuron AMI" in blocked["reason"] and "amazon-ecs-ami" in blocked["source"]
+
+
+def test_near_miss_a_host_with_the_container_hook_moves_its_driver_tools_and_hook(tmp_path: Path) -> None:
+    """A self-managed container host (the OCI hook, no runtime: containers/tutorials/tutorial-oci-hook) installs its
+    own packages: the plan moves the driver, the tools and the hook to 2.33.0's versions with dnf and installs no
+    runtime or collectives on it."""
+    root = build_host(tmp_path / "hook", HostSpec(
+        instance_type="inf2.xlarge", release="2.31.1", os="al2023", runtime_library=False,
+        collectives_library=False, extra_packages={"aws-neuronx-oci-hook": "2.17.30.0"},
+        package_versions={"aws-neuronx-runtime-lib": None, "aws-neuronx-collectives": None}))
     as_rpm_host(root)
     simulator = HostSimulator(root, tmp_path / "sim")  # the rpm query of the --root goes to the simulator's rpm
     code, plan, _ = upgrade(root, "--to", "2.33.0", env=simulator.env(cli_env()))

@@ -35,6 +35,7 @@ from neurondoctor.release_data.catalog import ReleaseCatalog
 from neurondoctor.rules.context import RuleContext, inf1_host, pip_command
 from neurondoctor.rules.fix import Command, command
 from neurondoctor.rules.host_stack.instance import family_version, last_inf1_driver
+from neurondoctor.rules.host_stack.node_driver import MANAGED_IMAGES, move_on_words
 from neurondoctor.rules.host_stack.os_commands import headers_command, install_command, package_manager
 
 DKMS = "aws-neuronx-dkms"
@@ -202,6 +203,11 @@ def _preflight(facts: UpgradeFacts, catalog: ReleaseCatalog, target: str, blocke
         blocked.append(Blocked("this is a container: its driver is the host's, and its runtime comes with its image; "
                                "upgrade the host, and build the image again from the target's Dockerfile",
                                "the Neuron Deep Learning Containers' Dockerfiles install the runtime and tools only"))
+    role = snapshot.node_role
+    if role is not None and role.platform in MANAGED_IMAGES:
+        blocked.append(Blocked(f"this is an {role.name}: its Neuron packages are its image's, and a node launched "
+                               f"again from the image does not keep a change made on it; {move_on_words(role)}",
+                               MANAGED_IMAGES[role.platform]))
     os_key = (snapshot.os.id or "", snapshot.os.version_id or "")
     if os_key not in SUPPORTED_OS:
         blocked.append(Blocked(f"upgrade knows the install steps of Ubuntu 22.04/24.04/26.04 and Amazon Linux 2023; "

@@ -104,9 +104,23 @@ def _newest_driver(ctx: RuleContext) -> tuple[Optional[str], str]:
     return newest, f"Neuron {latest} ships {newest}"
 
 
+# The container nodes whose Neuron packages come with a managed image, and where that is written: no package is
+# installed on such a node to move it to another release (`upgrade` refuses; its image's next release does it).
+MANAGED_IMAGES = {
+    "bottlerocket": "bottlerocket-os/bottlerocket SECURITY_FEATURES.md (immutable root, no package manager)",
+    "eks": "awslabs/amazon-eks-ami templates/al2023/provisioners/install-neuron-driver.sh",
+    "ecs": ("aws/amazon-ecs-ami scripts/enable-ecs-agent-inferentia-support.sh (`disable neuron package upgrades by "
+            "deleting the yum repo`)"),
+}
+
+
+def move_on_words(role: NodeRole) -> str:
+    """How this kind of node gets another driver, in words: its image's next release, not a package install."""
+    return _MOVE_ON[role.platform]
+
+
 def move_on(role: NodeRole) -> list[Note]:
-    """How this kind of node gets another driver: its image's next release, not a package install on it."""
-    return [note(_MOVE_ON[role.platform])]
+    return [note(move_on_words(role))]
 
 
 def image_pins_this_driver(ctx: RuleContext, driver: str) -> Optional[ImageInf1Pin]:
