@@ -37,9 +37,11 @@ def test_core_variables_that_are_not_numbers_are_findings(trn1: Path, value: str
     found = findings_by_id(document)
     for variable, finding_id in CORE_VARIABLES.items():
         named = [finding for finding in found.get(finding_id, []) if finding["evidence"].get("variable") == variable]
-        assert named and named[0]["severity"] == "error", (variable, found.keys())
+        # blanks around a right count are a warning whose fix writes it without them (env_vars._spaced)
+        spaced = value == " 1" and variable != "NEURON_LOGICAL_NC_CONFIG"
+        assert named and named[0]["severity"] == ("warning" if spaced else "error"), (variable, found.keys())
         assert repr(value) in named[0]["title"], named[0]["title"]  # shown as the value it is, never as a number
-    assert "not a number" in found["ND-ENV-002"][0]["detail"] or value == "99999999999999999999"
+    assert "not a number" in found["ND-ENV-002"][0]["detail"] or value in ("99999999999999999999", " 1")
     assert code == 1
 
 
