@@ -79,6 +79,8 @@ def render_markdown(report: Report) -> str:
             lines += ["", markdown_prose(finding.detail)]
         if finding.fix:
             lines += ["", *_code_block(finding.fix_lines)]
+        if finding.page:
+            lines += ["", f"More: `neurondoctor explain {finding.id}` ({finding.page})"]
     for heading, plan in combined_plans(report):
         lines += ["", f"**{markdown_prose(heading)}**", "", *_code_block(plan.lines())]
     lines += ["", "### Neuron and torch packages", ""]

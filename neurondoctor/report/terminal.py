@@ -81,6 +81,9 @@ def _finding_lines(finding: Finding, width: Optional[int], verbose: bool) -> lis
         label = "Fix: " if index == 0 else "     "
         lines += [_styled("cyan", line) if number else escape(line[:11]) + _styled("cyan", line[11:])
                   for number, line in enumerate(wrap_command(command, width, f"      {label}", " " * 13))]
+    if finding.page:
+        lines += [_styled("dim", line) for line in wrap_words(
+            f"More: neurondoctor explain {finding.id} ({finding.page})", width, "      ", "        ")]
     if verbose and finding.evidence:
         for key, value in finding.evidence.items():
             lines += [_styled("dim", line) for line in wrap_words(f"{key}: {value}", width, "      ", "        ")]
