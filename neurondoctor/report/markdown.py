@@ -16,6 +16,7 @@ from neurondoctor.report.status_lines import (
     listed_line,
     node_line,
     release_line,
+    timed_out_lines,
     verdict_line,
 )
 from neurondoctor.rules.python_stack.package_index import placeholder_words
@@ -66,6 +67,7 @@ def render_markdown(report: Report) -> str:
         lines.append(f"- Release: {markdown_prose(releases)}")
     for problem in report.input_problems:
         lines.append(f"- **input error**: {markdown_data(problem.source)}: {markdown_prose(problem.message)}")
+    lines += [f"- **{markdown_prose(line)}**" for line in timed_out_lines(report)]
     lines += ["", "| area | status | summary |", "|---|---|---|"]
     for check in report.checks:
         lines.append(f"| {check.title} | {_STATUS_WORD[check.status]} | {markdown_prose(area_line(check))} |")
