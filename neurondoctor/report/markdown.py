@@ -21,8 +21,6 @@ from neurondoctor.report.status_lines import (
 )
 from neurondoctor.rules.python_stack.package_index import placeholder_words
 
-_STATUS_WORD = {"ok": "OK", "info": "OK", "warning": "WARNING", "error": "ERROR", "crashed": "CRASHED",
-                "unknown": "UNKNOWN", "skipped": "n/a"}
 
 
 def _code_block(lines: list[str]) -> list[str]:
@@ -70,7 +68,8 @@ def render_markdown(report: Report) -> str:
     lines += [f"- **{markdown_prose(line)}**" for line in timed_out_lines(report)]
     lines += ["", "| area | status | summary |", "|---|---|---|"]
     for check in report.checks:
-        lines.append(f"| {check.title} | {_STATUS_WORD[check.status]} | {markdown_prose(area_line(check))} |")
+        # the JSON's word for the area (`checks[].status`), so a ticket and a script read the same verdict
+        lines.append(f"| {check.title} | {check.status} | {markdown_prose(area_line(check))} |")
     findings = sorted(report.findings, key=lambda finding: SEVERITY_ORDER[finding.severity])
     if findings:
         lines += ["", "### Findings"]
