@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from neurondoctor.finding_pages.page import PROOFS, hand_text, render_page, run_by  # noqa: E402
+from neurondoctor.finding_pages.page import PROOFS, described, hand_text, render_page, run_by  # noqa: E402
 from neurondoctor.rules.registry import CHECKS, fleet_checks, probe_checks  # noqa: E402
 from tests.fixes.fix_kinds import ADVICE_ONLY, EXECUTED, HOST_SIMULATED  # noqa: E402
 
@@ -47,15 +48,15 @@ def proofs() -> dict[str, dict[str, str]]:
     return dict(sorted(found.items()))
 
 
+CELL_FORMS: dict[str, Callable[[str], str]] = {
+    "executed": lambda test: f"executed (`{test.split('::')[-1]}`)",
+    "simulated": lambda case: f"simulated (`{case}`)",
+    "advice": lambda reason: f"advice: {reason}",
+}
+
+
 def _proof(proof: dict[str, str]) -> str:
-    kinds = []
-    if "executed" in proof:
-        kinds.append(f"executed (`{proof['executed'].split('::')[-1]}`)")
-    if "simulated" in proof:
-        kinds.append(f"simulated (`{proof['simulated']}`)")
-    if "advice" in proof:
-        kinds.append(f"advice: {proof['advice']}")
-    return "; ".join(kinds) or "—"
+    return "; ".join(described(proof, CELL_FORMS)) or "—"
 
 
 def _cell(text: str) -> str:

@@ -4,7 +4,7 @@ the fix, how the fix is proven, and the sources."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Optional
 
@@ -65,15 +65,22 @@ def fix_kind(proof: Mapping[str, str]) -> str:
     return " and ".join(kinds) or ("advice" if "advice" in proof else "not proven by a test")
 
 
+PROOF_ORDER = ("executed", "simulated", "advice")
+PAGE_FORMS: dict[str, Callable[[str], str]] = {
+    "executed": lambda test: f"- **executed** by `{test}`: {PROOF_KINDS['executed']}.",
+    "simulated": lambda case: f"- **simulated** in the case `{case}`: {PROOF_KINDS['simulated']}.",
+    "advice": lambda reason: f"- **advice**: {PROOF_KINDS['advice']}: {reason}.",
+}
+
+
+def described(proof: Mapping[str, str], forms: Mapping[str, Callable[[str], str]]) -> list[str]:
+    """Each way the fix is proven, in one order, in the words `forms` gives each kind (the page's lines, the
+    catalogue's cell)."""
+    return [forms[kind](proof[kind]) for kind in PROOF_ORDER if kind in proof]
+
+
 def _proof_lines(proof: Mapping[str, str]) -> list[str]:
-    lines = []
-    if "executed" in proof:
-        lines.append(f"- **executed** by `{proof['executed']}`: {PROOF_KINDS['executed']}.")
-    if "simulated" in proof:
-        lines.append(f"- **simulated** in the case `{proof['simulated']}`: {PROOF_KINDS['simulated']}.")
-    if "advice" in proof:
-        lines.append(f"- **advice**: {PROOF_KINDS['advice']}: {proof['advice']}.")
-    return lines or ["No test executes a fix for this id yet: treat what it prints as advice."]
+    return described(proof, PAGE_FORMS) or ["No test executes a fix for this id yet: treat what it prints as advice."]
 
 
 def _severities(spec: FindingSpec) -> str:

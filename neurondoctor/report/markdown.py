@@ -22,7 +22,6 @@ from neurondoctor.report.status_lines import (
 from neurondoctor.rules.python_stack.package_index import placeholder_words
 
 
-
 def _code_block(lines: list[str]) -> list[str]:
     """A fenced `sh` block whose fence is longer than any backtick run inside, each line neutralised."""
     shown = [neutralize(line) for line in lines]
