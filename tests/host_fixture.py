@@ -108,6 +108,15 @@ EKS_RELEASE = 'BASE_AMI_ID="ami-0abcdef1234567890"\nBUILD_TIME="Mon Jul 14 00:00
 # The ECS optimized Neuron AMI (aws/amazon-ecs-ami): setup-ecs-config-dir.sh makes /etc/ecs/ecs.config; the Neuron
 # AMI adds ECS_ENABLE_INF_SUPPORT=true to /var/lib/ecs/ecs.config (enable-ecs-agent-inferentia-support.sh) and
 # carries aws-neuronx-dkms, aws-neuronx-tools and aws-neuronx-oci-hook (al2023/neuron/neuron-inf1-downgrade.sh).
+# Both images pin Inf1 to aws-neuronx-dkms 2.21.* at boot from a package cached at build time: ECS
+# (aws/amazon-ecs-ami scripts/al2023/neuron/neuron-inf1-downgrade.{sh,service}, enable-ecs-agent-inferentia-support.sh:
+# the cache /opt/ecs/neuron/inf1-rpms, `dnf versionlock add` of dkms, tools and oci-hook, and the Neuron yum
+# repository deleted at the end of the build), EKS (awslabs/amazon-eks-ami templates/al2023/runtime/gpu/
+# neuron-package-install.{sh,service}, provisioners/install-neuron-driver.sh: the cache /var/cache/eks/packages).
+IMAGE_INF1_PINS = {"ecs": ("etc/systemd/system/neuron-inf1-downgrade.service",
+                           "var/lib/ecs/scripts/neuron-inf1-downgrade.sh", "opt/ecs/neuron/inf1-rpms"),
+                   "eks": ("etc/systemd/system/neuron-package-install.service",
+                           "etc/eks/neuron-package-install.sh", "var/cache/eks/packages")}
 # AWS's n2-manifest.json; 2.33.0's release content; 2.33.1's release notes
 OCI_HOOK = {"2.31.1": "2.17.30.0", "2.33.0": "2.19.65.0", "2.33.1": "2.19.74.0"}
 
@@ -167,6 +176,10 @@ class HostSpec:
     module_recording: str = "bottlerocket-inf2-2.26.10.0.txt"
     module_version: Optional[str] = None  # the module file's version when it is not the loaded one
     sysfs_version: bool = True  # sys/module/neuron/version of the loaded module (a snapshot may lack /sys/module)
+    # The EKS or ECS image's Inf1 driver pin (IMAGE_INF1_PINS): its boot script and unit, and the cached
+    # aws-neuronx-dkms package `inf1_cached` names (ECS: with the image's dnf versionlock of its three packages)
+    inf1_pin: bool = False
+    inf1_cached: str = "2.21.37.0"
 
 
 def _write(path: Path, text: str) -> None:
@@ -329,9 +342,20 @@ def _container_node(root: Path, spec: HostSpec, versions: dict[str, str]) -> Non
     elif spec.node == "ecs":
         _write(root / "etc/ecs/ecs.config", "")
         _write(root / "var/lib/ecs/ecs.config", "ECS_ENABLE_INF_SUPPORT=true\n")
-    if spec.node in ("eks", "ecs") and spec.repo_file:  # the Neuron yum repository both AMI scripts write
+    if spec.node == "eks" and spec.repo_file:  # the Neuron yum repository the EKS build writes (ECS deletes its own)
         _write(root / "etc/yum.repos.d/neuron.repo",
                "[neuron]\nname=Neuron YUM Repository\nbaseurl=https://yum.repos.neuron.amazonaws.com\nenabled=1\n")
+    if spec.node in IMAGE_INF1_PINS and spec.inf1_pin:
+        unit, script, cache = IMAGE_INF1_PINS[spec.node]
+        _write(root / unit, f"[Unit]\nDescription=Neuron driver for inf1\n\n[Service]\nType=oneshot\n"
+                            f"ExecStart=/{script}\nRemainAfterExit=yes\n")
+        _write(root / script, "#!/bin/bash\nset -e\n# installs the cached aws-neuronx-dkms-2.21.* on inf1\n")
+        (root / script).chmod(0o755)
+        _write(root / cache / f"aws-neuronx-dkms-{spec.inf1_cached}-dkms.noarch.rpm", "rpm")
+        if spec.node == "ecs":
+            _write(root / "etc/dnf/plugins/versionlock.list", "".join(
+                f"{name}-0:{versions[name]}-*\n" for name in ("aws-neuronx-dkms", "aws-neuronx-tools",
+                                                              "aws-neuronx-oci-hook") if name in versions))
 
 
 def _node_versions(spec: HostSpec, versions: dict[str, str]) -> dict[str, str]:

@@ -560,6 +560,27 @@ def as_rpm_host(root: Path) -> None:
                "baseurl=https://yum.repos.neuron.amazonaws.com\nenabled=1\nmetadata_expire=0\n")
 
 
+# The managed images' Inf1 boot services (tests/host_fixture.py IMAGE_INF1_PINS): each installs the
+# aws-neuronx-dkms package cached in its folder with `rpm -e` and `rpm -i`, as their scripts do.
+IMAGE_INF1_SERVICES = {"neuron-inf1-downgrade.service": "opt/ecs/neuron/inf1-rpms",
+                       "neuron-package-install.service": "var/cache/eks/packages"}
+
+
+def _systemctl(args: list[str]) -> None:
+    """`systemctl restart UNIT` of an image's Inf1 service runs what its script does; other units change nothing
+    the doctor reads."""
+    if args[:1] != ["restart"] or len(args) < 2 or args[1] not in IMAGE_INF1_SERVICES:
+        return
+    cached = sorted((_root() / IMAGE_INF1_SERVICES[args[1]]).glob(f"{DKMS_PACKAGE}-*.rpm"))
+    if not cached:
+        raise Refused(f"ERROR: No cached inf1-compatible packages found in /{IMAGE_INF1_SERVICES[args[1]]}", 1)
+    version = cached[0].name[len(DKMS_PACKAGE) + 1:].split("-")[0]
+    packages = rpm_packages()
+    packages[DKMS_PACKAGE] = f"{version}-dkms"
+    write_rpm(packages)
+    _installed_dkms(version)
+
+
 def main(argv: list[str]) -> int:
     name, args = Path(argv[0]).name, argv[1:]
     with open(os.environ["ND_SIM_LOG"], "a") as log:
@@ -609,6 +630,8 @@ def main(argv: list[str]) -> int:
             for target in [arg for arg in args if not arg.startswith("-")]:
                 path = inside(target)
                 shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+        elif name == "systemctl":
+            _systemctl(args)
         elif name == "udevadm":
             if args[:1] == ["trigger"]:
                 for node in (_root() / "dev").glob("neuron*"):

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import check_json, cli_env, findings_by_id
-from tests.host_fixture import HostSpec, build_host
+from tests.host_fixture import Holder, HostSpec, build_host
 
 # Bottlerocket inf2.xlarge with the 2.26.10.0 driver (bottlerocket-kernel-kit pull request 389; kernel 6.1 as in
 # pull request 377's filename line, the module stored as neuron.ko.gz by kmod-6.1-neuron.spec)
@@ -24,6 +24,9 @@ EKS_TRN1 = {"instance_type": "trn1.32xlarge", "release": "2.31.1", "os": "al2023
             "kernel": "6.12.40-63.114.amzn2023.x86_64"}
 ECS_INF2 = {"instance_type": "inf2.xlarge", "release": "2.33.1", "os": "al2023", "node": "ecs",
             "kernel": "6.1.158-180.294.amzn2023.x86_64"}
+
+_REBOOT = ("# reboot the node (Bottlerocket loads the Neuron driver and makes /dev again at boot); if {}, replace the "
+           "node")
 
 
 def _check(tmp_path: Path, **spec: Any) -> tuple[int, dict[str, Any]]:
@@ -115,7 +118,7 @@ def test_bottlerocket_with_the_module_not_loaded(tmp_path: Path) -> None:
     finding = findings_by_id(report)["ND-DRV-002"][0]
     assert finding["severity"] == "error" and code == 1
     assert "/lib/modules/6.1.161/kernel/drivers/neuron/neuron.ko.gz" in finding["title"]
-    assert finding["fix"] == ["# reboot the node; if the module is still not loaded, replace the node"]
+    assert finding["fix"] == [_REBOOT.format("the module is still not loaded")]
     assert "ND-DRV-001" not in findings_by_id(report)  # the driver is there: not "no driver installed"
 
 
@@ -155,8 +158,8 @@ def test_a_zst_module_without_a_sysfs_version_is_not_known_in_one_line(tmp_path:
     assert code == 0 and report["findings"] == [] and report["health"]["state"] == "ok"
     summary = _summary(report, "driver")
     assert "loaded, its version not shown" in summary
-    assert summary.endswith("the version of /lib/modules/6.1.161/kernel/drivers/neuron/neuron.ko.zst is not known: "
-                            "it is zstd-compressed, which Python's standard library cannot read")
+    assert ("the version of /lib/modules/6.1.161/kernel/drivers/neuron/neuron.ko.zst is not known: it is "
+            "zstd-compressed, which Python's standard library cannot read, kernel 6.1.161: built for it") in summary
 
 
 def test_near_miss_a_gz_module_without_a_sysfs_version_is_read_from_the_file(tmp_path: Path) -> None:
@@ -211,3 +214,204 @@ def test_near_miss_a_removed_packages_leftover_module_is_no_driver(tmp_path: Pat
     (root / "lib/modules/6.8.0-1015-aws/updates/dkms/neuron.ko").write_bytes(b"\x7fELF")
     _, report, _ = check_json(["--root", str(root)], env=cli_env({"HOME": str(tmp_path / "operator")}))
     assert "ND-DRV-001" in findings_by_id(report) and "ND-DRV-002" not in findings_by_id(report)
+
+
+# The ECS and EKS images' Inf1 pin (tests/host_fixture.py IMAGE_INF1_PINS): at boot on Inf1 each installs the
+# aws-neuronx-dkms-2.21.* package it cached at build time (2.21.37.0, the newest 2.21 the release data lists).
+ECS_INF1 = {**ECS_INF2, "instance_type": "inf1.6xlarge", "inf1_pin": True,
+            "package_versions": {"aws-neuronx-dkms": "2.21.37.0"}, "loaded_version": "2.21.37.0"}
+
+
+def test_an_ecs_inf1_node_on_the_driver_its_image_pins_is_explained_not_alarmed(tmp_path: Path) -> None:
+    code, report = _check(tmp_path, **ECS_INF1)
+    assert code == 0 and set(_severities(report)) == {"info"}, report["findings"]
+    (finding,) = findings_by_id(report)["ND-DRV-005"]
+    assert finding["title"] == ("this ECS node (ECS optimized AMI) runs the driver its image puts on Inf1, 2.21.37.0 "
+                                "(Neuron 2.23.0's); the newest driver for Inf1 is 2.24.7.0")
+    assert finding["evidence"]["image_inf1_pin"] == {
+        "unit": "neuron-inf1-downgrade.service", "script": "/var/lib/ecs/scripts/neuron-inf1-downgrade.sh",
+        "cached": ["2.21.37.0"]}
+    assert "announce-correction-neuron-driver-support-inf1" in finding["detail"]
+    assert all(line.startswith("#") for line in finding["fix"]) and "update-pciids" in finding["fix"][1]
+
+
+def test_an_eks_inf1_node_on_the_driver_its_image_pins(tmp_path: Path) -> None:
+    code, report = _check(tmp_path, **{**EKS_TRN1, **{key: ECS_INF1[key] for key in (
+        "instance_type", "inf1_pin", "package_versions", "loaded_version")}})
+    assert code == 0 and set(_severities(report)) == {"info"}, report["findings"]
+    (finding,) = findings_by_id(report)["ND-DRV-005"]
+    assert finding["evidence"]["image_inf1_pin"]["unit"] == "neuron-package-install.service"
+    assert finding["evidence"]["image_inf1_pin"]["cached"] == ["2.21.37.0"]
+
+
+def test_an_ecs_inf1_node_whose_pin_did_not_run_is_told_to_run_the_images_service(tmp_path: Path) -> None:
+    code, report = _check(tmp_path, **{**ECS_INF1, "package_versions": {}, "loaded_version": None})
+    assert code == 1
+    (finding,) = findings_by_id(report)["ND-INST-002"]
+    assert "sudo systemctl restart neuron-inf1-downgrade.service" in finding["fix"]
+    assert finding["fix"][0].startswith("# first set this container instance to DRAINING")
+    assert "neuron-inf1-downgrade.service" in finding["detail"]
+
+
+def test_near_miss_an_ecs_inf2_node_with_the_images_inf1_service_is_clean(tmp_path: Path) -> None:
+    """Every ECS Neuron AMI carries the Inf1 service; on Inf2 it does nothing and the node is current."""
+    code, report = _check(tmp_path, **{**ECS_INF2, "inf1_pin": True})
+    assert code == 0 and report["findings"] == [], report["findings"]
+
+
+def test_near_miss_an_inf1_ecs_node_without_the_images_service_keeps_the_plain_wording(tmp_path: Path) -> None:
+    code, report = _check(tmp_path, **{**ECS_INF1, "inf1_pin": False})
+    assert code == 0
+    (finding,) = findings_by_id(report)["ND-DRV-005"]
+    assert finding["title"].startswith("this ECS node (ECS optimized AMI) runs the driver of Neuron 2.23.0")
+    assert "image_inf1_pin" not in finding["evidence"]
+# --- the fixes a container node can run ---------------------------------------------------------------------------
+# Bottlerocket has "No shell or interpreters installed", an "Immutable rootfs backed by dm-verity" and a "Stateless
+# tmpfs for /etc" (bottlerocket-os/bottlerocket SECURITY_FEATURES.md): no `sudo rmmod`, `chmod` or udev rule runs or
+# lasts there; it loads the module at boot (load-neuron-latest-modules.service). The EKS and ECS AMIs run the
+# commands, but their containers hold the devices, and a node launched again from the image keeps the image's files.
+
+def _fix(report: dict[str, Any], finding_id: str) -> list[str]:
+    return list(findings_by_id(report)[finding_id][0]["fix"])
+
+
+def test_bottlerocket_devices_missing_is_fixed_by_a_reboot_not_rmmod(tmp_path: Path) -> None:
+    _, report = _check(tmp_path, **BOTTLEROCKET_INF2, device_nodes=0)
+    assert _fix(report, "ND-DEV-001") == [_REBOOT.format("devices are still missing")]
+
+
+def test_near_miss_devices_missing_on_a_plain_host_keep_the_reload(tmp_path: Path) -> None:
+    _, report = _check(tmp_path, instance_type="inf2.xlarge", release="2.33.1", device_nodes=0)
+    assert _fix(report, "ND-DEV-001") == ["sudo rmmod neuron", "sudo modprobe neuron", "ls -l /dev/neuron*"]
+
+
+def test_an_eks_node_drains_its_pods_before_the_driver_reload(tmp_path: Path) -> None:
+    _, report = _check(tmp_path, **EKS_TRN1, device_nodes=0)
+    assert _fix(report, "ND-DEV-001") == [
+        "# first move this node's pods away: kubectl drain NODE --ignore-daemonsets (kubectl uncordon NODE after)",
+        "sudo rmmod neuron", "sudo modprobe neuron", "ls -l /dev/neuron*", "# or reboot the node"]
+    _, stale = _check(tmp_path / "stale", **EKS_TRN1, loaded_version="2.24.7.0")
+    assert _fix(stale, "ND-DRV-003")[0].startswith("# first move this node's pods away")
+    assert _fix(stale, "ND-DRV-003")[-1] == "# or reboot the node"
+
+
+def test_an_ecs_node_drains_its_tasks_and_loads_the_module_as_its_image_does(tmp_path: Path) -> None:
+    _, report = _check(tmp_path, **ECS_INF2, driver_loaded=False)
+    assert _fix(report, "ND-DRV-002") == [
+        "sudo modprobe neuron", "# the node's image loads the driver at boot: if it is not loaded after the next "
+        "boot, replace the node or move to the image's next release"]
+    _, stale = _check(tmp_path / "stale", **ECS_INF2, loaded_version="2.24.7.0")
+    assert _fix(stale, "ND-DRV-003")[0].startswith("# first set this container instance to DRAINING")
+
+
+def test_near_miss_a_plain_host_not_loading_its_driver_writes_modules_load(tmp_path: Path) -> None:
+    _, report = _check(tmp_path, instance_type="inf2.xlarge", release="2.33.1", driver_loaded=False)
+    assert _fix(report, "ND-DRV-002") == ["sudo modprobe neuron",
+                                          "echo neuron | sudo tee /etc/modules-load.d/neuron.conf"]
+
+
+def test_device_permissions_on_bottlerocket_and_on_an_eks_node(tmp_path: Path) -> None:
+    _, bottlerocket = _check(tmp_path, **BOTTLEROCKET_INF2, node_mode=0o600)
+    assert _fix(bottlerocket, "ND-DEV-002") == [_REBOOT.format("the mode stays")]
+    _, eks = _check(tmp_path / "eks", **EKS_TRN1, node_mode=0o600)
+    lines = _fix(eks, "ND-DEV-002")
+    assert lines[0].startswith("sudo chmod 0666 /dev/neuron0") and lines[-1].startswith(
+        "# a node launched again from its image does not keep this change")
+
+
+def test_hardware_errors_on_bottlerocket_are_handled_from_outside_the_node(tmp_path: Path) -> None:
+    _, report = _check(tmp_path, **BOTTLEROCKET_INF2, ecc={0: {"sram_ecc_uncorrected": 2}})
+    assert _fix(report, "ND-HW-001") == ["# from a machine with the AWS CLI, stop and start this instance (or "
+                                         "replace the node): its id is not known here"]
+    _, eks = _check(tmp_path / "eks", **EKS_TRN1, ecc={0: {"sram_ecc_uncorrected": 2}})
+    assert _fix(eks, "ND-HW-001")[0].startswith("aws ec2 stop-instances")  # AL2023 has the CLI and a shell
+
+
+def test_hardware_errors_on_bottlerocket_with_its_instance_id_read(tmp_path: Path) -> None:
+    """With the id read from DMI (the Nitro board asset tag), the stop and start runs anywhere the AWS CLI is."""
+    root = build_host(tmp_path / "node", HostSpec(**BOTTLEROCKET_INF2, ecc={0: {"sram_ecc_uncorrected": 2}}))
+    (root / "sys/devices/virtual/dmi/id/board_asset_tag").write_text("i-0592464924bd45322\n")
+    _, report, _ = check_json(["--root", str(root)], env=cli_env({"HOME": str(tmp_path / "operator")}))
+    assert _fix(report, "ND-HW-001") == [
+        "# from a machine with the AWS CLI (not on this node), or replace the node:",
+        "aws ec2 stop-instances --instance-ids i-0592464924bd45322 && aws ec2 wait instance-stopped --instance-ids "
+        "i-0592464924bd45322 && aws ec2 start-instances --instance-ids i-0592464924bd45322"]
+
+
+def test_a_container_node_in_use_is_not_degraded_by_its_containers(tmp_path: Path) -> None:
+    """A pod's process holding a device is the node in use (as a Slurm job's is): an info naming it, never a
+    warning that degrades the node; the way to free it is through the orchestrator."""
+    holder = [Holder(4121, "python3", "python3 -m vllm.entrypoints.openai.api_server", (0,))]
+    code, report = _check(tmp_path, **BOTTLEROCKET_INF2, holders=holder)
+    finding = findings_by_id(report)["ND-DEV-003"][0]
+    assert finding["severity"] == "info" and code == 0 and report["health"]["state"] == "ok"
+    assert finding["fix"] == ["# stop the pod, task or container that runs these processes (a process killed here "
+                              "is started again by its orchestrator)"]
+    _, eks = _check(tmp_path / "eks", **EKS_TRN1, holders=holder)
+    assert _fix(eks, "ND-DEV-003")[1:] == ["# or for a process no orchestrator started (not in a container):",
+                                           "kill 4121"]
+
+
+def test_near_miss_a_holder_on_a_plain_host_is_still_a_warning(tmp_path: Path) -> None:
+    holder = [Holder(4121, "python3", "python3 -m ipykernel_launcher", (0,))]
+    _, report = _check(tmp_path, instance_type="inf2.xlarge", release="2.33.1", holders=holder)
+    finding = findings_by_id(report)["ND-DEV-003"][0]
+    assert finding["severity"] == "warning" and finding["fix"] == ["kill 4121"]
+
+
+# --- kernel minimums and the Inf1 driver line on a node whose driver is its image's module -----------------------
+# The driver's minimum kernel (5.10: announce-no-support-al2.rst, compat.json minimum_kernel) and the Inf1 line
+# (drivers above 2.24 do not support Inf1: announce-correction-neuron-driver-support-inf1.rst) are about the driver,
+# however it was built: they apply to Bottlerocket's module. DKMS's kernel limits do not (the image built the module
+# for its kernel), and the driver's OS tables list no Bottlerocket: whether this kernel is tested is not known.
+
+
+def _driver_summary(report: dict[str, Any]) -> str:
+    return _summary(report, "driver")
+
+
+def test_an_inf1_bottlerocket_node_whose_image_carries_a_driver_after_the_inf1_line(tmp_path: Path) -> None:
+    code, report = _check(tmp_path, **{**BOTTLEROCKET_INF1, "module_recording": "bottlerocket-inf2-2.26.10.0.txt"},
+                          loaded_version="2.26.10.0")
+    finding = findings_by_id(report)["ND-INST-002"][0]
+    assert finding["severity"] == "error" and code == 1
+    assert finding["title"] == ("the Neuron driver 2.26.10.0 of this node's image does not support Inf1; the last "
+                                "driver that does is 2.24.*")
+    assert finding["evidence"]["read_from"] == "the Neuron driver (/sys/module/neuron/version)"
+    assert finding["fix"] == ["# launch this node from an image release whose driver is of the Inf1 line 2.24 (the "
+                              "EKS and ECS AMIs and Bottlerocket pin Inf1 nodes to such a driver)"]
+
+
+def test_near_miss_an_inf1_bottlerocket_node_on_the_inf1_line_is_not_judged_too_new(tmp_path: Path) -> None:
+    _, report = _check(tmp_path, **BOTTLEROCKET_INF1, loaded_version="2.24.13.0")
+    assert "ND-INST-002" not in findings_by_id(report)
+
+
+def test_an_inf1_eks_node_with_a_newer_driver_package_drains_and_installs_the_inf1_line(tmp_path: Path) -> None:
+    _, report = _check(tmp_path, **{**EKS_TRN1, "instance_type": "inf1.xlarge"})
+    assert _fix(report, "ND-INST-002") == [
+        "# first move this node's pods away: kubectl drain NODE --ignore-daemonsets (kubectl uncordon NODE after)",
+        "sudo dnf install -y 'aws-neuronx-dkms-2.24.*'", "sudo rmmod neuron", "sudo modprobe neuron",
+        "# a node launched again from its image does not keep this change: make it in the image (the node group's "
+        "AMI or launch template), or move to the image's next release"]
+
+
+def test_a_bottlerocket_kernel_below_the_drivers_minimum(tmp_path: Path) -> None:
+    code, report = _check(tmp_path, **{**BOTTLEROCKET_INF2, "kernel": "5.4.280"})
+    finding = findings_by_id(report)["ND-OS-002"][0]
+    assert finding["severity"] == "error" and code == 1 and finding["evidence"]["release"] == "2.28.1"
+    assert finding["fix"] == ["# launch this node from an image release whose kernel is 5.10 or newer"]
+
+
+def test_near_miss_a_bottlerocket_kernel_above_the_minimum_is_said_not_known_in_the_tables(tmp_path: Path) -> None:
+    code, report = _check(tmp_path, **BOTTLEROCKET_INF2)
+    assert "ND-OS-002" not in findings_by_id(report) and code == 0
+    assert _driver_summary(report).endswith("kernel 6.1.161: built for it by the image; whether Neuron tests this "
+                                            "driver on it is not known (the driver's OS tables do not list this OS)")
+
+
+def test_near_miss_an_eks_node_with_its_package_says_nothing_of_the_tables(tmp_path: Path) -> None:
+    """The EKS node's driver is a package on Amazon Linux 2023, an OS the driver's tables list: nothing not known."""
+    _, report = _check(tmp_path, **EKS_TRN1)
+    assert "not known" not in _driver_summary(report)
+

@@ -165,6 +165,14 @@ REPORTS = {
         "Errors were encountered while processing:\ndpkg: error processing package aws-neuronx-dkms (--configure):\n"
         " installed aws-neuronx-dkms package post-installation script subprocess returned error exit status 10\n",
         "dkms-build", "sudo dpkg --configure -a"),
+    # A dnf install of aws-neuronx-dkms on a host without Internet access, as the EKS and ECS images' scripts
+    # describe it (amazon-eks-ami neuron-package-install.sh, amazon-ecs-ami neuron-inf1-downgrade.sh: the install
+    # script's `update-pciids` hangs), in wget's words (the update-pciids of pciutils fetches with curl or wget)
+    "update-pciids-without-internet": (
+        "  Running scriptlet: aws-neuronx-dkms-2.21.37.0-dkms.noarch                       1/1\n"
+        "--2026-07-14 09:12:01--  https://pci-ids.ucw.cz/v2.2/pci.ids.gz\n"
+        "Resolving pci-ids.ucw.cz (pci-ids.ucw.cz)... failed: Temporary failure in name resolution.\n",
+        "dkms-build", "no-op `update-pciids`"),
     # aws-neuron/aws-neuron-sdk#947
     "tensorizer-internal-error": (
         "Compilation failure - Internal tensorizer error: NeuronValueNumbering:insertAtEnd()\n",

@@ -248,6 +248,13 @@ def test_uncorrectable_ecc(catalog: ReleaseCatalog, tmp_path: Path) -> None:
     ({"NEURON_RT_VISIBLE_CORES": "3-1"}, "ND-ENV-001", "error"),
     ({"NEURON_RT_NUM_CORES": "4"}, "ND-ENV-002", "error"),
     ({"NEURON_LOGICAL_NC_CONFIG": "2"}, "ND-ENV-003", "warning"),
+    # blanks around a value that is right: how the runtime reads it is not published (a warning); around one
+    # that is wrong, the error it would be without them
+    ({"NEURON_RT_NUM_CORES": " 1"}, "ND-ENV-002", "warning"),
+    ({"NEURON_RT_NUM_CORES": " 4"}, "ND-ENV-002", "error"),
+    ({"NEURON_RT_VISIBLE_CORES": "0-1 "}, "ND-ENV-001", "warning"),
+    ({"NEURON_RT_VISIBLE_CORES": " 0-7"}, "ND-ENV-001", "error"),
+    ({"NEURON_RT_NUM_CORES": "1 x"}, "ND-ENV-002", "error"),
 ])
 def test_env_var_misconfig(catalog: ReleaseCatalog, tmp_path: Path, variables: dict[str, str], expected: str,
                            severity: str) -> None:

@@ -302,3 +302,40 @@ def test_manifests_status_names_the_rules_and_what_is_not_published() -> None:
     assert "the numpy bounds of each neuronx-cc line" in [item["what"] for item in document["not_published"]]
     text = run_cli(["manifests", "status", "-v"]).stdout
     assert "not published, so never judged: the numpy bounds of each neuronx-cc line;" in text
+
+
+# --- ranges added from the component notes: JAX in 2.30.0, vLLM beside vLLM Neuron 0.21 (2.31) ----------------------
+
+def _jax_2_30_wheels(jax: str) -> list[WheelSpec]:
+    """Release 2.30.0's JAX line as its release content lists it: jax_neuronx 0.10.0.1.0.9913, libneuronxla
+    3.0.2891.0 (the 3.* line JAX needs), neuronx-cc 2.25.3371.0; with JAX `jax` and its jaxlib."""
+    return [simple_wheel("jax-neuronx", "0.10.0.1.0.9913", ("libneuronxla>=3.0", "neuronx-cc>=2.25")),
+            simple_wheel("libneuronxla", "3.0.2891.0"), simple_wheel("neuronx-cc", "2.25.3371.0"),
+            simple_wheel("jax", jax, (f"jaxlib<={jax},>={jax}",)), simple_wheel("jaxlib", jax)]
+
+
+@pytest.mark.parametrize(("jax", "expected"), [
+    ("0.9.0", []),  # the JAX the 2.30 announcement and image name
+    ("0.8.2", []),  # the other version the 2.30.0 notes introduce
+    ("0.10.0", []),  # above what the notes name: their top is not published, so not judged
+    ("0.7.0", [("ND-EOS-001", "jax-0.7")]),  # its own end (2.30) speaks, not the range
+    ("0.6.2", [("ND-SUP-001", "warning", "jax-2.30")]),
+])
+def test_jax_on_a_2_30_0_trn1_against_its_notes(tmp_path: Path, venvs: VenvFactory, jax: str,
+                                                expected: list[tuple[str, ...]]) -> None:
+    _, report = _check(tmp_path, venvs, "trn1.32xlarge", "2.30.0", _jax_2_30_wheels(jax))
+    eos = [(item["id"], item["evidence"]["announcement"]) for item in report["findings"]
+           if item["id"].startswith("ND-EOS")]
+    assert _sup(report) + eos == expected
+
+
+@pytest.mark.parametrize(("vllm", "expected"), [
+    ("0.21.0", []),  # "supports vLLM version 0.21.0" (the 2.31.0 component index)
+    ("0.20.1", [("ND-SUP-001", "warning", "vllm-neuron-2.31")]),
+])
+def test_vllm_beside_2_31s_vllm_neuron(tmp_path: Path, venvs: VenvFactory, vllm: str,
+                                       expected: list[tuple[str, str, str]]) -> None:
+    _, report = _check(tmp_path, venvs, "trn2.48xlarge", "2.31.1", [
+        *stack_wheels(HEALTHY_STACKS["2.31.1"]), simple_wheel("vllm-neuron", "0.21.0.1.0.0"),
+        simple_wheel("vllm", vllm)])
+    assert _sup(report) == expected

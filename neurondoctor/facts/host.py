@@ -132,6 +132,31 @@ class NodeRole:
     platform: str
     name: str
     evidence: list[str] = field(default_factory=list)
+    inf1_pin: Optional[ImageInf1Pin] = None
+
+
+@dataclass
+class ImageInf1Pin:
+    """A managed image's boot service that puts an older driver on Inf1 (host/node_role.py says which images):
+    `unit` is its systemd unit, `service` its script, `cached` the aws-neuronx-dkms versions of the packages it
+    installs from `cache_dir`, `line` the driver line its script names."""
+
+    unit: str
+    service: str
+    cache_dir: str
+    line: str
+    cached: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ContainerImage:
+    """What a container image carries that names which AWS image it is: the marker files its Dockerfile copies in
+    (host/container_image.py lists them, with the Dockerfiles they come from) and the branch of the vLLM Neuron
+    checkout the vLLM images build from. Empty lists and None where the image carries none of it."""
+
+    markers: list[str] = field(default_factory=list)
+    vllm_branch: Optional[str] = None  # `release-0.24.0.1.1.0`, from /opt/vllm/.git/HEAD
+    vllm_branch_source: Optional[str] = None
 
 
 @dataclass
@@ -215,6 +240,7 @@ class HostSnapshot:
     loaded_driver_version: Optional[str] = None
     driver_module: Optional[DriverModuleFile] = None
     node_role: Optional[NodeRole] = None  # a container node (driver only); None for a host that runs the stack
+    image: Optional[ContainerImage] = None  # inside a container: what names the image; None elsewhere
     packages: dict[str, OsPackage] = field(default_factory=dict)
     package_source: Optional[str] = None
     dkms: DkmsState = field(default_factory=DkmsState)

@@ -19,6 +19,7 @@ from neurondoctor.facts.host import CORE_COUNT_COLLECTOR, ECC_COLLECTOR, Command
 from neurondoctor.facts.mounts import TMP
 from neurondoctor.host import (
     compile_cache,
+    container_image,
     device_holders,
     dkms_state,
     driver_module,
@@ -199,6 +200,12 @@ def collect_host_snapshot(fs: RootFS, environ: Mapping[str, str], failures: list
 
     def node() -> None:  # after packages and runtime: a host that has the runtime is no container node
         snapshot.node_role = node_role.node_role(snapshot, node_role.read_node_markers(fs))
+        if snapshot.node_role is not None:
+            snapshot.node_role.inf1_pin = node_role.read_inf1_pin(fs, snapshot.node_role.platform)
+
+    def image() -> None:  # inside a container the root is an image: what names it
+        if snapshot.container:
+            snapshot.image = container_image.read_container_image(fs)
 
     def kernel_log() -> None:
         if not snapshot.has_neuron_hardware:  # the driver logs NEURON_HW_ERR only where there is hardware
@@ -227,7 +234,8 @@ def collect_host_snapshot(fs: RootFS, environ: Mapping[str, str], failures: list
             snapshot.user_name, snapshot.group_names = _names(snapshot.uid, snapshot.groups)
 
     collectors = (("system", system), ("hardware", hardware), ("kernel-log", kernel_log), ("driver", driver),
-                  ("packages", packages), ("runtime", runtime), ("node", node), ("processes", processes),
+                  ("packages", packages), ("runtime", runtime), ("node", node), ("image", image),
+                  ("processes", processes),
                   ("mounts", mounts),
                   ("resources", resources))
     missing = host_tree.missing_host_parts(fs)

@@ -120,7 +120,7 @@ def data_status(environ: Mapping[str, str]) -> DataStatus:
     return DataStatus(copies, role,
                       tuple(item for item in ends.get("announcements", []) if isinstance(item, dict)),
                       tuple(item for item in ends.get("releases_without_package_data", []) if isinstance(item, dict)),
-                      tuple(item for key in ("ranges", "instances") for item in support.get(key, [])
+                      tuple(item for key in ("ranges", "instances", "images") for item in support.get(key, [])
                             if isinstance(item, dict)),
                       tuple(item for item in support.get("not_published", []) if isinstance(item, dict)))
 

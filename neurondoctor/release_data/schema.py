@@ -408,6 +408,20 @@ def check_support_ranges_document(doc: Any) -> None:
         _specifier(item.get("versions"), f"{where}.versions", empty_allowed=True)
         _string_list(item.get("instances"), f"{where}.instances")
         _require(bool(item["instances"]), f"{where}.instances", "expected at least one family")
+    images = top.get("images", [])  # a copy written before images were data has none
+    _require(isinstance(images, list), "support-ranges.images", "expected a list")
+    for index, entry in enumerate(images):
+        where = f"support-ranges.images[{index}]"
+        item = _object(entry, where)
+        _check_support_entry(item, where)
+        _specifier(item.get("versions"), f"{where}.versions", empty_allowed=True)
+        for key in ("instances", "markers"):
+            _string_list(item.get(key), f"{where}.{key}")
+            _require(bool(item[key]), f"{where}.{key}", "expected at least one")
+        for key in ("image", "dockerfile"):
+            _require(isinstance(item.get(key), str) and item[key] != "", f"{where}.{key}", "expected a string")
+        for family, words in _object(item.get("way_out"), f"{where}.way_out").items():
+            _require(isinstance(words, str) and words != "", f"{where}.way_out.{family}", "expected a string")
     for index, entry in enumerate(top["not_published"]):
         where = f"support-ranges.not_published[{index}]"
         item = _object(entry, where)

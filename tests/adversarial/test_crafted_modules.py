@@ -105,6 +105,6 @@ def test_the_report_still_comes_out_with_a_crafted_module(tmp_path: Path) -> Non
     code, report, _ = check_json(["--root", str(root)], env=cli_env({"HOME": str(tmp_path / "operator")}))
     assert code == 0 and report["findings"] == []
     driver = next(check for check in report["checks"] if check["id"] == "driver")
-    assert driver["summary"].endswith("is not known: its ELF section table is damaged")
+    assert "is not known: its ELF section table is damaged, kernel 6." in driver["summary"]
     assert {check["id"] for check in report["checks"] if check["status"] == "ok"} >= {"hardware", "devices"}
 

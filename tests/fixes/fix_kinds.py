@@ -89,6 +89,8 @@ ADVICE_ONLY = {  # id -> why no command can be run for it
     "ND-RES-002": "EFA interfaces are attached when the instance is launched",
     "ND-RES-004": "EFA interfaces are attached when the instance is launched",
     "ND-OS-001": "moving to another OS release is a rebuild, not a command",
+    "ND-SUP-003": "the container is started from another image (the `docker run` line, the pod or task definition) "
+                  "on the host, not changed from inside this one",
     "ND-DRV-005": "a container node gets a newer driver with its image's next release (a node group update), not "
                   "a command on the node",
     "ND-DRV-006": "a container node gets a newer driver with its image's next release (a node group update), not "

@@ -31,6 +31,9 @@ from tests.host_fixture import HostSpec, build_host
     ("trn1.32xlarge", {"BUCKET_CAP_MB": "512"}, "ND-ENV-005"),
     ("trn1.2xlarge", {"NEURON_RT_VALIDATE_HASH": "yes"}, "ND-ENV-006"),
     ("trn1.2xlarge", {"NEURON_RT_NUMERICAL_ERRORS_VERBOSITY": "loud"}, "ND-ENV-006"),
+    # a value quoted with its blanks in a .env file or a pod spec (`NEURON_RT_NUM_CORES: " 1"`)
+    ("trn1.2xlarge", {"NEURON_RT_NUM_CORES": " 1"}, "ND-ENV-002"),
+    ("trn1.32xlarge", {"NEURON_RT_VISIBLE_CORES": "0-7 "}, "ND-ENV-001"),
 ])
 def test_the_env_var_fix_in_the_users_shell(tmp_path: Path, instance_type: str, variables: dict[str, str],
                                             finding_id: str) -> None:

@@ -113,6 +113,13 @@ CASES = {
                                                     "package_versions": {"aws-neuronx-runtime-lib": None,
                                                                          "aws-neuronx-collectives": None},
                                                     "runtime_library": False, "collectives_library": False}),
+    # the ECS optimized Neuron AMI on Inf1 whose boot service did not put its cached 2.21 driver in place (the
+    # newest driver loaded): the image has no Neuron repository to install from, its service installs the cache
+    "image-inf1-pin-not-applied": Case("ND-INST-002", {"instance_type": "inf1.6xlarge", "release": "2.33.1",
+                                                       "os": "al2023", "kernel": AL2023_KERNEL, "node": "ecs",
+                                                       "inf1_pin": True}, rpm=True,
+                                       expect=("sudo systemctl restart neuron-inf1-downgrade.service",
+                                               "sudo rmmod neuron", "sudo modprobe neuron")),
     "trn-runtime-on-inf1": Case("ND-INST-003", {"instance_type": "inf1.xlarge", "release": "2.31.1"}),
     "tools-need-a-newer-glibc": Case("ND-OS-003", {"os": "al2", "kernel": "5.10.228-219.884.amzn2.x86_64",
                                                    "release": "2.26.1"}, rpm=True, accepts=("ND-REL-003",)),

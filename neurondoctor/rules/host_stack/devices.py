@@ -13,8 +13,15 @@ from neurondoctor.facts.host import CORE_COUNT_COLLECTOR, DeviceHolder, DeviceNo
 from neurondoctor.rules.check import Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, neuron_host
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_INFO, SEVERITY_WARNING, Finding
-from neurondoctor.rules.fix import Fix, Shell, command, note, pipeline
+from neurondoctor.rules.fix import Fix, Shell, alternative, command, note, pipeline
 from neurondoctor.rules.host_stack.hardware import stop_start
+from neurondoctor.rules.host_stack.node_ways import (
+    drain_first,
+    kept_by_the_image,
+    or_reboot,
+    read_only_node,
+    reboot_then_replace,
+)
 from neurondoctor.rules.host_stack.os_commands import RELOAD_DRIVER
 
 NEURON_FAMILIES = ("trn", "inf")
@@ -57,7 +64,7 @@ def devices_missing(ctx: RuleContext) -> list[Finding]:
         return []  # the driver findings explain it
     else:
         detail = "The driver is loaded but some device nodes are missing (`Could not open the nd1`)."
-        fix = Fix([*RELOAD_DRIVER, command("ls", "-l", ("/dev/neuron", Shell("*")))])
+        fix = _reload_for_devices(snapshot)
     # A container given some of the devices is a share, not a fault: a pod requests `aws.amazon.com/neuron: 1`, a
     # container runs with `--device=/dev/neuron0` (a public report, tests/recorded/neuron-ls/: one trn2.48xlarge
     # device in a container). Sysfs and PCI still show every device of the instance there.
@@ -78,6 +85,16 @@ def devices_missing(ctx: RuleContext) -> list[Finding]:
                   "instance_type": ctx.facts.host.instance_type, "container": in_container},
         fix=fix,
     )]
+
+
+def _reload_for_devices(snapshot: HostSnapshot) -> Fix:
+    """Reload the driver and list the nodes; on a container node its containers move away first (or it reboots),
+    and on Bottlerocket, where no host command runs, the node reboots."""
+    if read_only_node(snapshot):
+        return Fix([reboot_then_replace("devices are still missing")])
+    reload = [*RELOAD_DRIVER, command("ls", "-l", ("/dev/neuron", Shell("*")))]
+    role = snapshot.node_role
+    return Fix([*drain_first(role), *reload, or_reboot()] if role is not None else reload)
 
 
 def _accessible(node: DeviceNode, snapshot: HostSnapshot) -> bool:
@@ -125,11 +142,20 @@ def device_permission(ctx: RuleContext) -> list[Finding]:
                 "container runtime that copies nodes with tighter modes, leaves them like this."),
         evidence={"nodes": [{"path": node.path, "mode": oct(node.mode), "uid": node.uid, "gid": node.gid}
                             for node in blocked], "uid": snapshot.uid, "groups": snapshot.groups},
-        fix=Fix([command("sudo", "chmod", "0666", *(node.path for node in blocked), note="now"),
-                 pipeline(["echo", UDEV_LINE], ["sudo", "tee", UDEV_RULE], note="and at every boot"),
-                 pipeline(["sudo", "udevadm", "control", "--reload-rules"],
-                          ["sudo", "udevadm", "trigger", "--subsystem-match=neuron_device"], operator="&&")]),
+        fix=_permission_fix(snapshot, blocked),
     )]
+
+
+def _permission_fix(snapshot: HostSnapshot, blocked: list[DeviceNode]) -> Fix:
+    """chmod now and the udev rule for every boot; Bottlerocket's root is read-only (a reboot makes /dev again),
+    and a node launched again from its image keeps the image's rule, not this node's."""
+    if read_only_node(snapshot):
+        return Fix([reboot_then_replace("the mode stays")])
+    lines = [command("sudo", "chmod", "0666", *(node.path for node in blocked), note="now"),
+             pipeline(["echo", UDEV_LINE], ["sudo", "tee", UDEV_RULE], note="and at every boot"),
+             pipeline(["sudo", "udevadm", "control", "--reload-rules"],
+                      ["sudo", "udevadm", "trigger", "--subsystem-match=neuron_device"], operator="&&")]
+    return Fix([*lines, kept_by_the_image()] if snapshot.node_role is not None else lines)
 
 
 def not_character_devices(ctx: RuleContext) -> list[Finding]:
@@ -178,10 +204,12 @@ def cores_busy(ctx: RuleContext) -> list[Finding]:
     held_cores = sum(per_device.get(device.rsplit("/", 1)[-1]) or 0 for device in held)
     total = ctx.total_cores()
     seen = (f"; a new job sees {total - held_cores} of {total} NeuronCores" if total and held_cores else "")
+    # A container node runs its workloads in containers: their processes holding the devices is the node in use (as a
+    # Slurm job's are), which must never degrade it; the holders are said, for a node that should be idle.
     return [Finding(
         id="ND-DEV-003",
         category="cores-busy",
-        severity=SEVERITY_WARNING,
+        severity=SEVERITY_INFO if snapshot.node_role is not None else SEVERITY_WARNING,
         title=f"{len(held)} Neuron device(s) held by "
               + ", ".join(f"PID {holder.pid} ({holder.command}, {_age(holder.age_seconds)})"
                           for holder in holders[:3]) + seen,
@@ -190,8 +218,24 @@ def cores_busy(ctx: RuleContext) -> list[Finding]:
                 "holders."),
         evidence={"holders": [{"pid": h.pid, "command": h.command, "cmdline": h.cmdline, "devices": h.devices,
                                "age_seconds": h.age_seconds} for h in holders]},
-        fix=Fix([command("kill", str(holder.pid)) for holder in holders]),  # which program: title and evidence
+        fix=_free_devices(snapshot, holders),
+
     )]
+
+
+def _free_devices(snapshot: HostSnapshot, holders: list[DeviceHolder]) -> Fix:
+    """`kill PID` for each holder (which program: title and evidence). On a container node the holder runs in one of
+    its containers, which its orchestrator would start again: the container is stopped through it; Bottlerocket has
+    no shell on the host to run `kill` in."""
+    kills = [command("kill", str(holder.pid)) for holder in holders]
+    role = snapshot.node_role
+    if role is None:
+        return Fix(kills)
+    stop = note("stop the pod, task or container that runs these processes (a process killed here is started "
+                "again by its orchestrator)")
+    if read_only_node(snapshot):
+        return Fix([stop])
+    return Fix([stop, alternative("for a process no orchestrator started (not in a container):"), *kills])
 
 
 def _expected(profile: dict[str, object], key: str) -> Optional[int]:
@@ -250,7 +294,9 @@ RULE_SET = RuleSet(
                     "fewer device nodes than Neuron devices (a container without --device); an info in a container "
                     "given some of them", also=(SEVERITY_INFO,)),
         FindingSpec("ND-DEV-002", "device-permission", SEVERITY_ERROR, "device nodes this user cannot open"),
-        FindingSpec("ND-DEV-003", "cores-busy", SEVERITY_WARNING, "processes (PID, command, age) holding devices"),
+        FindingSpec("ND-DEV-003", "cores-busy", SEVERITY_WARNING, "processes (PID, command, age) holding devices "
+                    "(an info on a container node, whose containers are what holds them in use)",
+                    also=(SEVERITY_INFO,)),
         FindingSpec("ND-DEV-005", "device-missing", SEVERITY_ERROR,
                     "fewer devices on PCI, bound by the driver, or NeuronCores than the instance type has"),
         FindingSpec("ND-DEV-004", "device-missing", SEVERITY_ERROR,

@@ -11,12 +11,14 @@ from typing import Optional
 
 from neurondoctor.facts.host import DriverModuleFile, HostSnapshot
 from neurondoctor.neuron_version import names_a_release, normalize_neuron_version, release_tuple, release_words
+from neurondoctor.release_data.os_support import os_matches
 from neurondoctor.rules.check import Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, neuron_host
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Command, Fix, Step, command, note, pipeline
 from neurondoctor.rules.host_stack import node_driver
 from neurondoctor.rules.host_stack.node_driver import node_driver_version
+from neurondoctor.rules.host_stack.node_ways import drain_first, loaded_at_boot, or_reboot, reboot_then_replace
 from neurondoctor.rules.host_stack.os_commands import (
     RELOAD_DRIVER,
     headers_command,
@@ -250,7 +252,8 @@ def driver_not_loaded(ctx: RuleContext) -> list[Finding]:
         detail="No process can open a NeuronCore until it is loaded; it loads at boot from "
                "/etc/modules-load.d/neuron.conf.",
         evidence={"module": snapshot.dkms.installed_module, "kernel": snapshot.kernel},
-        fix=Fix([MODPROBE, pipeline(["echo", "neuron"], ["sudo", "tee", "/etc/modules-load.d/neuron.conf"])]),
+        fix=Fix([MODPROBE, loaded_at_boot()] if snapshot.node_role is not None else
+                [MODPROBE, pipeline(["echo", "neuron"], ["sudo", "tee", "/etc/modules-load.d/neuron.conf"])]),
     )]
 
 
@@ -269,8 +272,7 @@ def _module_file_not_loaded(snapshot: HostSnapshot) -> list[Finding]:
                    "(load-neuron-latest-modules.service)." if bottlerocket else ".")),
         evidence={"module": module.path, "version": module.version, "version_problem": module.problem,
                   "kernel": snapshot.kernel},
-        fix=Fix([note("reboot the node; if the module is still not loaded, replace the node")] if bottlerocket
-                else [MODPROBE]),
+        fix=Fix([reboot_then_replace("the module is still not loaded")] if bottlerocket else [MODPROBE]),
     )]
 
 
@@ -303,7 +305,8 @@ def driver_stale(ctx: RuleContext) -> list[Finding]:
                 + "".join(f" PID {holder.pid} is {holder.command}." for holder in snapshot.holders)),
         evidence={"loaded": loaded, "installed": package.version, "used_by": module.used_by,
                   "holders": [holder.pid for holder in snapshot.holders]},
-        fix=Fix([*_stop_holders(snapshot), *RELOAD_DRIVER]),
+        fix=Fix([*drain_first(snapshot.node_role), *RELOAD_DRIVER, or_reboot()] if snapshot.node_role is not None
+                else [*_stop_holders(snapshot), *RELOAD_DRIVER]),
     )]
 
 
@@ -354,7 +357,26 @@ def driver_summary(ctx: RuleContext) -> str:
         parts.append(f"the driver of Neuron {release_words(releases)}")
     if module is not None and module.problem and not loaded and not package:
         parts.append(module.problem)  # one line, no finding: an unknown version is not a fault
+    untested = _kernel_not_in_tables(ctx)
+    if untested:
+        parts.append(untested)
     return ", ".join(parts)
+
+
+def _kernel_not_in_tables(ctx: RuleContext) -> Optional[str]:
+    """On a node whose driver is its image's module: the driver's minimum kernel is judged (ND-OS-002) and DKMS's
+    kernel limits say nothing (the image built it for this kernel), but whether AWS tests this driver on the node's
+    kernel is in the driver's OS tables only, which list no such image: said as not known, never guessed."""
+    snapshot = ctx.facts.host.snapshot
+    if not node_driver.module_only(snapshot) or not snapshot.kernel:
+        return None
+    os = snapshot.os
+    release = node_driver.driver_release(ctx)
+    rows = ctx.catalog.os_facts.tested(release, "driver", ctx.facts.host.instance_family) if release else []
+    if any(os_matches(os.id or "", os.version_id or "", row.os, row.version) for row in rows):
+        return None
+    return (f"kernel {snapshot.kernel}: built for it by the image; whether Neuron tests this driver on it is not "
+            "known (the driver's OS tables do not list this OS)")
 
 
 def _module_words(module: DriverModuleFile) -> str:

@@ -72,6 +72,17 @@ def _finding(finding_id: str, severity: str, title: str, detail: str, variable: 
                    evidence={"variable": variable, "value": value}, fix=Fix([fix]))
 
 
+def _spaced(ctx: RuleContext, variable: str, value: str, kind: str) -> Finding:
+    """A value that is right but for blanks around it (a YAML or .env file's quoting): a warning, not an error.
+    How the runtime reads the variable is not published; C's own number readers skip leading blanks and stop at
+    trailing ones, so the value may well work, and it may not: the fix writes it without the blanks."""
+    finding_id = "ND-ENV-001" if variable == "NEURON_RT_VISIBLE_CORES" else "ND-ENV-002"
+    return _finding(finding_id, SEVERITY_WARNING, f"{variable}={shown_value(value)!r} has blanks around the {kind}",
+                    "How the runtime reads this variable is not published: it may take the number and it may "
+                    "refuse the value; without the blanks it is read as meant.", variable, value,
+                    export(variable, value.strip()))
+
+
 def _core_kind(ctx: RuleContext) -> str:
     """`logical ` with the config in effect on Trn2/Trn3, where core indexes are logical ones."""
     lnc = ctx.logical_nc_config()
@@ -86,6 +97,9 @@ def visible_cores(ctx: RuleContext) -> list[Finding]:
     total = ctx.total_cores()
     cores = parse_core_list(value)
     shown = shown_value(value)
+    stripped = parse_core_list(value.strip()) if cores is None and value.strip() != value else None
+    if stripped is not None and (total is None or stripped.highest < total):
+        return [_spaced(ctx, "NEURON_RT_VISIBLE_CORES", value, "core index or range")]
     if cores is None:
         return [_finding("ND-ENV-001", SEVERITY_ERROR, f"NEURON_RT_VISIBLE_CORES={shown!r} is not a core index or "
                          "range", "Use an index (`3`) or an inclusive range (`0-3`).", "NEURON_RT_VISIBLE_CORES",
@@ -152,6 +166,10 @@ def num_cores(ctx: RuleContext) -> list[Finding]:
         return []
     total = ctx.total_cores()
     problem = count_problem(value, max_digits=_MAX_DIGITS)
+    spaced = problem is not None and value.strip() != value and count_problem(value.strip(), max_digits=_MAX_DIGITS) \
+        is None
+    if spaced and (total is None or int(value.strip()) <= total):
+        return [_spaced(ctx, "NEURON_RT_NUM_CORES", value, "core count")]
     if problem is not None:
         return [_finding("ND-ENV-002", SEVERITY_ERROR,
                          f"NEURON_RT_NUM_CORES={shown_value(value)!r} is not a core count",
@@ -249,7 +267,9 @@ RULE_SET = RuleSet(
                     "NEURON_RT_VISIBLE_CORES malformed or naming cores this host does not have (or, in a container "
                     "given some devices, cores of the others)", also=(SEVERITY_WARNING,)),
         FindingSpec("ND-ENV-002", "env-var-misconfig", SEVERITY_ERROR,
-                    "NEURON_RT_NUM_CORES not a count, above this host's cores, or shadowed"),
+                    "NEURON_RT_NUM_CORES not a count, above this host's cores, or shadowed (a warning for blanks "
+                    "around a count, an info when NEURON_RT_VISIBLE_CORES takes precedence)",
+                    also=(SEVERITY_WARNING, SEVERITY_INFO)),
         FindingSpec("ND-ENV-003", "env-var-misconfig", SEVERITY_ERROR,
                     "NEURON_LOGICAL_NC_CONFIG not 1/2, or on a family without logical cores", also=(SEVERITY_WARNING,)),
         FindingSpec("ND-ENV-004", "env-var-misconfig", SEVERITY_WARNING,

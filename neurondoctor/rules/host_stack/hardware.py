@@ -13,15 +13,27 @@ from neurondoctor.facts.names import DEVICE_NAMES
 from neurondoctor.rules.check import Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, neuron_host
 from neurondoctor.rules.finding import SEVERITY_ERROR, Finding
-from neurondoctor.rules.fix import Fix, Shell, Word, pipeline
+from neurondoctor.rules.fix import Fix, Shell, Word, note, pipeline
+from neurondoctor.rules.host_stack.node_ways import read_only_node
 
 # On Nitro instances the DMI board asset tag is the instance id, for when the doctor could not read it.
 _INSTANCE_ID_ON_HOST = Shell('"$(cat /sys/devices/virtual/dmi/id/board_asset_tag)"')
 
 
 def stop_start(ctx: RuleContext) -> Fix:
-    """Stop and start (not reboot) the instance, so it moves to other hardware."""
+    """Stop and start (not reboot) the instance, so it moves to other hardware. Bottlerocket has no AWS CLI or shell
+    on the host: the line runs from another machine, with the instance id the doctor read (without it, the note)."""
     instance: Word = ctx.facts.host.instance_id or _INSTANCE_ID_ON_HOST
+    if read_only_node(ctx.facts.host.snapshot):
+        if ctx.facts.host.instance_id is None:
+            return Fix([note("from a machine with the AWS CLI, stop and start this instance (or replace the node): "
+                             "its id is not known here")])
+        return Fix([note("from a machine with the AWS CLI (not on this node), or replace the node:"),
+                    *_stop_start_line(instance).steps])
+    return _stop_start_line(instance)
+
+
+def _stop_start_line(instance: Word) -> Fix:
     return Fix([pipeline(["aws", "ec2", "stop-instances", "--instance-ids", instance],
                          ["aws", "ec2", "wait", "instance-stopped", "--instance-ids", instance],
                          ["aws", "ec2", "start-instances", "--instance-ids", instance], operator="&&")])

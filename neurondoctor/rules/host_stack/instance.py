@@ -6,12 +6,17 @@ only (n2-manifest.json). Judged only when the instance type is known.
 
 from __future__ import annotations
 
+from typing import Optional
+
+from neurondoctor.facts.host import HostSnapshot
 from neurondoctor.neuron_version import normalize_neuron_version, release_tuple
 from neurondoctor.python_packaging import parse_requirement
 from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, inf1_host, pip_command
 from neurondoctor.rules.finding import SEVERITY_ERROR, Finding
-from neurondoctor.rules.fix import Fix
+from neurondoctor.rules.fix import Fix, command, note
+from neurondoctor.rules.host_stack.node_driver import module_only, node_driver_version
+from neurondoctor.rules.host_stack.node_ways import drain_first, kept_by_the_image
 from neurondoctor.rules.host_stack.os_commands import RELOAD_DRIVER, install_command, remove_command
 from neurondoctor.rules.python_stack.release_detection import PackageReleases
 
@@ -71,27 +76,57 @@ def last_inf1_driver(ctx: RuleContext) -> str:
     return ".".join(str(part) for part in max(release_tuple(version) for version in versions)[:2])
 
 
+def _inf1_driver(snapshot: HostSnapshot) -> tuple[Optional[str], str]:
+    """(the driver version judged, what it is): the package's; on a node whose driver is its image's module file
+    (Bottlerocket), the module's (loaded, else the file's .modinfo; None when neither can be read)."""
+    package = snapshot.packages.get(DKMS)
+    if package is not None:
+        return normalize_neuron_version(package.version), DKMS
+    if module_only(snapshot):
+        version, source = node_driver_version(snapshot)
+        return version, f"the Neuron driver ({source})"
+    return None, DKMS
+
+
+def _inf1_driver_fix(snapshot: HostSnapshot, last: str) -> Fix:
+    """Install the Inf1 line and reload; a node whose driver is its image's moves to an image that pins the Inf1 line
+    (the EKS and ECS AMIs and Bottlerocket pin Inf1 nodes to one), and a managed node drains before the reload."""
+    role = snapshot.node_role
+    if role is not None and role.inf1_pin is not None:
+        # A managed image that pins Inf1 at boot (host/node_role.py) has no Neuron repository to install from: its
+        # own service installs the package it caches, with the no-op update-pciids that keeps the install going.
+        return Fix([*drain_first(role), command("sudo", "systemctl", "restart", role.inf1_pin.unit), *RELOAD_DRIVER])
+    if role is not None and module_only(snapshot):
+        return Fix([note(f"launch this node from an image release whose driver is of the Inf1 line {last} (the "
+                         "EKS and ECS AMIs and Bottlerocket pin Inf1 nodes to such a driver)")])
+    lines = [install_command(snapshot, [(DKMS, f"{last}.")]), *RELOAD_DRIVER]
+    return Fix([*drain_first(role), *lines, kept_by_the_image()] if role is not None else lines)
+
+
 def inf1_driver_too_new(ctx: RuleContext) -> list[Finding]:
     """ND-INST-002: an Inf1 host with a driver newer than the last one that supports Inf1."""
     snapshot = ctx.facts.host.snapshot
-    package = snapshot.packages.get(DKMS)
-    if package is None or not inf1_host(ctx):
+    version, what = _inf1_driver(snapshot)
+    if version is None or not inf1_host(ctx):
         return []
     last = last_inf1_driver(ctx)
     if not last:
         return []
-    version = normalize_neuron_version(package.version)
     if release_tuple(version)[:2] <= release_tuple(last):
         return []
+    pin = snapshot.node_role.inf1_pin if snapshot.node_role is not None else None
     return [Finding(
         id="ND-INST-002",
         category="instance-unsupported",
         severity=SEVERITY_ERROR,
-        title=f"aws-neuronx-dkms {version} does not support Inf1; the last driver that does is {last}.*",
-        detail=f"Drivers above {last} support Trn and Inf2 instances only ({_SOURCE}).",
-        evidence={"aws-neuronx-dkms": version, "last_inf1_driver": last, "instance_type":
-                  ctx.facts.host.instance_type},
-        fix=Fix([install_command(snapshot, [(DKMS, f"{last}.")]), *RELOAD_DRIVER]),
+        title=(f"aws-neuronx-dkms {version}" if what == DKMS else f"the Neuron driver {version} of this node's image")
+              + f" does not support Inf1; the last driver that does is {last}.*",
+        detail=f"Drivers above {last} support Trn and Inf2 instances only ({_SOURCE})." + (
+            f" This image's boot service {pin.unit} ({pin.service}) puts aws-neuronx-dkms {pin.line}.* on Inf1 and "
+            "did not: `systemctl status` of it says why." if pin else ""),
+        evidence={"aws-neuronx-dkms": version, "read_from": what, "last_inf1_driver": last,
+                  "instance_type": ctx.facts.host.instance_type, **({"image_inf1_pin": pin.service} if pin else {})},
+        fix=_inf1_driver_fix(snapshot, last),
     )]
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from neurondoctor.facts.host import HostSnapshot, NodeRole
+from neurondoctor.facts.host import HostSnapshot, ImageInf1Pin, NodeRole
 from neurondoctor.neuron_version import names_a_release, normalize_neuron_version, release_tuple, release_words
 from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, inf1_host
@@ -104,8 +104,49 @@ def _newest_driver(ctx: RuleContext) -> tuple[Optional[str], str]:
     return newest, f"Neuron {latest} ships {newest}"
 
 
-def _move_on(role: NodeRole) -> list[Note]:
+def move_on(role: NodeRole) -> list[Note]:
+    """How this kind of node gets another driver: its image's next release, not a package install on it."""
     return [note(_MOVE_ON[role.platform])]
+
+
+def image_pins_this_driver(ctx: RuleContext, driver: str) -> Optional[ImageInf1Pin]:
+    """The image's Inf1 pin when this Inf1 node runs the driver line it installs (host/node_role.py)."""
+    role = ctx.facts.host.snapshot.node_role
+    pin = role.inf1_pin if role is not None else None
+    if pin is None or not inf1_host(ctx) or not driver.startswith(pin.line + "."):
+        return None
+    return pin
+
+
+def _pinned_words(pin: ImageInf1Pin) -> str:
+    cached = f" ({', '.join(pin.cached)} in {pin.cache_dir})" if pin.cached else ""
+    return (f"The image's boot service {pin.unit} ({pin.service}) installs aws-neuronx-dkms {pin.line}.* on every "
+            f"Inf1 boot from the package it caches{cached}, as AWS's first notice on Inf1 drivers said "
+            "(announce-eos-neuron-driver-support-inf1); AWS's correction (announce-correction-neuron-driver-support-"
+            "inf1) names 2.24.* as the last Inf1 driver. ")
+
+
+def _pinned_way(pin: ImageInf1Pin, newest: Optional[str]) -> list[Note]:
+    return [note(f"nothing to do for the containers this driver runs: the image's current scripts pin Inf1 to "
+                 f"{pin.line}.* too"),
+            note(f"for {newest or 'the newest Inf1 driver'}, build your own image from this one: disable {pin.unit}, "
+                 "install aws-neuronx-dkms-2.24.* with a no-op update-pciids first on PATH (its install script "
+                 "calls update-pciids, which hangs on a node that cannot reach the PCI id database), as the "
+                 "image's own script does")]
+
+
+def module_only(snapshot: HostSnapshot) -> bool:
+    """A container node whose driver is the module file its image built (Bottlerocket's kernel kit), with no driver
+    package: a rule about building the driver (DKMS) says nothing of it, and its fixes are the image's."""
+    return snapshot.node_role is not None and DKMS not in snapshot.packages and snapshot.driver_module is not None
+
+
+def driver_release(ctx: RuleContext) -> Optional[str]:
+    """The newest release whose driver is the one this node runs, or None when the data names none."""
+    driver, _ = node_driver_version(ctx.facts.host.snapshot)
+    if driver is None or not names_a_release(driver):
+        return None
+    return max(ctx.catalog.releases_with(DKMS, driver), key=release_tuple, default=None)
 
 
 def node_driver_release(ctx: RuleContext) -> list[Finding]:
@@ -130,23 +171,29 @@ def node_driver_release(ctx: RuleContext) -> list[Finding]:
             detail=(f"The oldest driver the release data lists is {known[0]} (Neuron {release_words(oldest)}). "
                     "Which container releases run on this driver is not known."),
             evidence={**evidence, "oldest_known": known[0]},
-            fix=Fix(_move_on(role)),
+            fix=Fix(move_on(role)),
         )]
     newest, newest_words = _newest_driver(ctx)
     if newest is None or release_tuple(driver) >= release_tuple(newest):
         return []
     limits = documented_limits(ctx, driver)
+    pin = image_pins_this_driver(ctx, driver)
+    runs_on_it = (f"Containers of Neuron {release_words(releases)} run on it, and those of older releases as the "
+                  "driver is backward compatible with older runtimes (nrt-ts)"
+                  + (", except where AWS documents otherwise: " + "; ".join(limits) if limits else "") + ".")
     return [Finding(
         id="ND-DRV-005", category="driver-runtime-mismatch", severity=SEVERITY_INFO,
-        title=(f"this {role.name} runs the driver of Neuron {release_words(releases)} ({driver}); "
-               f"{newest_words}"),
-        detail=(f"Containers of Neuron {release_words(releases)} run on it, and those of older releases as the driver "
-                "is backward compatible with older runtimes (nrt-ts)"
-                + (", except where AWS documents otherwise: " + "; ".join(limits) if limits else "")
-                + ". A newer container may need a newer driver: the node gets it with its image's next release."),
+        title=(f"this {role.name} runs the driver its image puts on Inf1, {driver} (Neuron "
+               f"{release_words(releases)}'s); {newest_words}" if pin else
+               f"this {role.name} runs the driver of Neuron {release_words(releases)} ({driver}); {newest_words}"),
+        detail=((_pinned_words(pin) + runs_on_it) if pin else
+                runs_on_it + " A newer container may need a newer driver: the node gets it with its image's next "
+                "release."),
         evidence={**evidence, "releases": list(releases), "latest_release": ctx.catalog.whole_latest,
-                  "latest_driver": newest, "documented_limits": limits},
-        fix=Fix(_move_on(role)),
+                  "latest_driver": newest, "documented_limits": limits,
+                  **({"image_inf1_pin": {"unit": pin.unit, "script": pin.service, "cached": pin.cached}}
+                     if pin else {})},
+        fix=Fix(_pinned_way(pin, newest) if pin else move_on(role)),
     )]
 
 

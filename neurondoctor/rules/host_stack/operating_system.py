@@ -16,6 +16,7 @@ from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Fix, alternative, command, note
+from neurondoctor.rules.host_stack.node_driver import driver_release, module_only
 from neurondoctor.rules.host_stack.os_commands import host_target_release, install_command
 
 
@@ -100,14 +101,19 @@ def old_kernel(ctx: RuleContext) -> list[Finding]:
     if not _applies(ctx) or not snapshot.kernel or release_tuple(snapshot.kernel)[:2] >= release_tuple(minimum):
         return []
     since = ctx.catalog.compat.get("minimum_kernel_from", {})
-    release = host_target_release(ctx)
+    image_module = module_only(snapshot)  # the driver is the image's module: its release is the driver's own
+    release = driver_release(ctx) if image_module else host_target_release(ctx)
     if isinstance(since, dict) and since.get("release") and release and \
             release_tuple(release) < release_tuple(str(since["release"])):
         return []  # the minimum of today's drivers is not one of a 2022 release's
     return [Finding(id="ND-OS-002", category="os-unsupported", severity=SEVERITY_ERROR,
                     title=f"kernel {snapshot.kernel} is older than {minimum}, the driver's minimum",
-                    detail="The Neuron driver needs kernel 5.10 or newer (announce-no-support-al2.rst).",
-                    evidence={"kernel": snapshot.kernel}, fix=_kernel_fix(ctx, minimum))]
+                    detail="The Neuron driver needs kernel 5.10 or newer (announce-no-support-al2.rst)."
+                    + (" This node's image built its driver for this kernel; its kernel comes with the image."
+                       if image_module else ""),
+                    evidence={"kernel": snapshot.kernel, "release": release},
+                    fix=Fix([note(f"launch this node from an image release whose kernel is {minimum} or newer")])
+                    if image_module else _kernel_fix(ctx, minimum))]
 
 
 def _kernel_fix(ctx: RuleContext, minimum: str) -> Fix:

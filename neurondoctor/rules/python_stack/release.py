@@ -12,7 +12,7 @@ from neurondoctor.rules.check import Check, FindingSpec, RuleSet, no_environment
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_INFO, SEVERITY_WARNING, Finding
 from neurondoctor.rules.host_stack import instance, package_fixes, runtime
-from neurondoctor.rules.python_stack import end_of_support, partial_release, support_ranges
+from neurondoctor.rules.python_stack import end_of_support, image_family, partial_release, support_ranges
 from neurondoctor.rules.python_stack.framework_pins import describe_releases, realign_command
 from neurondoctor.rules.python_stack.package_index import placeholder_words
 from neurondoctor.rules.python_stack.partial_release import MANIFESTS_UPDATE
@@ -144,5 +144,6 @@ RULE_SET = RuleSet(
 )
 CHECK = Check("neuron-release", "Neuron release",
               (RULE_SET, partial_release.RULE_SET, runtime.HOST_RELEASE_RULE_SET, package_fixes.RULE_SET,
-               instance.RULE_SET, end_of_support.RULE_SET, support_ranges.RULE_SET), release_summary,
+               instance.RULE_SET, end_of_support.RULE_SET, support_ranges.RULE_SET, image_family.RULE_SET),
+              release_summary,
               needs=("packages", "environments"))
