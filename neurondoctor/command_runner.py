@@ -24,6 +24,24 @@ OUTPUT_LIMIT = 4 << 20
 # keeps a hung `neuron-ls` from hanging the check.
 MAX_ENVIRONMENT_DURATION_S = 3600.0
 COMMAND_TIMEOUT_VARIABLE = "NEURONDOCTOR_COMMAND_TIMEOUT"
+WAIT_NOTICE_S = 1.0  # a command still running after this long is announced to the waiting observer
+WaitObserver = Callable[[Sequence[str], float], None]
+_wait_observer: list[WaitObserver] = []
+
+
+def observe_waits(observer: Optional[WaitObserver]) -> None:
+    """Give the command line a way to say what the doctor waits for: `observer(argv, timeout)` is called once for each
+    command still running after WAIT_NOTICE_S (a hung `neuron-ls` would otherwise stall `check` for its whole deadline
+    in silence). Library code draws nothing itself; None removes the observer."""
+    _wait_observer[:] = [observer] if observer is not None else []
+
+
+def _announce_wait(argv: Sequence[str], timeout: float) -> None:
+    for observer in _wait_observer:
+        try:
+            observer(argv, timeout)
+        except (OSError, ValueError):  # a closed or full stderr: the notice is a courtesy, the command goes on
+            continue
 
 
 def duration_from_environ(environ: Mapping[str, str], variable: str, default: float) -> tuple[float, Optional[str]]:
@@ -246,9 +264,13 @@ def _run(argv: Sequence[str], timeout: float, env: Optional[Mapping[str, str]], 
                 os.set_blocking(descriptor, False)
                 selector.register(descriptor, selectors.EVENT_READ)
             exited_at: Optional[float] = None
+            announced = False
             while selector.get_map():
                 _raise_pending()
                 now = time.monotonic()
+                if not announced and exited_at is None and now - started >= WAIT_NOTICE_S:
+                    announced = True
+                    _announce_wait(argv, timeout)
                 if exited_at is None and process.poll() is not None:
                     exited_at = now
                 limit = deadline if exited_at is None else min(deadline, exited_at + _AFTER_EXIT_GRACE)

@@ -16,8 +16,11 @@ character the stream cannot encode is written as a backslash escape instead of a
 from __future__ import annotations
 
 import codecs
+import functools
+import os
 import re
 import sys
+from collections.abc import Mapping
 from typing import Optional, TextIO
 
 _UNSAFE = "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\udc80-\udcff]"
@@ -64,11 +67,33 @@ def ascii_forms(text: str) -> str:
     return text.translate(_ASCII_CHARACTERS)
 
 
+def locale_declares_ascii(environ: Mapping[str, str], utf8_mode: int) -> bool:
+    """True when the user's locale names no UTF-8 character set (`LANG=C`, `LC_ALL=POSIX`, `LANG=de_DE.ISO-8859-1`)
+    and Python writes UTF-8 only because it switched to it itself: on a C or POSIX locale Python 3.7+ turns its UTF-8
+    mode on (PEP 540) and rewrites `LC_CTYPE` to `C.UTF-8` (PEP 538), so the stream's encoding says UTF-8 whatever the
+    terminal shows. No locale variable at all, a UTF-8 one, or an encoding the user chose for Python
+    (`PYTHONIOENCODING`, `PYTHONUTF8`) keeps the stream's own answer."""
+    if "PYTHONIOENCODING" in environ or environ.get("PYTHONUTF8") or not utf8_mode:
+        return False
+    ctype = environ.get("LC_CTYPE", "")
+    names = (environ.get("LC_ALL", ""), "" if ctype == "C.UTF-8" else ctype, environ.get("LANG", ""))
+    declared = next((name for name in names if name), "")
+    return bool(declared) and not re.search(r"utf-?8", declared, re.IGNORECASE)
+
+
+@functools.lru_cache(maxsize=1)
+def _terminal_locale_is_ascii() -> bool:
+    return locale_declares_ascii(os.environ, sys.flags.utf8_mode)
+
+
 def needs_ascii(stream: TextIO) -> bool:
-    """True when the stream's encoding cannot write the report's marks."""
+    """True when the stream's encoding cannot write the report's marks, or when it is this process's stdout or stderr
+    and the user's locale says the terminal is not UTF-8 (`locale_declares_ascii`)."""
     encoding = getattr(stream, "encoding", None)
     if encoding is None:  # a text buffer (StringIO) holds any character
         return False
+    if stream in (sys.stdout, sys.stderr) and _terminal_locale_is_ascii():
+        return True
     try:
         _MARKS_PROBE.encode(encoding)
     except (UnicodeEncodeError, LookupError):

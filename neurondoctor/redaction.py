@@ -117,11 +117,13 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     # A name right after `/` followed by `:` is a file's path and the reason after it (`/etc/passwd: not a
     # directory`, `/run/secrets/token: permission denied`), as every tool words a file error: the reason stays.
     # An unquoted value runs to the end of the line (a password may hold spaces, `;` or `@`), but stops before
-    # the next option or assignment of a command line, so `--epochs 3` after it stays readable.
+    # the next option or assignment of a command line, so `--epochs 3` after it stays readable. A name that is a
+    # folder of a path (`/srv/password=x/out.tar.gz`) has a value that ends with the folder's name, so the rest of the
+    # path and the error's reason stay.
     SecretPattern("secret assignment (KEY=value, key: value)",
                   r"(?i)(?P<key>(?<![\w-])(?:(?<=/)(?P<path>)|(?<!/))" + _SECRET_NAME
                   + r"\s*(?(path)=|(?:=|:(?!//)))[ \t]*)"
-                  r"(?P<value>(?!['\"])" + _UNQUOTED_VALUE + ")", _keep_key, needs=("=", ":")),
+                  r"(?P<value>(?!['\"])(?(path)[^/\s'\"\\]+|" + _UNQUOTED_VALUE + "))", _keep_key, needs=("=", ":")),
     SecretPattern("secret command-line option",
                   r"(?i)(?P<key>(?<![\w-])--?" + _NAME_BODY + r"(?:=|\s+))(?P<value>(?!-)[^\s'\"\\]+)", _keep_key,
                   needs=("-",)),
@@ -241,3 +243,26 @@ def redact_variable(name: str, value: str) -> str:
 def redact_secrets(text: str) -> str:
     """Every secret pattern, no identifier mapping (command lines shown in `check` reports)."""
     return Redactor().secrets(text)
+
+
+@functools.lru_cache(maxsize=1)
+def _reasons() -> frozenset[str]:
+    """The reasons an error line ends with: the system's own words for each errno (`Not a directory`, `Permission
+    denied`), and the doctor's forms of the same."""
+    import errno
+    import os
+
+    return frozenset({os.strerror(number).lower() for number in errno.errorcode}
+                     | {"no such directory", "no such file", "not a directory", "not a regular file"})
+
+
+def redact_keeping_reason(message: str) -> str:
+    """An error line with its secrets redacted and its reason kept: an unquoted secret's value runs to the end of
+    the line (a password may hold spaces), so a path like `/srv/password=x/out.tar.gz: Not a directory` would lose
+    `Not a directory` with it. Where the redaction took a known reason away, the part before it is redacted alone
+    and the reason put back."""
+    shown = redact_secrets(message)
+    head, separator, reason = message.rpartition(": ")
+    if separator and shown != message and reason.strip().lower() in _reasons() and not shown.endswith(reason):
+        return f"{redact_secrets(head)}: {reason}"
+    return shown

@@ -1,27 +1,34 @@
-"""Write docs/findings.md, the finding catalogue, from the declarations every rule module makes (FindingSpec) and
-from how each fix is proven (tests/fixes/fix_kinds.py). tests/test_docs.py fails when the file is stale.
+"""Write the finding catalogue (docs/findings.md), one page per finding id (docs/findings/ID.md) and the record of
+how each fix is proven that the installed package carries (neurondoctor/finding_pages/proofs.json), from the
+declarations every rule module makes (FindingSpec), from how each fix is proven (tests/fixes/fix_kinds.py) and from
+the hand-written texts in neurondoctor/finding_pages/texts/. An id without a text still gets its page.
+tests/test_docs.py fails when any of them is stale.
 
-Usage: python scripts/gen_findings_doc.py [--check]   (--check: exit 1 if docs/findings.md differs)
+Usage: python scripts/gen_findings_doc.py [--check]   (--check: exit 1 if a file differs, is missing or is left over)
 """
 
 from __future__ import annotations
 
+import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from neurondoctor.finding_pages.page import PROOFS, described, hand_text, render_page, run_by  # noqa: E402
 from neurondoctor.rules.registry import CHECKS, fleet_checks, probe_checks  # noqa: E402
 from tests.fixes.fix_kinds import ADVICE_ONLY, EXECUTED, HOST_SIMULATED  # noqa: E402
 
 TARGET = REPO / "docs" / "findings.md"
-PROBE_COMMANDS = {"probe-ops": "ops", "probe-canary": "canary", "probe-perf": "canary --perf", "probe-shapes": "shapes"}
+PAGES = REPO / "docs" / "findings"
 HEAD = """# Finding catalogue
 
 Every finding id `neurondoctor check` and the probes can print, generated from the rules' own declarations by
-`python scripts/gen_findings_doc.py` (`neurondoctor check --list` prints the same list; `neurondoctor explain ID`
-one entry). Severities list every one an id can be printed at, its usual one first (the severity rule:
+`python scripts/gen_findings_doc.py` (`neurondoctor check --list` prints the same list). Each id links to its own
+page (what it means, why it matters, the fix, how the fix is proven, the sources), which `neurondoctor explain ID`
+prints on any host. Severities list every one an id can be printed at, its usual one first (the severity rule:
 [contracts.md](contracts.md) §6). The last column says how the fix the doctor prints for it is proven:
 
 - **executed**: a test builds the broken environment for real (real venvs, a package index on 127.0.0.1), pastes
@@ -32,43 +39,73 @@ one entry). Severities list every one an id can be printed at, its usual one fir
 """
 
 
-def _proof(finding_id: str) -> str:
-    kinds = []
-    if finding_id in EXECUTED:
-        kinds.append(f"executed (`{EXECUTED[finding_id].split('::')[-1]}`)")
-    if finding_id in HOST_SIMULATED:
-        kinds.append(f"simulated (`{HOST_SIMULATED[finding_id]}`)")
-    if finding_id in ADVICE_ONLY:
-        kinds.append(f"advice: {ADVICE_ONLY[finding_id]}")
-    return "; ".join(kinds) or "—"
+def proofs() -> dict[str, dict[str, str]]:
+    """Each id's proofs by kind: the test that executes its fix, the simulator's case, or why it is advice."""
+    found: dict[str, dict[str, str]] = {}
+    for kind, table in (("executed", EXECUTED), ("simulated", HOST_SIMULATED), ("advice", ADVICE_ONLY)):
+        for finding_id, how in table.items():
+            found.setdefault(finding_id, {})[kind] = how
+    return dict(sorted(found.items()))
+
+
+CELL_FORMS: dict[str, Callable[[str], str]] = {
+    "executed": lambda test: f"executed (`{test.split('::')[-1]}`)",
+    "simulated": lambda case: f"simulated (`{case}`)",
+    "advice": lambda reason: f"advice: {reason}",
+}
+
+
+def _proof(proof: dict[str, str]) -> str:
+    return "; ".join(described(proof, CELL_FORMS)) or "—"
 
 
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def render() -> str:
+def render() -> dict[Path, str]:
+    """Every file this script writes, by path."""
+    known = proofs()
+    fleet = fleet_checks()
     lines = [HEAD]
-    for check in (*CHECKS, *probe_checks(), *fleet_checks()):
-        run_by = ("`neurondoctor check`" if check in CHECKS else "`neurondoctor fleet check --slurm`"
-                  if check in fleet_checks() else f"`neurondoctor probe {PROBE_COMMANDS.get(check.id, check.id)}`")
-        lines += ["", f"## {check.title} (`{check.id}`, run by {run_by})", "",
+    files: dict[Path, str] = {}
+    for check in (*CHECKS, *probe_checks(), *fleet):
+        command = run_by(check, CHECKS, fleet)
+        lines += ["", f"## {check.title} (`{check.id}`, run by `{command}`)", "",
                   "| id | category | severities | what it means | fix |", "| --- | --- | --- | --- | --- |"]
-        lines += [f"| {spec.id} | {spec.category} | {' or '.join(spec.severities)} | {_cell(spec.title)} | "
-                  f"{_cell(_proof(spec.id))} |" for spec in check.findings]
-    return "\n".join(lines) + "\n"
+        for spec in check.findings:
+            proof = known.get(spec.id, {})
+            lines.append(f"| [{spec.id}](findings/{spec.id}.md) | {spec.category} | {' or '.join(spec.severities)} "
+                         f"| {_cell(spec.title)} | {_cell(_proof(proof))} |")
+            files[PAGES / f"{spec.id}.md"] = render_page(spec, check, command, proof, hand_text(spec.id))
+    files[TARGET] = "\n".join(lines) + "\n"
+    files[PROOFS] = json.dumps(known, indent=1, sort_keys=True) + "\n"
+    return files
+
+
+def _stale(files: dict[Path, str]) -> list[Path]:
+    wrong = [path for path, text in files.items()
+             if not path.is_file() or path.read_text(encoding="utf-8") != text]
+    return wrong + sorted(path for path in PAGES.glob("*.md") if path not in files)
 
 
 def main(argv: list[str]) -> int:
-    text = render()
+    files = render()
     if argv[1:] == ["--check"]:
-        current = TARGET.read_text(encoding="utf-8") if TARGET.exists() else ""
-        if current != text:
-            print(f"{TARGET} is stale: run python scripts/gen_findings_doc.py", file=sys.stderr)
-            return 1
-        return 0
-    TARGET.write_text(text, encoding="utf-8")
-    print(f"wrote {TARGET}")
+        stale = [str(path.relative_to(REPO)) for path in _stale(files)]
+        if stale:
+            more = f" and {len(stale) - 5} more" if len(stale) > 5 else ""
+            print(f"{', '.join(stale[:5])}{more}: stale; run python scripts/gen_findings_doc.py", file=sys.stderr)
+        return 1 if stale else 0
+    PAGES.mkdir(exist_ok=True)
+    for path in PAGES.glob("*.md"):
+        if path not in files:  # an id no rule declares any more
+            path.unlink()
+    for path, text in files.items():
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+    print(f"wrote {TARGET.relative_to(REPO)}, {len(files) - 2} pages in {PAGES.relative_to(REPO)}, "
+          f"{PROOFS.relative_to(REPO)}")
     return 0
 
 

@@ -107,5 +107,5 @@ def test_the_routine_end_to_end(tmp_path: Path) -> None:
     env = cli_env({"NEURONDOCTOR_MANIFESTS": str(data), "HOME": str(tmp_path)})
     shown = run_cli(["manifests", "show", "2.99.0"], env=env)
     assert shown.returncode == 0 and "neuronx-cc" in shown.stdout and "2.28.7631.0" in shown.stdout
-    status = run_cli(["manifests", "status"], env=env).stdout
+    status = run_cli(["manifests", "status", "-v"], env=env).stdout
     assert "Hand-kept 2.99.0 leaves out what its page did not show: the trn2 package list;" in status

@@ -50,7 +50,7 @@ def test_an_unknown_option_is_one_error_line_and_exit_2(words: list[str]) -> Non
 
 @pytest.mark.parametrize(("arguments", "message"), [
     (["venv", "create"], "error: Missing argument 'DIR'."),
-    (["venv", "create", "/tmp/x"], "error: Missing option '--release'."),
+    (["bootstrap", "--venv", "/tmp/x"], "error: Missing option '--release'."),
     (["health", "--deadline", "soon"], "error: Invalid value for '--deadline': 'soon' is not a valid float."),
     (["check", "--format", "yaml"], "error: --format yaml: expected text, json, markdown, nhc or npd"),
     (["check", "--json", "--format", "nhc"], "error: --json and --format nhc: give one of them"),

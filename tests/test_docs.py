@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tests.conftest import REPO
 
-READ_BY_USERS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), *sorted((REPO / "manifests").rglob("*")),
+READ_BY_USERS = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md")), *sorted((REPO / "manifests").rglob("*")),
                  *sorted((REPO / "neurondoctor").rglob("*.py")), *sorted((REPO / "neurondoctor").rglob("*.json")),
                  *sorted((REPO / "scripts").glob("*"))]
 # A page of docs/ is named docs/X.md, or X.md in a link from another page of docs/ (`[X](X.md)`).

@@ -70,7 +70,8 @@ def test_xla_inference_on_a_trn2_of_2_33_is_told_its_end_in_2_34(tmp_path: Path,
                                 "torch-neuronx) on Trn2 and Trn3 (announced in 2.33.0); this host is on 2.33.0")
     assert finding["fix"] == [f"neurondoctor venv create {venv}-native --release 2.33.0 --framework pytorch-native "
                               "--python python3.12"]
-    assert finding["docs"] == ["https://awsdocs-neuron.readthedocs-hosted.com/en/latest/about-neuron/announcements/"
+    assert finding["docs"] == ["docs/findings/ND-EOS-002.md",  # its own page first, then the announcement
+                               "https://awsdocs-neuron.readthedocs-hosted.com/en/latest/about-neuron/announcements/"
                                "neuron2.x/announce-no-support-torch-xla-inference-trn.html"]
     assert finding["evidence"]["packages"] == {"torch-neuronx": "2.9.0.2.15.32035"}
     assert code == 0 and report["health"]["state"] == "ok"

@@ -28,7 +28,7 @@ def test_the_bundled_data_then_an_updated_copy(tmp_path: Path) -> None:
     bundled = copies(before)["bundled"]
     assert (bundled["manifest_version"], bundled["manifest_date"], bundled["releases"]) == ("2.34.0", "11/30/2026", 54)
     assert copies(before)["cached"]["present"] is False
-    text = run_cli(["manifests", "status"], env=env).stdout
+    text = run_cli(["manifests", "status", "-v"], env=env).stdout
     assert "* bundled           Neuron 2.34.0, manifest of 11/30/2026" in text and "In use: bundled" in text
     assert "54 releases from n2-manifest.json + hand-kept 2.33.0, 2.33.1, 2.34.0" in text
     assert bundled["hand_kept"][1] == {"release": "2.33.1", "source": (
@@ -45,7 +45,7 @@ def test_the_bundled_data_then_an_updated_copy(tmp_path: Path) -> None:
     assert (cached["manifest_version"], cached["manifest_date"], cached["releases"], cached["source"]) == (
         "2.40.0", "11/30/2026", 55, str(manifest))  # 2.3.0-2.32.0, the hand-kept 2.33.0-2.34.0, and 2.40.0
     assert str(cached["fetched_at"]).endswith("Z")
-    assert "* manifests update  Neuron 2.40.0" in run_cli(["manifests", "status"], env=env).stdout
+    assert "* manifests update  Neuron 2.40.0" in run_cli(["manifests", "status", "-v"], env=env).stdout
 
 
 def test_an_override_and_an_unreadable_cached_copy(tmp_path: Path) -> None:
@@ -59,7 +59,7 @@ def test_an_override_and_an_unreadable_cached_copy(tmp_path: Path) -> None:
     override = cli_env({"NEURONDOCTOR_CACHE_DIR": str(tmp_path / "cache"),
                         "NEURONDOCTOR_MANIFESTS": str(Path(__file__).parents[1] / "manifests")})
     assert status(override)["in_use"] == "override"
-    assert "In use: NEURONDOCTOR_MANIFESTS" in run_cli(["manifests", "status"], env=override).stdout
+    assert "In use: NEURONDOCTOR_MANIFESTS" in run_cli(["manifests", "status", "-v"], env=override).stdout
 
 
 def test_whole_and_partial_releases_and_the_announcements_it_judges_are_listed(tmp_path: Path) -> None:
@@ -80,7 +80,7 @@ def test_whole_and_partial_releases_and_the_announcements_it_judges_are_listed(t
     assert ends["torch-xla-inference-trn2-trn3"]["announced_in"] == "2.33.0"
     assert ends["torch-xla-training"]["ends_in"] == "2.30.0"
     assert all(item["source"].startswith("https://") for item in ends.values())
-    text = run_cli(["manifests", "status"], env=env).stdout
+    text = run_cli(["manifests", "status", "-v"], env=env).stdout
     assert "Whole: 53 releases; known only in part: 2.34.0 (ND-REL-006)." in text
     assert ("The whole list: https://github.com/aws-neuron/aws-neuron-sdk/blob/v2.34.0/src/helperscripts/"
             "n2-manifest.json (`neurondoctor manifests update` fetches it).") in text
@@ -102,5 +102,21 @@ def test_the_device_formats_say_which_are_assumed_and_where_a_device_run_records
     for item in formats.values():
         for member in item["confirmed_by"].split(", "):
             assert member.rsplit("/", 1)[-1] in script, member
-    text = run_cli(["manifests", "status"], env=env).stdout
+    text = run_cli(["manifests", "status", "-v"], env=env).stdout
     assert "  ASSUMED  sysfs tree, driver 2.31 and newer: the sysfs guide says nodes moved" in text
+
+
+def test_users_see_what_they_need_first_and_maintainers_the_rest_with_v(tmp_path: Path) -> None:
+    """Without -v: the releases the doctor knows, their age and how to get newer data, in three lines; the copies,
+    hand-kept releases, support rules and device formats only with -v, after the same summary."""
+    env = cli_env({"NEURONDOCTOR_CACHE_DIR": str(tmp_path / "cache")})
+    document = status(env)
+    bundled = copies(document)["bundled"]
+    short = run_cli(["manifests", "status"], env=env).stdout.splitlines()
+    assert short[0] == (f"Release data: Neuron releases up to 2.34.0 (2.34.0 known only in part), 54 releases; AWS's "
+                        f"manifest of 11/30/2026, {bundled['age_days']} days old (bundled copy).")
+    assert short[1].startswith("Newer data: `neurondoctor manifests update`")
+    assert short[2].endswith("`neurondoctor manifests status -v`.") and len(short) == 3
+    detailed = run_cli(["manifests", "status", "-v"], env=env).stdout.splitlines()
+    assert detailed[:2] == short[:2] and "In use: bundled (marked *)." in detailed
+    assert any(line.startswith("Device formats") for line in detailed)

@@ -99,7 +99,7 @@ def test_update_takes_a_newer_official_manifest_over_the_hand_kept_releases(mirr
     assert status["in_use"] == "cached" and cached["partial_releases"] == []
     assert [item["release"] for item in cached["superseded_hand_kept"]] == ["2.33.1", "2.34.0"]
     assert [item["release"] for item in cached["hand_kept"]] == ["2.33.0"]
-    text = run_cli(["manifests", "status"], env=env).stdout
+    text = run_cli(["manifests", "status", "-v"], env=env).stdout
     assert "Whole: 54 releases." in text and "known only in part" not in text
     assert ("Hand-kept 2.33.1 gave way to AWS's manifest entry for it (the hand-kept file read "
             "https://awsdocs-neuron.readthedocs-hosted.com/en/latest/release-notes/2.33.1.html).") in text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 import pytest
@@ -52,7 +53,7 @@ def test_verbose_adds_facts_and_timings(broken_venv: Path, host_root: Path) -> N
 def test_markdown_report_for_a_ticket(broken_venv: Path, host_root: Path) -> None:
     result = run_cli(["check", "--format", "markdown", "--root", str(host_root), "--venv", str(broken_venv)])
     assert result.stdout.startswith("## neurondoctor 0.1.0 report")
-    assert "| PyTorch stack | ERROR |" in result.stdout
+    assert "| PyTorch stack | error |" in result.stdout
     assert "**ERROR ND-TORCH-001** (stock-torch-conflict)" in result.stdout
     assert "```sh\n" in result.stdout
     assert result.returncode == 1
@@ -141,3 +142,26 @@ def test_releases_that_share_every_version_are_both_named(venvs: VenvFactory, tm
     assert "Neuron 2.31.1 packages" not in result.stdout
     document = validated_report(run_cli(["check", "--json", "--root", str(root), "--venv", str(venv)]).stdout)
     assert document["release"]["environments"][str(venv)] == "2.31.1"
+
+
+def test_the_verdict_words_agree_in_text_json_and_markdown(tmp_path: Path) -> None:
+    """One host, three formats: each area's word in the markdown table is its JSON `status`, the text's box is that
+    status's mark, and the verdict (text's last line, markdown's `verdict:` and last line) is JSON's `health.state`.
+    A trn1 whose driver is built but not loaded (docs/neuron-facts.md §7) and a healthy one beside it."""
+    from tests.conftest import empty_folder
+    from tests.host_fixture import HostSpec, build_host
+
+    marks = {"ok": "[✓]", "info": "[✓]", "warning": "[!]", "error": "[✗]", "unknown": "[?]", "crashed": "[☠]",
+             "skipped": "[–]"}
+    for name, spec in (("broken", HostSpec(driver_loaded=False)), ("healthy", HostSpec())):
+        args = ["check", "--root", str(build_host(tmp_path / name, spec)), "--venv", empty_folder(tmp_path)]
+        document = json.loads(run_cli([*args, "--json"]).stdout)
+        text = run_cli(args).stdout.splitlines()
+        markdown = run_cli([*args, "--format", "markdown"]).stdout.splitlines()
+        state = document["health"]["state"]
+        assert text[-1].split(":")[0].lower() == state and markdown[-1].split(":")[0].lower() == state
+        assert f"- verdict: **{state}**" in markdown
+        for check in document["checks"]:
+            assert f"| {check['title']} | {check['status']} |" in "\n".join(markdown), check
+            shown = [line for line in text if line[4:].startswith(check["title"])]
+            assert all(line.startswith(marks[check["status"]]) for line in shown), (check, shown)

@@ -150,7 +150,8 @@ def test_the_jax_finding_names_the_range_the_page_and_the_pin(tmp_path: Path, ve
     (finding,) = findings_by_id(report)["ND-SUP-001"]
     assert finding["title"] == (f"{venv}: jax 0.11.2 is outside the versions Neuron 2.31.1 supports beside "
                                 "jax-neuronx (jax>=0.7.0,<=0.10.0)")
-    assert finding["docs"] == ["https://awsdocs-neuron.readthedocs-hosted.com/en/v2.32.0/_sources/release-notes/"
+    assert finding["docs"] == ["docs/findings/ND-SUP-001.md",  # its own page first, then the page it rests on
+                               "https://awsdocs-neuron.readthedocs-hosted.com/en/v2.32.0/_sources/release-notes/"
                                "components/jax.rst"]
     assert finding["fix"] == [f"{venv}/bin/python -m pip install 'jax==0.10.0'"]
     assert finding["category"] == "framework-pin-mismatch"
@@ -299,7 +300,7 @@ def test_manifests_status_names_the_rules_and_what_is_not_published() -> None:
     document = json.loads(done.stdout)
     assert {"jax-2.34", "vllm-neuron-trn2-trn3"} <= {item["id"] for item in document["support_rules"]}
     assert "the numpy bounds of each neuronx-cc line" in [item["what"] for item in document["not_published"]]
-    text = run_cli(["manifests", "status"]).stdout
+    text = run_cli(["manifests", "status", "-v"]).stdout
     assert "not published, so never judged: the numpy bounds of each neuronx-cc line;" in text
 
 

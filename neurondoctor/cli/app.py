@@ -17,6 +17,7 @@ from typer.core import TyperGroup
 from neurondoctor import __version__, exit_codes
 from neurondoctor.cli.help_format import use_plain_metavars
 from neurondoctor.cli.invocation import Interrupted, StdoutLost, is_stdout_error
+from neurondoctor.color_choice import CHOICES, choose
 
 # Each command's name and the module whose `app` holds it, in the order `neurondoctor -h` lists them.
 COMMAND_MODULES = {
@@ -34,6 +35,34 @@ COMMAND_MODULES = {
 }
 
 
+def _color_option() -> Any:
+    """`--color auto|always|never`, accepted by every command and group (docs/contracts.md §7); it only records the
+    choice, which the renderers read (color_choice)."""
+    from typer.core import TyperOption
+
+    return TyperOption(param_decls=["--color"], default=None, expose_value=False, is_eager=True,
+                       metavar="auto|always|never", callback=_chosen_color,
+                       help="Colour: auto (the default: on a terminal, unless NO_COLOR is set or TERM=dumb), always "
+                            "or never.")
+
+
+def _chosen_color(ctx: Any, param: Any, value: Any) -> None:
+    if value is None:
+        return
+    if value not in CHOICES:
+        raise typer.BadParameter(f"{value}: expected auto, always or never", param_hint="--color")
+    choose(value)
+
+
+def with_color_option(command: Any) -> Any:
+    """The command, and every command under it, taking `--color`."""
+    if not any(getattr(param, "name", None) == "color" for param in command.params):
+        command.params.append(_color_option())
+    for sub in getattr(command, "commands", {}).values():
+        with_color_option(sub)
+    return command
+
+
 class LazyCommands(MutableMapping[str, Any]):
     """The root's commands by name, each imported and built on first use; the names are known without importing
     anything, so a typo still gets typer's "Did you mean …?"."""
@@ -45,7 +74,8 @@ class LazyCommands(MutableMapping[str, Any]):
         if name not in self.built:
             if name not in COMMAND_MODULES:
                 raise KeyError(name)
-            self.built[name] = typer.main.get_command(importlib.import_module(COMMAND_MODULES[name]).app)
+            self.built[name] = with_color_option(
+                typer.main.get_command(importlib.import_module(COMMAND_MODULES[name]).app))
         return self.built[name]
 
     def __setitem__(self, name: str, command: Any) -> None:
@@ -69,6 +99,7 @@ class CommandGroup(TyperGroup):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.commands = LazyCommands()
+        self.params.append(_color_option())
 
     def invoke(self, ctx: Any) -> Any:
         try:

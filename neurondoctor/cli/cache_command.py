@@ -16,8 +16,17 @@ from neurondoctor.output_text import write_text
 
 app = command_group("The Neuron compile caches of this host: status, verify, prune.")
 
-CacheRoot = Annotated[str, typer.Option("--root", metavar="DIR", help="Work on the tree under DIR (the paths are in "
-                                                                      "it).")]
+def _existing_root(root: str) -> str:
+    """`--root` names a directory that exists, as every command's `--root` must (one `error:` line, exit 2): a cache
+    looked for under a tree that is not there would read as "not present"."""
+    from neurondoctor.typed_paths import check_directories
+
+    check_directories("--root", [root])
+    return root
+
+
+CacheRoot = Annotated[str, typer.Option("--root", metavar="DIR", callback=_existing_root,
+                                        help="Work on the tree under DIR (the paths are in it).")]
 DefaultCache = Annotated[Optional[str], typer.Argument(
     metavar="[DIR]", help="The cache (default: the one neuronx-cc uses here: --cache_dir, NEURON_COMPILE_CACHE_URL, "
                           "or /var/tmp/neuron-compile-cache).", show_default=False)]

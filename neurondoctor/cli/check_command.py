@@ -54,6 +54,7 @@ def run_by(check: object) -> str:
 def write_id_list(stream: TextIO, as_json: bool) -> None:
     """`check --list`: every check, then its finding ids, tab-separated, with every severity each can be printed at
     (`error|warning`: the usual one first); the probes' ids last."""
+    from neurondoctor.rules.finding import with_page
     from neurondoctor.rules.registry import CHECKS, fleet_checks, probe_checks
 
     checks = (*CHECKS, *probe_checks(), *fleet_checks())
@@ -61,7 +62,8 @@ def write_id_list(stream: TextIO, as_json: bool) -> None:
         document = {"schema": "neurondoctor.checks/1", "checks": [
             {"id": check.id, "title": check.title, "run_by": run_by(check),
              "findings": [{"id": spec.id, "category": spec.category, "severity": spec.severity,
-                           "severities": list(spec.severities), "title": spec.title, "docs": list(spec.docs)}
+                           "severities": list(spec.severities), "title": spec.title,
+                           "docs": with_page(spec.id, spec.docs)}
                           for spec in check.findings]}
             for check in checks]}
         stream.write(json_data.dumps(document) + "\n")

@@ -63,6 +63,9 @@ def _read_input(source: str) -> str:
 
 
 def _finding_document(finding_id: str) -> Optional[dict[str, Any]]:
+    """The id's declaration and its page (docs/findings/ID.md), as `rustc --explain` prints an error code's."""
+    from neurondoctor.finding_pages.page import page_for
+    from neurondoctor.rules.finding import with_page
     from neurondoctor.rules.registry import all_finding_specs
 
     for check, spec in all_finding_specs():
@@ -70,15 +73,9 @@ def _finding_document(finding_id: str) -> Optional[dict[str, Any]]:
             return {"id": spec.id, "category": spec.category, "severity": spec.severity,
                     "severities": list(spec.severities), "means": spec.title,
                     "check": check.title,
-                    "fix": f"neurondoctor check --select {spec.id} prints the exact fix for this host"}
+                    "fix": f"neurondoctor check --select {spec.id} prints the exact fix for this host",
+                    "docs": with_page(spec.id, spec.docs), "page": page_for(spec.id)}
     return None
-
-
-def _finding_text(document: dict[str, Any]) -> str:
-    return (f"{document['id']} ({document['category']}, {' or '.join(document['severities'])}): "
-            f"{document['means']}\n"
-            f"Area: {document['check']}. Fix: `neurondoctor check --select {document['id']}` prints the exact "
-            "commands for this host (add --fix to apply the user-space ones).\n")
 
 
 def _explanation_text(explanation: dict[str, Any]) -> str:
@@ -162,7 +159,7 @@ def run_explain(source: str, as_json: bool, root: Optional[str] = None, venvs: O
         if as_json:
             sys.stdout.write(json_data.dumps(finding) + "\n")
         else:
-            write_text(_finding_text(finding))
+            write_text(finding["page"])
         return exit_codes.OK
     from neurondoctor.release_data.probe_data import load_compiler_fixes, load_error_signatures, load_op_support
     from neurondoctor.rules.probes.error_explanation import explain_message

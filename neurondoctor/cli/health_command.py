@@ -9,6 +9,7 @@ Slurm drain/resume and the status file.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
@@ -154,6 +155,12 @@ def health(
         options = CheckOptions(environ=env, operator_environments=True)
     status_name = status_file or config.status_file
     status_path = Path(status_name) if status_name else (DEFAULT_STATUS_FILE if slurm else None)
+    if not dry_run:  # a place named on the command line that cannot take the file fails before anything is judged
+        from neurondoctor.output_targets import writable_directory
+
+        for option, named in (("--status-file", status_file), ("--output", output)):
+            if named:
+                writable_directory(Path(os.path.abspath(named)).parent, f"{option} {named}")
     outcome = run_health(options, catalog, deadline_s, status_path, config.problems)
     decision = apply_to_slurm(outcome, env, config.slurm_conf, dry_run) if slurm else None
     rendered = _render(outcome.report, output_format)

@@ -17,10 +17,10 @@ def print_user_error(message: str, label: str = "error") -> None:
     """The one way an error reaches the user: `error: message` (or `skipped: …`) on stderr, its secrets redacted
     (a URL's credentials in a failed download, a token in a command's output), on one line whatever a path or a
     name in it holds (`field_text`)."""
-    from neurondoctor.redaction import redact_secrets
+    from neurondoctor.redaction import redact_keeping_reason
 
     if sys.stderr is not None:
-        write_text(f"{label}: {field_text(redact_secrets(message))}\n", sys.stderr)
+        write_text(f"{label}: {field_text(redact_keeping_reason(message))}\n", sys.stderr)
 
 
 def warn_about_environment(environ: Mapping[str, str]) -> None:

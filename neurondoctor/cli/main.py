@@ -50,8 +50,10 @@ def run(argv: Sequence[str], environ: Optional[Mapping[str, str]] = None) -> int
     import typer
 
     from neurondoctor.cli.app import app
+    from neurondoctor.color_choice import choose
 
     click_exception = _click_exception()
+    choose("auto")  # one run, one choice: an in-process caller's earlier `--color` does not carry over
     try:
         code = app(args=list(argv), prog_name="neurondoctor", standalone_mode=False, obj=environ)
     except exit_codes.UserError as error:
@@ -97,6 +99,7 @@ def main() -> None:
         raise SystemExit(exit_codes.UNKNOWN)
     tolerant_streams()
     _collect_less_often()
+    _announce_waits_on_a_terminal()
     try:
         code = run(sys.argv[1:])
         sys.stdout.flush()
@@ -106,6 +109,20 @@ def main() -> None:
         _stdout_lost(error)
     _spare_the_exit_collections()
     raise SystemExit(code)
+
+
+def _announce_waits_on_a_terminal() -> None:
+    """On a terminal, a tool that keeps the doctor waiting more than a second is named on stderr; logs and pipes
+    get the report alone (a tool that times out is named in the report itself)."""
+    try:
+        on_terminal = sys.stderr is not None and sys.stderr.isatty()
+    except (ValueError, OSError):
+        on_terminal = False
+    if on_terminal:
+        from neurondoctor.cli.progress import announce_wait
+        from neurondoctor.command_runner import observe_waits
+
+        observe_waits(announce_wait)
 
 
 def _collect_less_often() -> None:

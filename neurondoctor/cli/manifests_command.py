@@ -45,9 +45,12 @@ def manifests_show(release: str = typer.Argument(..., metavar="X.Y.Z", help="A r
 @app.command("status")
 def manifests_status(as_json: JsonOption = False,
                      output_format: FormatOption = "text",
+                     verbose: bool = typer.Option(False, "-v", "--verbose",
+                                                  help="Every copy, the hand-kept releases, the support rules and "
+                                                       "device formats (for maintainers)."),
                      ) -> None:
-    """Which release data is in use (bundled, `manifests update`'s copy, NEURONDOCTOR_MANIFESTS), its newest
-    release, the manifest's date and age, and where it came from."""
+    """Which Neuron releases the doctor knows, how old that data is and how to get newer; -v for maintainers: which
+    copy is in use (bundled, `manifests update`'s, NEURONDOCTOR_MANIFESTS) and where each fact came from."""
     import os
 
     from neurondoctor import json_data
@@ -58,7 +61,7 @@ def manifests_status(as_json: JsonOption = False,
     if as_json:
         sys.stdout.write(json_data.dumps(status_document(status)) + "\n")
     else:
-        write_text(render_status(status))
+        write_text(render_status(status, verbose=verbose))
 
 
 @app.command("update")

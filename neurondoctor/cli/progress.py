@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Sequence
 from typing import Union
 
-from neurondoctor.output_text import needs_ascii, printable, write_text
+from neurondoctor.color_choice import console_options, live_display
+from neurondoctor.output_text import field_text, needs_ascii, printable, write_text
 
 
 class PlainProgress:
@@ -31,9 +33,9 @@ class TerminalProgress:
     def __init__(self) -> None:
         from neurondoctor.report.terminal_size import console
 
-        self.console = console(sys.stderr)
+        self.console = console(sys.stderr, **console_options())
         self.started = time.monotonic()
-        self.status = self.console.status("starting")
+        self.status = self.console.status("starting", spinner="line" if needs_ascii(sys.stderr) else "dots")
         self.status.start()
 
     def step(self, message: str) -> None:
@@ -48,4 +50,14 @@ class TerminalProgress:
 
 
 def progress_for_stderr() -> Union[PlainProgress, TerminalProgress]:
-    return TerminalProgress() if sys.stderr.isatty() else PlainProgress()
+    return TerminalProgress() if live_display(sys.stderr) else PlainProgress()
+
+
+def announce_wait(argv: Sequence[str], timeout: float) -> None:
+    """`waiting for neuron-ls -j (stopped after 10 s)`: on a terminal, a command that runs longer than a second
+    (command_runner.observe_waits) is named, so a slow or hung tool is not silence."""
+    import os
+
+    shown = " ".join([os.path.basename(argv[0]), *argv[1:4]]) + (" …" if len(argv) > 4 else "")
+    write_text(f"waiting for {field_text(shown)} (stopped after {timeout:.0f} s)…\n", sys.stderr)
+    sys.stderr.flush()

@@ -18,7 +18,9 @@ app = command_group("Build guarded Neuron environments.")
 @app.command("create")
 def venv_create(
     path: str = typer.Argument(..., metavar="DIR", help="Where the environment goes."),
-    release: str = typer.Option(..., "--release", metavar="X.Y.Z", help="Neuron release, e.g. 2.31.1."),
+    release: Optional[str] = typer.Option(
+        None, "--release", metavar="X.Y.Z",
+        help="Neuron release, e.g. 2.31.1 (default: the newest the data knows for this host and Python)."),
     framework: str = typer.Option(
         "pytorch", "--framework", metavar="NAME",
         help="pytorch (PyTorch/XLA, every instance) or pytorch-native (TorchNeuron: Trn2/Trn3, Python 3.12-3.14)."),

@@ -208,6 +208,7 @@ class CommandFact:
     ok: bool
     duration_s: float
     failure: Optional[str] = None
+    timed_out: bool = False  # stopped at its deadline: the report names it (a hung tool is not a silent gap)
 
 
 @dataclass

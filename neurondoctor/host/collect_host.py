@@ -83,7 +83,7 @@ def run_neuron_ls(snapshot: HostSnapshot, environ: Mapping[str, str]) -> None:
         result = run_command([executable, *flags], timeout=command_timeout(environ, neuron_ls.NEURON_LS_TIMEOUT),
                              env=dict(environ))
         snapshot.commands.append(CommandFact([executable, *flags], result.ok, round(result.duration_s, 3),
-                                             None if result.ok else result.describe_failure()))
+                                             None if result.ok else result.describe_failure(), result.timed_out))
         if result.ok:
             snapshot.neuron_ls = (neuron_ls.parse_neuron_ls_json(result.stdout) if flags else
                                   neuron_ls.parse_neuron_ls_table(result.stdout).devices)
@@ -99,7 +99,7 @@ def _run_rpm(snapshot: HostSnapshot, fs: RootFS, environ: Mapping[str, str]) -> 
         return
     result = run_command(argv, timeout=command_timeout(environ, os_packages.RPM_TIMEOUT))
     snapshot.commands.append(CommandFact(argv, result.ok, round(result.duration_s, 3),
-                                         None if result.ok else result.describe_failure()))
+                                         None if result.ok else result.describe_failure(), result.timed_out))
     snapshot.packages = os_packages.packages_from_rpm(result)
     snapshot.package_source = "rpm"
     locked = fs.try_read_text(os_packages.DNF_VERSIONLOCK, limit=1 << 20) or ""

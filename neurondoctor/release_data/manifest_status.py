@@ -128,9 +128,37 @@ def data_status(environ: Mapping[str, str]) -> DataStatus:
 _ROLE_WORDS = {"bundled": "bundled", "cached": "manifests update", "override": MANIFEST_DIR_ENV}
 
 
-def render_status(status: DataStatus, now: Optional[float] = None) -> str:
+def _summary(status: DataStatus, now: float) -> list[str]:
+    """What a user needs first: which releases the doctor knows, how old that is, and how to get newer data."""
+    used = status.copy(status.in_use)
+    if used is None or not used.present or used.problem:
+        why = used.problem if used and used.problem else "not found"
+        return [f"The release data in use ({_ROLE_WORDS[status.in_use]}) is unusable: {why}. "
+                "`neurondoctor manifests update` fetches AWS's manifest again."]
+    partial = sorted((item.release for item in used.partial), key=release_tuple)
+    age = used.age_days(now)
+    dated = f"; AWS's manifest of {used.manifest_date}" + (f", {age} days old" if age is not None else "") \
+        if used.manifest_date else ""
+    lines = [f"Release data: Neuron releases up to {used.manifest_version}"
+             + (f" ({', '.join(partial)} known only in part)" if partial else "")
+             + f", {used.releases} releases{dated} ({_ROLE_WORDS[status.in_use]} copy)."]
+    if status.in_use != "override" and age is not None and age > STALE_AFTER_DAYS:
+        lines.append(f"It is {age} days old and Neuron releases about every two months: run "
+                     "`neurondoctor manifests update` (or `--file F` on an air-gapped host).")
+    else:
+        lines.append("Newer data: `neurondoctor manifests update` (or `--file F` on an air-gapped host).")
+    return lines
+
+
+def render_status(status: DataStatus, now: Optional[float] = None, verbose: bool = False) -> str:
+    """The summary a user needs; with `verbose`, the maintainers' details after it: every copy, the hand-kept
+    releases and what they leave out, the announcements and support rules judged, the device formats."""
     now = time.time() if now is None else now
-    lines = []
+    if not verbose:
+        return "\n".join([*_summary(status, now),
+                           "Every copy, hand-kept release, rule and device format: `neurondoctor manifests status "
+                           "-v`."]) + "\n"
+    lines = [*_summary(status, now), ""]
     for item in status.copies:
         marker = "*" if item.role == status.in_use else " "
         label = f"{marker} {_ROLE_WORDS[item.role]:<17}"
@@ -165,10 +193,6 @@ def render_status(status: DataStatus, now: Optional[float] = None) -> str:
         lines.append(f"Published support rules judged (ND-SUP-001/002): {len(status.support_rules)}; not published, "
                      "so never judged: " + "; ".join(str(item.get("what")) for item in status.not_published))
     lines += render_device_formats()
-    age = used.age_days(now) if used else None
-    if status.in_use != "override" and age is not None and age > STALE_AFTER_DAYS:
-        lines.append(f"The data is {age} days old; Neuron releases about every two months: run "
-                     "`neurondoctor manifests update` (or `--file F` on an air-gapped host).")
     return "\n".join(lines) + "\n"
 
 

@@ -16,12 +16,10 @@ from neurondoctor.report.status_lines import (
     listed_line,
     node_line,
     release_line,
+    timed_out_lines,
     verdict_line,
 )
 from neurondoctor.rules.python_stack.package_index import placeholder_words
-
-_STATUS_WORD = {"ok": "OK", "info": "OK", "warning": "WARNING", "error": "ERROR", "crashed": "CRASHED",
-                "unknown": "UNKNOWN", "skipped": "n/a"}
 
 
 def _code_block(lines: list[str]) -> list[str]:
@@ -66,9 +64,11 @@ def render_markdown(report: Report) -> str:
         lines.append(f"- Release: {markdown_prose(releases)}")
     for problem in report.input_problems:
         lines.append(f"- **input error**: {markdown_data(problem.source)}: {markdown_prose(problem.message)}")
+    lines += [f"- **{markdown_prose(line)}**" for line in timed_out_lines(report)]
     lines += ["", "| area | status | summary |", "|---|---|---|"]
     for check in report.checks:
-        lines.append(f"| {check.title} | {_STATUS_WORD[check.status]} | {markdown_prose(area_line(check))} |")
+        # the JSON's word for the area (`checks[].status`), so a ticket and a script read the same verdict
+        lines.append(f"| {check.title} | {check.status} | {markdown_prose(area_line(check))} |")
     findings = sorted(report.findings, key=lambda finding: SEVERITY_ORDER[finding.severity])
     if findings:
         lines += ["", "### Findings"]
@@ -79,6 +79,8 @@ def render_markdown(report: Report) -> str:
             lines += ["", markdown_prose(finding.detail)]
         if finding.fix:
             lines += ["", *_code_block(finding.fix_lines)]
+        if finding.page:
+            lines += ["", f"More: `neurondoctor explain {finding.id}` ({finding.page})"]
     for heading, plan in combined_plans(report):
         lines += ["", f"**{markdown_prose(heading)}**", "", *_code_block(plan.lines())]
     lines += ["", "### Neuron and torch packages", ""]

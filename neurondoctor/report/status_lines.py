@@ -130,6 +130,13 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
+def timed_out_lines(report: Report) -> list[str]:
+    """One line per tool that was stopped at its deadline (a `neuron-ls` that hangs on a wedged device): the report
+    goes on without its answer, and says so instead of leaving a silent gap."""
+    return [f"Timed out: {command.failure}; this report goes on without its answer"
+            for command in report.facts.host.snapshot.commands if command.timed_out and command.failure]
+
+
 def verdict_line(report: Report) -> str:
     """The last line: the verdict, then what it counts (errors and warnings, and the areas that hold them)."""
     errors, warnings = report.count(SEVERITY_ERROR), report.count(SEVERITY_WARNING)

@@ -12,6 +12,7 @@ from typing import Optional, TextIO
 
 from rich.markup import escape
 
+from neurondoctor.color_choice import console_options
 from neurondoctor.output_text import ascii_forms, needs_ascii, printable
 from neurondoctor.redaction import redact_secrets
 from neurondoctor.report.model import (
@@ -36,6 +37,7 @@ from neurondoctor.report.status_lines import (
     listed_line,
     node_line,
     release_line,
+    timed_out_lines,
     verdict_line,
 )
 from neurondoctor.report.terminal_size import console as terminal_console
@@ -61,10 +63,17 @@ def _styled(style: str, text: str) -> str:
     return f"[{style}]{escape(text)}[/{style}]"
 
 
-def _area_lines(check: CheckResult, width: Optional[int], verbose: bool, ascii_only: bool) -> list[str]:
-    box, style = BOXES[check.status]
-    box = ascii_forms(box) if ascii_only else box  # before markup: `[ok]` would otherwise read as a style tag
-    first = f"{box} {check.title:<{AREA_WIDTH}} "
+def _box(status: str, ascii_only: bool) -> str:
+    box = BOXES[status][0]
+    return ascii_forms(box) if ascii_only else box  # before markup: `[ok]` would otherwise read as a style tag
+
+
+def _area_lines(check: CheckResult, width: Optional[int], verbose: bool, ascii_only: bool,
+                box_width: int = 3) -> list[str]:
+    """The area's status line; `box_width` pads the box so that the titles line up whatever the boxes' ASCII
+    forms are (`[ok]`, `[x]`, `[crash]`)."""
+    box, style = _box(check.status, ascii_only), BOXES[check.status][1]
+    first = f"{box:<{box_width}} {check.title:<{AREA_WIDTH}} "
     timing = f" [{check.duration_ms:.0f} ms]" if verbose else ""
     lines = wrap_words(area_line(check) + timing, width, first, " " * len(first))
     return [_styled(style, box) + escape(lines[0][len(box):])] + [escape(line) for line in lines[1:]]
@@ -81,6 +90,9 @@ def _finding_lines(finding: Finding, width: Optional[int], verbose: bool) -> lis
         label = "Fix: " if index == 0 else "     "
         lines += [_styled("cyan", line) if number else escape(line[:11]) + _styled("cyan", line[11:])
                   for number, line in enumerate(wrap_command(command, width, f"      {label}", " " * 13))]
+    if finding.page:
+        lines += [_styled("dim", line) for line in wrap_words(
+            f"More: neurondoctor explain {finding.id} ({finding.page})", width, "      ", "        ")]
     if verbose and finding.evidence:
         for key, value in finding.evidence.items():
             lines += [_styled("dim", line) for line in wrap_words(f"{key}: {value}", width, "      ", "        ")]
@@ -123,8 +135,9 @@ def render_terminal(report: Report, stream: TextIO, verbose: bool = False, color
                     width: Optional[int] = None) -> None:
     """`width` wraps at that many columns; by default the terminal's width, or none off a terminal."""
     width = width if width is not None else wrap_width(stream)
-    console = terminal_console(stream, highlight=False, soft_wrap=True, no_color=True if color is False else None,
-                               force_terminal=color if color else None)  # None: rich follows NO_COLOR
+    colours = console_options() if color is None else ({"no_color": True, "color_system": None} if not color else
+                                                       {"force_terminal": True, "color_system": "standard"})
+    console = terminal_console(stream, highlight=False, soft_wrap=True, **colours)
     ascii_only = needs_ascii(stream)
 
     def say(line: str = "") -> None:
@@ -141,6 +154,9 @@ def render_terminal(report: Report, stream: TextIO, verbose: bool = False, color
         say(f"[red]error:[/red] {escape(problem.source)}: {escape(problem.message)}")
     for message in report.internal_problems:
         say(f"[red]internal error:[/red] {escape(message)}")
+    for line in timed_out_lines(report):
+        for wrapped in wrap_words(line, width, "", "  "):
+            say(_styled("yellow", wrapped))
     say()
     labelled = [("Node", node_line(report)), ("Host", host_line(report))]
     labelled += [("Python", environment_line(env, report.latest_release)) for env in report.environments]
@@ -152,10 +168,11 @@ def render_terminal(report: Report, stream: TextIO, verbose: bool = False, color
             for line in wrap_words(text, width, f"{label:<{LABEL_WIDTH}}", " " * LABEL_WIDTH):
                 say(escape(line))
     say()
-    for check in report.checks:
-        if check.status == STATUS_SKIPPED and not check.shown_when_skipped and not verbose:
-            continue  # a machine without Neuron gets one hardware line, not a wall of n/a
-        for line in _area_lines(check, width, verbose, ascii_only):
+    shown = [check for check in report.checks
+             if verbose or check.status != STATUS_SKIPPED or check.shown_when_skipped]  # no wall of n/a
+    box_width = max((len(_box(check.status, ascii_only)) for check in shown), default=3)
+    for check in shown:
+        for line in _area_lines(check, width, verbose, ascii_only, box_width):
             say(line)
         for finding in sorted(check.findings, key=lambda item: SEVERITY_ORDER[item.severity]):
             for line in _finding_lines(finding, width, verbose):

@@ -46,11 +46,11 @@ def _cases(root: Path, file: Path) -> dict[str, tuple[list[str], str]]:
         "venv create in /proc": (["venv", "create", "/proc/neurondoctor-venv", "--release", "2.31.1"],
                                  "cannot create"),
         "health --status-file under a file": (["health", "--root", str(root), "--status-file", f"{file}/h.json"],
-                                              "Not a directory"),
+                                              "not a directory"),
         "health --status-file into a missing directory": (
             ["health", "--root", str(root), "--status-file", f"{file}.d/none/h.json"], "does not exist"),
         "health --output under a file": (["health", "--root", str(root), "--format", "prometheus", "--output",
-                                          f"{file}/h.prom"], "Not a directory"),
+                                          f"{file}/h.prom"], "not a directory"),
         "health --output into a missing directory": (["health", "--root", str(root), "--format", "json", "--output",
                                                       f"{file}.d/none/h.json"], "does not exist"),
         "bootstrap --status-file under a file": (["bootstrap", "--release", "2.31.1", "--venv", f"{file}.venv",

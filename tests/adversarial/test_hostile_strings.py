@@ -109,8 +109,9 @@ def test_every_check_format_neutralises_hostile_fields(hostile_host: tuple[Path,
             assert len(lines) == 1 and len(done.stdout) <= 81, lines
         if encoding in ("ascii", "C"):
             assert max(_text(done.stdout).encode("utf-8", "surrogateescape"), default=0) < 0x80
-            if output_format == "text":  # the marks in their ASCII forms, not lost to markup or escapes
-                assert "[ok] Neuron hardware" in _text(done.stdout) and "[!] Devices & cores" in _text(done.stdout)
+            if output_format == "text":  # the marks in their ASCII forms, not lost to markup or escapes, padded to
+                # the widest box shown so the titles line up
+                assert "[ok] Neuron hardware" in _text(done.stdout) and "[!]  Devices & cores" in _text(done.stdout)
 
 
 @pytest.mark.parametrize("encoding", ["utf-8", "ascii", "latin-1"])

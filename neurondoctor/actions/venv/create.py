@@ -24,9 +24,9 @@ from neurondoctor.actions.venv.builder import (
     ensurepip_wheels,
     find_uv,
 )
-from neurondoctor.actions.venv.plan import PlanError, VenvPlan, plan_venv
+from neurondoctor.actions.venv.plan import PlanError, VenvPlan, newest_release_plan, plan_venv
 from neurondoctor.command_runner import run_command
-from neurondoctor.release_data.catalog import load_catalog
+from neurondoctor.release_data.catalog import ReleaseCatalog, load_catalog
 from neurondoctor.report.model import Report
 from neurondoctor.rules.fix import command
 from neurondoctor.run_trust import refusal_to_run
@@ -38,7 +38,7 @@ INSTALLERS = ("uv", "pip")
 @dataclass
 class VenvCreateOptions:
     path: str
-    release: str
+    release: Optional[str]  # None: the newest release the data knows for this host and Python
     framework: str = "pytorch"
     torch: Optional[str] = None
     python: Optional[str] = None
@@ -60,6 +60,17 @@ class PreparedVenv:
     force: bool
 
 
+def host_family(catalog: ReleaseCatalog) -> Optional[str]:
+    """This machine's instance family (`trn1`) from its DMI strings and the instance data, None off EC2 or for a
+    type the data does not list."""
+    from neurondoctor.host.instance_identity import read_instance_type
+    from neurondoctor.host.rootfs import RootFS
+
+    instance_type, _ = read_instance_type(RootFS("/"))
+    family = catalog.instances.get(instance_type or "", {}).get("family")
+    return str(family) if family else None
+
+
 def interpreter_version(python: str) -> Optional[str]:
     result = run_command([python, "-I", "-c", PYTHON_PROBE], timeout=30)
     return result.stdout.strip() if result.ok else None
@@ -79,7 +90,9 @@ def prepare_venv(options: VenvCreateOptions) -> PreparedVenv:
     if installer not in INSTALLERS:
         raise exit_codes.UserError(f"--installer {installer}: choose {' or '.join(INSTALLERS)}")
     try:
-        plan = plan_venv(catalog, options.release, version, framework=options.framework, torch=options.torch)
+        plan = (plan_venv(catalog, options.release, version, framework=options.framework, torch=options.torch)
+                if options.release else
+                newest_release_plan(catalog, version, options.framework, options.torch, host_family(catalog)))
     except PlanError as error:
         raise exit_codes.UserError(str(error)) from error
     plan.index_url = options.index_url
@@ -103,7 +116,9 @@ def describe_plan(prepared: PreparedVenv) -> str:
     bundled = ensurepip_wheels(prepared.python) if prepared.installer == "uv" else None
     commands = build_commands(plan, prepared.target, prepared.python, prepared.installer, find_uv(), bundled)
     lines = [f"venv create {prepared.target}: Neuron {plan.release}, {plan.framework}, Python {plan.python} "
-             f"({prepared.python}), installer {prepared.installer}", "", "packages:"]
+             f"({prepared.python}), installer {prepared.installer}"]
+    lines += [f"release: {plan.release} ({plan.chosen_because})"] if plan.chosen_because else []
+    lines += ["", "packages:"]
     lines += [f"  {package.requirement:<40} {package.why}" for package in plan.packages]
     lines += ["", "indexes:"]
     lines += [f"  index-url        {plan.index_url}"] if plan.index_url else ["  index-url        (pip's default)"]

@@ -43,6 +43,7 @@ class VenvPlan:
     index_url: Optional[str] = None
     extra_index_urls: list[str] = field(default_factory=list)
     find_links: list[str] = field(default_factory=list)
+    chosen_because: Optional[str] = None  # why this release, when the user named none
 
     @property
     def no_index(self) -> bool:
@@ -143,3 +144,29 @@ def _native_plan(catalog: ReleaseCatalog, release: str, python: str, torch_neuro
                                    f"built for (runs on {where})"))
     return VenvPlan(release=release, framework="pytorch-native", python=python, torch=torch_version,
                     packages=packages)
+
+
+def newest_release_plan(catalog: ReleaseCatalog, python: str, framework: str = "pytorch",
+                        torch: Optional[str] = None, family: Optional[str] = None) -> VenvPlan:
+    """`venv create` without `--release`: the plan of the newest release the data knows whole that has this
+    framework for this Python (and, where the host's instance family is known, whose torch-neuronx lists it). A
+    release known in part is never chosen: its pins are not all known. The plan says why it was chosen."""
+    for release in catalog.release_names:
+        if release in catalog.partial:
+            continue
+        try:
+            plan = plan_venv(catalog, release, python, framework=framework, torch=torch)
+        except PlanError:
+            continue
+        entry = next((item for item in catalog.entries(release, "torch-neuronx") if item.name == "torch-neuronx"
+                      and any(package.name == "torch-neuronx" and package.version == item.version
+                              for package in plan.packages)), None)
+        if family and entry is not None and entry.instances and family not in entry.instances:
+            continue
+        where = f" on {family}" if family else " (this host's instance family is not known)"
+        plan.chosen_because = (f"--release not given: the newest release the data knows whole with a {framework} "
+                               f"build for Python {python}{where}")
+        return plan
+    on = f" on {family}" if family else ""
+    raise PlanError(f"no release the data knows whole has a {framework} build for Python {python}{on}; name one "
+                    "with --release (`neurondoctor manifests list` lists them)")
