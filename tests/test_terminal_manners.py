@@ -3,7 +3,7 @@ stdout is exit 3 with one line; Ctrl-C is exit 130 with one line and nothing hal
 is one `error:` line and exit 2; `--color auto|always|never`, NO_COLOR and TERM=dumb; ASCII marks, aligned, where the
 output encoding or the locale is not UTF-8; redaction that keeps the reason. Each promise is checked in check,
 health, explain, bundle, cache status/verify/prune, venv create --dry-run, fleet summarize, probe, manifests status
-and bootstrap's plan."""
+and bootstrap's and upgrade's plans."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from tests.conftest import REPO, cli_env, empty_folder, run_cli
 from tests.host_fixture import HostSpec, build_host
 
 COMMANDS = ["check", "health", "explain ID", "explain text", "bundle", "cache status", "cache verify", "cache prune",
-            "venv create", "fleet summarize", "probe canary", "manifests status", "bootstrap"]
+            "venv create", "fleet summarize", "probe canary", "manifests status", "bootstrap", "upgrade"]
 
 
 @pytest.fixture(scope="module")
@@ -58,6 +58,7 @@ def arguments(command: str, base: Path) -> list[str]:
         "probe canary": ["probe", "canary", "--python", sys.executable, "--cpu-backend", "--json"],
         "manifests status": ["manifests", "status"],
         "bootstrap": ["bootstrap", "--release", "2.31.1", "--venv", str(base / "v"), "--root", host],
+        "upgrade": ["upgrade", "--to", "2.33.1", "--root", host],
     }[command]
 
 
@@ -135,6 +136,7 @@ MISTAKES = {  # command: (a path that cannot be used, the reason the line must k
     "manifests status": (["manifests", "update", "--file", "/etc/passwd/n2.json"], "Not a directory"),
     "bootstrap": (["bootstrap", "--release", "2.31.1", "--venv", "/tmp/v", "--root", "/etc/passwd"],
                   "not a directory"),
+    "upgrade": (["upgrade", "--to", "2.33.1", "--root", "/etc/passwd"], "not a directory"),
 }
 
 

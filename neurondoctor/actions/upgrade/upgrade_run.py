@@ -44,6 +44,7 @@ from neurondoctor.output_text import neutralize
 from neurondoctor.release_data.catalog import ReleaseCatalog
 from neurondoctor.report.health import STATE_UNHEALTHY, STATE_UNKNOWN, Health
 from neurondoctor.report.model import Report
+from neurondoctor.typed_paths import check_directories, check_interpreters
 
 DEFAULT_STATUS_FILE = "/var/lib/neurondoctor/upgrade.json"
 SLURM_CONFIGS = ("etc/slurm/slurm.conf", "etc/slurm-llnl/slurm.conf")
@@ -303,6 +304,9 @@ def run_upgrade(options: UpgradeOptions, catalog: ReleaseCatalog, log: TextIO) -
                                    "root (sudo). Without them upgrade only plans.")
     if options.apply and options.rollback:
         raise exit_codes.UserError("--apply and --rollback: choose one")
+    check_directories("--root", [options.root])  # after the refusal above: a user may not read root's folders
+    check_directories("--venv", options.venvs)
+    check_interpreters("--python", options.pythons, os.environ)
     path = status_path(options)
     if options.rollback:
         outcome = rollback(options, catalog, log, path)
