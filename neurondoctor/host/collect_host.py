@@ -19,13 +19,11 @@ from neurondoctor.facts.host import CORE_COUNT_COLLECTOR, ECC_COLLECTOR, Command
 from neurondoctor.facts.mounts import TMP
 from neurondoctor.host import (
     compile_cache,
-    device_holders,
     dkms_state,
     driver_module,
     glibc_version,
     host_tree,
     kernel_modules,
-    memlock_limits,
     mount_table,
     neuron_devices,
     neuron_ls,
@@ -35,7 +33,6 @@ from neurondoctor.host import (
     pci_devices,
     runtime_files,
 )
-from neurondoctor.host.kernel_log import read_kernel_log
 from neurondoctor.host.live_view import LiveView
 from neurondoctor.host.os_packages import PackageDatabaseUnreadable
 from neurondoctor.host.rootfs import RootFS
@@ -203,12 +200,16 @@ def collect_host_snapshot(fs: RootFS, environ: Mapping[str, str], failures: list
     def kernel_log() -> None:
         if not snapshot.has_neuron_hardware:  # the driver logs NEURON_HW_ERR only where there is hardware
             return
+        from neurondoctor.host.kernel_log import read_kernel_log  # its patterns are for hosts with hardware
+
         found = read_kernel_log(fs, environ, kernel_log_since)
         snapshot.kernel_hw_errors, snapshot.kernel_log_source, snapshot.kernel_log_problem = (
             found.errors, found.source, found.problem)
 
     def processes() -> None:
-        if snapshot.device_nodes:  # without device nodes nothing can hold one: skip the /proc walk
+        if snapshot.device_nodes:  # without device nodes nothing can hold one: skip the /proc walk (and its reader)
+            from neurondoctor.host import device_holders
+
             snapshot.holders = device_holders.read_device_holders(fs)
 
     view = LiveView(fs)
@@ -220,6 +221,8 @@ def collect_host_snapshot(fs: RootFS, environ: Mapping[str, str], failures: list
     def resources() -> None:
         snapshot.compile_cache = compile_cache.read_compile_cache(fs, environ, cache_choice, snapshot.mount_table, view)
         if not snapshot.container:  # a container's limit is the runtime's `--ulimit`, not the image's files
+            from neurondoctor.host import memlock_limits
+
             snapshot.memlock_limit, snapshot.memlock_source = memlock_limits.read_memlock_limit(fs)
         if fs.is_live:
             snapshot.uid = os.geteuid()

@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, NamedTuple, Optional
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional
 
 from neurondoctor.neuron_version import (
     framework_prefix,
@@ -22,8 +22,6 @@ from neurondoctor.neuron_version import (
 )
 from neurondoctor.python_packaging import canonical_name, matches
 from neurondoctor.regular_files import read_regular_file
-from neurondoctor.release_data.env_var_table import EnvVarTable
-from neurondoctor.release_data.os_support import OsSupport
 from neurondoctor.release_data.schema import (
     SchemaError,
     check_compat_document,
@@ -36,6 +34,10 @@ from neurondoctor.release_data.schema import (
     check_sdk_document,
     check_support_ranges_document,
 )
+
+if TYPE_CHECKING:
+    from neurondoctor.release_data.env_var_table import EnvVarTable
+    from neurondoctor.release_data.os_support import OsSupport
 
 MANIFEST_FILE_LIMIT = 32 << 20
 MANIFEST_DIR_ENV = "NEURONDOCTOR_MANIFESTS"
@@ -143,13 +145,25 @@ class ReleaseCatalog:
 
     @functools.cached_property
     def os_facts(self) -> OsSupport:
-        """Lookups over `os-support.json`, built once per run (two OS rules ask)."""
+        """Lookups over `os-support.json`, built once per run when an OS rule first asks (two do, on a host with
+        Neuron hardware or packages): its record classes are not even imported on a host without them."""
+        from neurondoctor.release_data.os_support import OsSupport
+
         return OsSupport(self.os_support)
 
     @functools.cached_property
     def env_var_table(self) -> EnvVarTable:
-        """Lookups over `env-vars.json`, built once per run (the environment rules ask for every variable set)."""
+        """Lookups over `env-vars.json`, built once per run when a rule first asks about a variable the data lists
+        (its record classes are imported then, not at start-up)."""
+        from neurondoctor.release_data.env_var_table import EnvVarTable
+
         return EnvVarTable(self.env_vars)
+
+    @functools.cached_property
+    def env_var_names(self) -> frozenset[str]:
+        """Every variable `env-vars.json` lists, documented or retired (`EnvVarTable.names`), read from the document
+        itself: which variables a report keeps is decided on every run, the table is built only when asked."""
+        return frozenset(self.env_vars.get("variables", {})) | frozenset(self.env_vars.get("retired", {}))
 
     def logical_nc_families(self) -> tuple[str, ...]:
         """The instance families with logical NeuronCores: where `env-vars.json` gives NEURON_LOGICAL_NC_CONFIG's

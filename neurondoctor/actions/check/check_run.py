@@ -326,7 +326,7 @@ def run_check(options: CheckOptions, catalog: Optional[ReleaseCatalog] = None) -
     environments, cut = collect_environments(fs, options, timings, host.collector_failures, catalog, listed)
     host.snapshot.mounts += mounts_of(fs, host.snapshot.mount_table, [env.path for env in environments])
     _timed(timings, "environments", step)
-    environ = relevant_environ(options.environ, catalog.env_var_table.names)
+    environ = relevant_environ(options.environ, catalog.env_var_names)
     facts = Facts(host=host, environments=environments, environ=environ, listed_environments=listed,
                   environments_cut_at=len(environments) + len(listed) if cut else None)
     ctx = RuleContext(facts, catalog, target_release=options.release)
