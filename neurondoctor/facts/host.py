@@ -14,6 +14,8 @@ if TYPE_CHECKING:  # the index is made (and its module imported) only where a ca
 
 @dataclass
 class OsRelease:
+    """The host's `/etc/os-release` (and `/usr/lib/os-release`): which OS the release tables and fixes are for."""
+
     id: Optional[str] = None
     version_id: Optional[str] = None
     pretty_name: Optional[str] = None
@@ -46,6 +48,8 @@ class PciFunction:
 
 @dataclass
 class DeviceNode:
+    """A `/dev/neuronN` node, with the owner and mode that decide who may open it."""
+
     path: str
     is_char_device: bool
     mode: int
@@ -74,6 +78,8 @@ class SysfsDevice:
 
 @dataclass
 class KernelModule:
+    """A loaded kernel module as `/proc/modules` lists it (its users keep it from being unloaded)."""
+
     name: str
     size: int
     used_by: int
@@ -136,6 +142,8 @@ class NodeRole:
 
 @dataclass
 class DeviceHolder:
+    """A process that has a Neuron device open (host/device_holders.py), named so a busy device can be traced."""
+
     pid: int
     command: str
     cmdline: str
@@ -187,6 +195,8 @@ class CommandFact:
 
 @dataclass
 class NeuronLsDevice:
+    """One device as `neuron-ls` reports it: its cores and the processes using them."""
+
     index: int
     core_count: Optional[int] = None
     core_ids: list[int] = field(default_factory=list)

@@ -81,6 +81,8 @@ _TABLE_ROWS = 4096
 
 @dataclass
 class NeuronLsTable:
+    """`neuron-ls`'s plain table (tools that answer no JSON flag): the lines above it, its columns, its devices."""
+
     header: dict[str, str] = field(default_factory=dict)  # the lines above the table: instance-type, …
     columns: list[str] = field(default_factory=list)
     devices: list[NeuronLsDevice] = field(default_factory=list)

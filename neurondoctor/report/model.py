@@ -94,6 +94,8 @@ class NodeIdentity:
 
 @dataclass
 class Report:
+    """Everything one `check` found, as every output format renders it (docs/contracts.md)."""
+
     tool_version: str
     generated_at: str
     root: str
