@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from neurondoctor.release_data.catalog import ReleaseCatalog, load_catalog
 from neurondoctor.release_data.env_var_table import EnvVarTable
@@ -20,13 +20,21 @@ from tests.conftest import REPO, make_host_root, validated_report
 from tests.host_fixture import HostSpec, build_host
 from tests.wheelhouse import VenvFactory, WheelSpec
 
-# Runs one command line in this interpreter, its report into a file, then prints the modules it loaded.
+# Runs one command line in this interpreter, its report into a file, then prints the modules it loaded and the
+# secret patterns it compiled (redaction compiles each when a text first may hold its secret).
 _LOADED = """
 import contextlib, json, sys
+from neurondoctor import redaction
+compiled = []
+def compiling(source, flags=0, compile=redaction._compiled):
+    compiled.append(source)
+    return compile(source, flags)
+redaction._compiled = compiling
 from neurondoctor.cli.main import run
 with open(sys.argv[1], "w") as report, contextlib.redirect_stdout(report):
     code = run(sys.argv[2:])
-print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
+names = sorted({secret.name for secret in redaction.SECRET_PATTERNS if secret.source in compiled})
+print(json.dumps({"code": code, "modules": sorted(sys.modules), "secret_patterns": names}))
 """
 
 # Loaded only for the facts that need them: the OS tables (Neuron hardware or packages), the environment-variable
@@ -36,15 +44,23 @@ NEEDS_FACTS = ("neurondoctor.release_data.os_support", "neurondoctor.release_dat
                "neurondoctor.host.kernel_log", "neurondoctor.host.device_holders", "neurondoctor.pyenv.discovery")
 
 
-def loaded_by_check(tmp_path: Path, args: list[str], environ: dict[str, str]) -> tuple[set[str], dict[str, Any]]:
-    """The modules `check --json ARGS` loaded, and its report (validated as every test reads one)."""
+class Loaded(NamedTuple):
+    """What one `check` loaded: its modules, the secret patterns it compiled (by name), and its report."""
+
+    modules: set[str]
+    secret_patterns: list[str]
+    report: dict[str, Any]
+
+
+def loaded_by_check(tmp_path: Path, args: list[str], environ: dict[str, str]) -> Loaded:
+    """What `check --json ARGS` loaded, and its report (validated as every test reads one)."""
     report = tmp_path / "report.json"
     done = subprocess.run([sys.executable, "-c", _LOADED, str(report), "check", "--json", *args], capture_output=True,
                           text=True, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), **environ}, cwd=str(REPO),
                           timeout=120)
     assert done.returncode == 0, done.stderr
     answer = json.loads(done.stdout.splitlines()[-1])
-    return set(answer["modules"]), validated_report(report.read_text())
+    return Loaded(set(answer["modules"]), answer["secret_patterns"], validated_report(report.read_text()))
 
 
 def test_a_machine_without_neuron_loads_none_of_the_neuron_readers(tmp_path: Path, venvs: VenvFactory) -> None:
@@ -54,7 +70,7 @@ def test_a_machine_without_neuron_loads_none_of_the_neuron_readers(tmp_path: Pat
     root = make_host_root(tmp_path / "cpu-host", instance_type=None)
     venv = venvs.create("porting")
     venvs.install(venv, [WheelSpec("numpy", "2.1.3"), WheelSpec("pandas", "2.2.3", requires=("numpy>=1.26.0",))])
-    modules, report = loaded_by_check(tmp_path, ["--root", str(root), "--venv", str(venv)], {"LANG": "C.UTF-8"})
+    modules, _, report = loaded_by_check(tmp_path, ["--root", str(root), "--venv", str(venv)], {"LANG": "C.UTF-8"})
     assert [module for module in NEEDS_FACTS if module in modules] == []
     assert "torch" not in modules
     assert report["findings"] == [] and report["facts"]["host"]["snapshot"]["device_nodes"] == []
@@ -64,11 +80,16 @@ def test_a_neuron_host_loads_them_and_judges_as_before(tmp_path: Path) -> None:
     """The near miss: a trn1.32xlarge of release 2.31.1 (tests/host_fixture.py, from AWS's release data) whose
     user still sets NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS, which only warns from Neuron 2.32.0
     (release-notes/components/runtime.rst), no environment named. Every reader is loaded because its facts are
-    there, and the retired variable is still an info on this 2.31.1 host."""
+    there, and the retired variable is still an info on this 2.31.1 host. The cores and compiler flags the Neuron
+    docs show (nrt-configurable-parameters.rst: `NEURON_RT_VISIBLE_CORES=0-31` on a trn1.32xlarge; the training
+    guides' `NEURON_CC_FLAGS="--model-type=transformer"`) hold no secret's name: no pattern keyed on one is
+    compiled (only the 40-character key's, for the longer texts the report redacts)."""
     root = build_host(tmp_path / "trn1", HostSpec(instance_type="trn1.32xlarge"))
-    modules, report = loaded_by_check(tmp_path, ["--root", str(root)],
-                                      {"NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS": "3"})
+    modules, secret_patterns, report = loaded_by_check(tmp_path, ["--root", str(root)], {
+        "NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS": "3", "NEURON_RT_VISIBLE_CORES": "0-31",
+        "NEURON_CC_FLAGS": "--model-type=transformer"})
     assert [module for module in NEEDS_FACTS if module not in modules] == []
+    assert secret_patterns == ["AWS secret access key"]
     assert report["facts"]["host"]["snapshot"]["device_nodes"] != []
     retired = [finding for finding in report["findings"] if finding["id"] == "ND-ENV-005"]
     assert [(finding["severity"], finding["evidence"]["variable"]) for finding in retired] == [
@@ -92,7 +113,7 @@ def test_every_record_class_check_creates_says_what_it_holds(tmp_path: Path) -> 
     """A dataclass without a docstring gets one built with inspect.signature when its class is created: on every
     run, for every such class `check` imports. Each one a check loads has its own."""
     root = build_host(tmp_path / "trn1", HostSpec(instance_type="trn1.32xlarge"))
-    modules, _ = loaded_by_check(tmp_path, ["--root", str(root)], {})
+    modules = loaded_by_check(tmp_path, ["--root", str(root)], {}).modules
     undocumented = []
     for module in sorted(name for name in modules if name.startswith("neurondoctor")):
         relative = Path(*module.split("."))
