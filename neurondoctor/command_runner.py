@@ -13,38 +13,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
-from neurondoctor.strict_numbers import finite_float, parse_count
+from neurondoctor.command_timeouts import DEFAULT_TIMEOUT
+from neurondoctor.strict_numbers import parse_count
 
 if TYPE_CHECKING:
     import subprocess
 
-DEFAULT_TIMEOUT = 10.0
 OUTPUT_LIMIT = 4 << 20
-# A duration an environment variable may set: `inf`, `nan` or a day would remove the deadline that
-# keeps a hung `neuron-ls` from hanging the check.
-MAX_ENVIRONMENT_DURATION_S = 3600.0
-COMMAND_TIMEOUT_VARIABLE = "NEURONDOCTOR_COMMAND_TIMEOUT"
-
-
-def duration_from_environ(environ: Mapping[str, str], variable: str, default: float) -> tuple[float, Optional[str]]:
-    """(seconds, problem): the variable's value when it is a finite number of seconds above 0 and at most an hour,
-    else the default and a one-line reason (None when the variable is unset or fine)."""
-    text = environ.get(variable)
-    if text is None:
-        return default, None
-    value = finite_float(text, maximum=MAX_ENVIRONMENT_DURATION_S)  # None for nan, inf, `٣`, ` 5`
-    if value is not None and value > 0:
-        return value, None
-    shown = text if len(text) <= 32 else text[:29] + "..."
-    return default, (f"{variable}={shown!r} is not a number of seconds above 0 and at most "
-                     f"{MAX_ENVIRONMENT_DURATION_S:g}: the default is used")
-
-
-def environment_warnings(environ: Mapping[str, str]) -> list[str]:
-    """One line for each duration variable whose value is ignored, for the command line to show."""
-    problems = [duration_from_environ(environ, variable, DEFAULT_TIMEOUT)[1]
-                for variable in (COMMAND_TIMEOUT_VARIABLE,)]
-    return [problem for problem in problems if problem]
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import time
 from collections.abc import Mapping
 from typing import Callable, Optional
 
-from neurondoctor.command_runner import COMMAND_TIMEOUT_VARIABLE, duration_from_environ, run_command
+from neurondoctor.command_timeouts import COMMAND_TIMEOUT_VARIABLE, duration_from_environ
 from neurondoctor.facts import CollectorFailure
 from neurondoctor.facts.host import CORE_COUNT_COLLECTOR, ECC_COLLECTOR, CommandFact, HostSnapshot, SysfsDevice
 from neurondoctor.facts.mounts import TMP
@@ -73,6 +73,8 @@ def run_neuron_ls(snapshot: HostSnapshot, environ: Mapping[str, str]) -> None:
             snapshot.commands.append(CommandFact(["neuron-ls", *first], False, 0.0,
                                                  "not found on PATH or in /opt/aws/neuron/bin"))
         return
+    from neurondoctor.command_runner import run_command  # the runner only when a command runs
+
     for flags in (first, fallback, []):
         if not flags and not (snapshot.pci or snapshot.device_nodes):
             return  # the table is for tools that answer no JSON flag, on a host with devices to list
@@ -93,6 +95,8 @@ def _run_rpm(snapshot: HostSnapshot, fs: RootFS, environ: Mapping[str, str]) -> 
     if shutil.which("rpm") is None:
         snapshot.commands.append(CommandFact(argv, False, 0.0, "rpm is not installed on this machine"))
         return
+    from neurondoctor.command_runner import run_command  # the runner only when a command runs
+
     result = run_command(argv, timeout=command_timeout(environ, os_packages.RPM_TIMEOUT))
     snapshot.commands.append(CommandFact(argv, result.ok, round(result.duration_s, 3),
                                          None if result.ok else result.describe_failure()))
