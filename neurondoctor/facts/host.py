@@ -8,8 +8,10 @@ from typing import TYPE_CHECKING, Optional
 
 from neurondoctor.facts.mounts import MountTable, PathMount
 
-if TYPE_CHECKING:  # the index is made (and its module imported) only where a cache exists
+if TYPE_CHECKING:  # each made (and its module imported) only where its collector finds one
     from neurondoctor.facts.cache_index import CacheIndex
+    from neurondoctor.facts.device_holders import DeviceHolder
+    from neurondoctor.facts.kernel_errors import KernelHardwareError
 
 
 @dataclass
@@ -138,29 +140,6 @@ class NodeRole:
     platform: str
     name: str
     evidence: list[str] = field(default_factory=list)
-
-
-@dataclass
-class DeviceHolder:
-    """A process that has a Neuron device open (host/device_holders.py), named so a busy device can be traced."""
-
-    pid: int
-    command: str
-    cmdline: str
-    devices: list[str] = field(default_factory=list)
-    age_seconds: Optional[float] = None
-    slurm_job: Optional[str] = None  # the Slurm job it runs under (a slurmstepd ancestor): expected, not busy
-
-
-@dataclass(frozen=True)
-class KernelHardwareError:
-    """A `NEURON_HW_ERR=` line of the kernel log (host/kernel_log.py)."""
-
-    kind: str  # SRAM_UNCORRECTABLE_ERROR, NC_UNCORRECTABLE_ERROR, HBM_UNCORRECTABLE_ERROR, DMA_ERROR
-    device: Optional[str]  # nd-id
-    core: Optional[str]  # nc-id
-    action: Optional[str]
-    line: str
 
 
 @dataclass

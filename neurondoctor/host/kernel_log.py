@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Optional
 
 from neurondoctor.command_runner import run_command
-from neurondoctor.facts.host import KernelHardwareError
+from neurondoctor.facts.kernel_errors import KernelHardwareError
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.log_text import bounded_lines
 

@@ -35,8 +35,10 @@ from neurondoctor.release_data.schema import (
     check_support_ranges_document,
 )
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # each imported when first made or asked for
     from neurondoctor.release_data.env_var_table import EnvVarTable
+    from neurondoctor.release_data.load_problem import LoadProblem
+    from neurondoctor.release_data.neighbours import Neighbours
     from neurondoctor.release_data.os_support import OsSupport
 
 MANIFEST_FILE_LIMIT = 32 << 20
@@ -99,22 +101,6 @@ def partial_releases(sdk: Mapping[str, Any]) -> dict[str, PartialRelease]:
             tuple(str(fact) for fact in facts) if isinstance(facts, list) else (),
             str(not_known.get("complete_source") or ""), str(item.get("source") or ""))
     return found
-
-
-@dataclass(frozen=True)
-class LoadProblem:
-    """A manifest file the doctor could not use, and why (one line)."""
-
-    path: str
-    message: str
-
-
-@dataclass(frozen=True)
-class Neighbours:
-    """The closest known versions below and above an unknown one, each with its releases."""
-
-    lower: Optional[tuple[str, tuple[str, ...]]]
-    higher: Optional[tuple[str, tuple[str, ...]]]
 
 
 @dataclass
@@ -309,6 +295,8 @@ class ReleaseCatalog:
 
     def neighbours(self, name: str, version: str) -> Neighbours:
         """Nearest known versions of the package below and above `version`."""
+        from neurondoctor.release_data.neighbours import Neighbours
+
         known = self._index.get(canonical_name(name), {})
         target = release_tuple(version)
         ordered = sorted(known, key=release_tuple)
@@ -341,24 +329,31 @@ def bundled_manifest_dir() -> Path:
     return package_dir.parent / "manifests"
 
 
+def _problem(path: Path, message: str) -> LoadProblem:
+    """One file's problem (its record class is imported only when a file is bad)."""
+    from neurondoctor.release_data.load_problem import LoadProblem
+
+    return LoadProblem(str(path), message)
+
+
 def _read_json(path: Path, check: Callable[[Any], None], problems: list[LoadProblem]) -> Optional[Any]:
     try:
         document = json.loads(read_regular_file(path, MANIFEST_FILE_LIMIT).decode("utf-8"))
         check(document)
     except FileNotFoundError:
-        problems.append(LoadProblem(str(path), "missing"))
+        problems.append(_problem(path, "missing"))
         return None
     except (OSError, UnicodeDecodeError) as error:
-        problems.append(LoadProblem(str(path), f"unreadable: {error}"))
+        problems.append(_problem(path, f"unreadable: {error}"))
         return None
     except json.JSONDecodeError as error:
-        problems.append(LoadProblem(str(path), f"corrupt or truncated JSON ({error.msg} at line {error.lineno})"))
+        problems.append(_problem(path, f"corrupt or truncated JSON ({error.msg} at line {error.lineno})"))
         return None
     except RecursionError:
-        problems.append(LoadProblem(str(path), "refused: JSON nested too deeply"))
+        problems.append(_problem(path, "refused: JSON nested too deeply"))
         return None
     except SchemaError as error:
-        problems.append(LoadProblem(str(path), f"unexpected shape: {error}"))
+        problems.append(_problem(path, f"unexpected shape: {error}"))
         return None
     return document
 
