@@ -38,10 +38,11 @@ print(json.dumps({"code": code, "modules": sorted(sys.modules), "secret_patterns
 """
 
 # Loaded only for the facts that need them: the OS tables (Neuron hardware or packages), the environment-variable
-# table (a variable the data lists is set), the kernel log's reader (Neuron hardware), the device-holder walk
-# (device nodes) and discovery (no environment named).
+# table (a variable the data lists is set), the kernel log's reader and its record (Neuron hardware), the
+# device-holder walk and its record (device nodes) and discovery (no environment named).
 NEEDS_FACTS = ("neurondoctor.release_data.os_support", "neurondoctor.release_data.env_var_table",
-               "neurondoctor.host.kernel_log", "neurondoctor.host.device_holders", "neurondoctor.pyenv.discovery")
+               "neurondoctor.host.kernel_log", "neurondoctor.facts.kernel_errors", "neurondoctor.host.device_holders",
+               "neurondoctor.facts.device_holders", "neurondoctor.pyenv.discovery")
 
 
 class Loaded(NamedTuple):
