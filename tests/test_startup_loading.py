@@ -81,10 +81,11 @@ def test_a_neuron_host_loads_them_and_judges_as_before(tmp_path: Path) -> None:
     """The near miss: a trn1.32xlarge of release 2.31.1 (tests/host_fixture.py, from AWS's release data) whose
     user still sets NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS, which only warns from Neuron 2.32.0
     (release-notes/components/runtime.rst), no environment named. Every reader is loaded because its facts are
-    there, and the retired variable is still an info on this 2.31.1 host. The cores and compiler flags the Neuron
-    docs show (nrt-configurable-parameters.rst: `NEURON_RT_VISIBLE_CORES=0-31` on a trn1.32xlarge; the training
-    guides' `NEURON_CC_FLAGS="--model-type=transformer"`) hold no secret's name: no pattern keyed on one is
-    compiled (only the 40-character key's, for the longer texts the report redacts)."""
+    there, and the retired variable is still an info on this 2.31.1 host. Its cores and compiler flags hold no
+    secret's name: `NEURON_RT_VISIBLE_CORES=0-31`, every core of a trn1.32xlarge in the range form
+    nrt-configurable-parameters.rst gives ("Integer range (like 1-3)"), and `--model-type=transformer`, the flag
+    the compile_flags.txt of Hugging Face's aws-neuron/optimum-neuron-cache record for neuronx-cc 2.11 modules. No
+    pattern keyed on a secret's name is compiled (only the 40-character key's, for the longer texts redacted)."""
     root = build_host(tmp_path / "trn1", HostSpec(instance_type="trn1.32xlarge"))
     modules, secret_patterns, report = loaded_by_check(tmp_path, ["--root", str(root)], {
         "NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS": "3", "NEURON_RT_VISIBLE_CORES": "0-31",
