@@ -129,17 +129,18 @@ def write_text(text: str, stream: Optional[TextIO] = None) -> None:
     stream.write("\n".join(printable(line, ascii_only) for line in text.split("\n")))
 
 
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|#~])")
-_MARKDOWN_LINK_OR_HTML = re.compile(r"([\\\[\]<>|])")
+# Compiled by `re` when Markdown is first written (`check --format markdown`), not on every run.
+_MARKDOWN_SPECIAL = r"([\\`*_\[\]<>|#~])"
+_MARKDOWN_LINK_OR_HTML = r"([\\\[\]<>|])"
 
 
 def markdown_data(text: str) -> str:
     """A field that is all data (a path, a hostname, a version) for Markdown: neutralised, every metacharacter
     escaped, so it can forge no table cell, link, heading, HTML or code span."""
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", neutralize(text))
+    return re.sub(_MARKDOWN_SPECIAL, r"\\\1", neutralize(text))
 
 
 def markdown_prose(text: str) -> str:
     """Our sentences with data inside (a title, a detail) for Markdown: neutralised, with the characters that
     make links, HTML and table cells escaped; the code spans the sentences use themselves stay."""
-    return _MARKDOWN_LINK_OR_HTML.sub(r"\\\1", neutralize(text))
+    return re.sub(_MARKDOWN_LINK_OR_HTML, r"\\\1", neutralize(text))

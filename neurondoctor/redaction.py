@@ -30,6 +30,10 @@ _NAME_BODY = (
 _SECRET_NAME = r"(?<![\w.-])" + _NAME_BODY
 # Characters of an unquoted value, up to the next option (` --x`) or assignment (` KEY=`) of a command line.
 _UNQUOTED_VALUE = r"(?:(?!\s+-{1,2}[A-Za-z]|\s+[\w.-]+=)[^\n'\"\\])+"
+# Every name `_NAME_BODY` takes holds one of these (token, secret, passw/pass/passphrase, pwd, api_key, access_key,
+# private_key, client_secret, credential(s), auth_key, session_key), as `re.IGNORECASE` reads it.
+_SECRET_NAME_PARTS = ("token", "secret", "pass", "pwd", "api", "access", "private", "credential", "auth",
+                      "session")
 
 
 def _keep_key(match: re.Match[str]) -> str:
@@ -123,10 +127,11 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     SecretPattern("secret assignment (KEY=value, key: value)",
                   r"(?i)(?P<key>(?<![\w-])(?:(?<=/)(?P<path>)|(?<!/))" + _SECRET_NAME
                   + r"\s*(?(path)=|(?:=|:(?!//)))[ \t]*)"
-                  r"(?P<value>(?!['\"])(?(path)[^/\s'\"\\]+|" + _UNQUOTED_VALUE + "))", _keep_key, needs=("=", ":")),
+                  r"(?P<value>(?!['\"])(?(path)[^/\s'\"\\]+|" + _UNQUOTED_VALUE + "))", _keep_key, needs=("=", ":"),
+                  needs_also=_SECRET_NAME_PARTS, ignores_case=True),
     SecretPattern("secret command-line option",
                   r"(?i)(?P<key>(?<![\w-])--?" + _NAME_BODY + r"(?:=|\s+))(?P<value>(?!-)[^\s'\"\\]+)", _keep_key,
-                  needs=("-",)),
+                  needs=("-",), needs_also=_SECRET_NAME_PARTS, ignores_case=True),
     SecretPattern("mysql -pPASSWORD",
                   r"(?P<key>\bmysql(?:dump|admin|import|check|sh)?\b[^\n]*?\s-p)(?P<value>[^\s'\"\\]+)",
                   _keep_key, needs=("mysql",)),
@@ -226,10 +231,6 @@ def redact_url_credentials(text: str) -> str:
 
 
 _SECRET_VARIABLE = r"(?i)^" + _SECRET_NAME + "$"
-# Every name `_NAME_BODY` takes holds one of these (token, secret, passw/pass/passphrase, pwd, api_key, access_key,
-# private_key, client_secret, credential(s), auth_key, session_key), as `re.IGNORECASE` reads it.
-_SECRET_NAME_PARTS = ("token", "secret", "pass", "pwd", "api", "access", "private", "credential", "auth",
-                      "session")
 
 
 def redact_variable(name: str, value: str) -> str:

@@ -19,7 +19,7 @@ MAX_DIGITS = 18
 _ASCII_DIGITS = re.compile(r"[0-9]+")
 _ASCII_SIGNED = re.compile(r"-?[0-9]+")
 # A decimal as tools print it (`40.69`, `1e3`, `.5`): ASCII only, no sign, no `nan`/`inf`, bounded.
-_ASCII_DECIMAL = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?")
+_ASCII_DECIMAL = r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?"  # compiled when first used (re caches it)
 _MAX_DECIMAL_LENGTH = 64
 
 
@@ -63,7 +63,7 @@ def finite_float(value: Any, maximum: Optional[float] = None, minimum: float = 0
     if isinstance(value, bool):
         return None
     if isinstance(value, str):
-        if len(value) > _MAX_DECIMAL_LENGTH or not _ASCII_DECIMAL.fullmatch(value):
+        if len(value) > _MAX_DECIMAL_LENGTH or not re.fullmatch(_ASCII_DECIMAL, value):
             return None
         value = float(value)
     if not isinstance(value, (int, float)):

@@ -243,7 +243,7 @@ def test_load_report_tolerates_unknown_fields_and_names_missing_ones(trn1_host: 
         load_report(tmp_path / "absent.json")
 
 
-LAYERS = {"facts": 0, "redaction": 0, "neuron_version": 0, "command_runner": 0, "exit_codes": 0,
+LAYERS = {"facts": 0, "redaction": 0, "neuron_version": 0, "command_runner": 0, "command_timeouts": 0, "exit_codes": 0,
           "regular_files": 0, "log_text": 0, "python_packaging": 0, "output_text": 0, "run_trust": 0,
           "typed_paths": 0, "strict_numbers": 0, "json_data": 0, "output_targets": 0, "color_choice": 0, "": 0,
           "release_data": 1, "host": 2, "pyenv": 2, "rules": 3, "report": 4, "finding_pages": 4, "actions": 5,

@@ -25,7 +25,7 @@ def print_user_error(message: str, label: str = "error") -> None:
 
 def warn_about_environment(environ: Mapping[str, str]) -> None:
     """`warning: …` for each environment variable whose value the doctor ignores (an unbounded timeout)."""
-    from neurondoctor.command_runner import environment_warnings
+    from neurondoctor.command_timeouts import environment_warnings
 
     for problem in environment_warnings(environ):
         print_user_error(problem, "warning")

@@ -120,7 +120,7 @@ def _announce_waits_on_a_terminal() -> None:
         on_terminal = False
     if on_terminal:
         from neurondoctor.cli.progress import announce_wait
-        from neurondoctor.command_runner import observe_waits
+        from neurondoctor.command_timeouts import observe_waits
 
         observe_waits(announce_wait)
 

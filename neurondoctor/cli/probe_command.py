@@ -14,7 +14,7 @@ from neurondoctor.cli.typer_apps import command_group
 from neurondoctor.output_text import write_text
 
 if TYPE_CHECKING:
-    from neurondoctor.report.model import ProbeReport
+    from neurondoctor.report.probe_report import ProbeReport
 
 app = command_group("Probes that run in the target environment.")
 
@@ -26,7 +26,7 @@ def _emit_probe(kind: str, python: Optional[str], as_json: bool, run: Callable[[
     from neurondoctor.cli.invocation import print_user_error
     from neurondoctor.cli.progress import progress_for_stderr
     from neurondoctor.report.document import render_json
-    from neurondoctor.report.model import failed_probe_report
+    from neurondoctor.report.probe_report import failed_probe_report
     from neurondoctor.typed_paths import check_interpreters
 
     check_interpreters("--python", [python] if python else [], os.environ)  # a typo is no probe document

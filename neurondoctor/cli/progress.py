@@ -55,7 +55,7 @@ def progress_for_stderr() -> Union[PlainProgress, TerminalProgress]:
 
 def announce_wait(argv: Sequence[str], timeout: float) -> None:
     """`waiting for neuron-ls -j (stopped after 10 s)`: on a terminal, a command that runs longer than a second
-    (command_runner.observe_waits) is named, so a slow or hung tool is not silence."""
+    (command_timeouts.observe_waits) is named, so a slow or hung tool is not silence."""
     import os
 
     shown = " ".join([os.path.basename(argv[0]), *argv[1:4]]) + (" …" if len(argv) > 4 else "")

@@ -8,12 +8,16 @@ from typing import TYPE_CHECKING, Optional
 
 from neurondoctor.facts.mounts import MountTable, PathMount
 
-if TYPE_CHECKING:  # the index is made (and its module imported) only where a cache exists
+if TYPE_CHECKING:  # each made (and its module imported) only where its collector finds one
     from neurondoctor.facts.cache_index import CacheIndex
+    from neurondoctor.facts.device_holders import DeviceHolder
+    from neurondoctor.facts.kernel_errors import KernelHardwareError
 
 
 @dataclass
 class OsRelease:
+    """The host's `/etc/os-release` (and `/usr/lib/os-release`): which OS the release tables and fixes are for."""
+
     id: Optional[str] = None
     version_id: Optional[str] = None
     pretty_name: Optional[str] = None
@@ -46,6 +50,8 @@ class PciFunction:
 
 @dataclass
 class DeviceNode:
+    """A `/dev/neuronN` node, with the owner and mode that decide who may open it."""
+
     path: str
     is_char_device: bool
     mode: int
@@ -74,6 +80,8 @@ class SysfsDevice:
 
 @dataclass
 class KernelModule:
+    """A loaded kernel module as `/proc/modules` lists it (its users keep it from being unloaded)."""
+
     name: str
     size: int
     used_by: int
@@ -160,27 +168,6 @@ class ContainerImage:
 
 
 @dataclass
-class DeviceHolder:
-    pid: int
-    command: str
-    cmdline: str
-    devices: list[str] = field(default_factory=list)
-    age_seconds: Optional[float] = None
-    slurm_job: Optional[str] = None  # the Slurm job it runs under (a slurmstepd ancestor): expected, not busy
-
-
-@dataclass(frozen=True)
-class KernelHardwareError:
-    """A `NEURON_HW_ERR=` line of the kernel log (host/kernel_log.py)."""
-
-    kind: str  # SRAM_UNCORRECTABLE_ERROR, NC_UNCORRECTABLE_ERROR, HBM_UNCORRECTABLE_ERROR, DMA_ERROR
-    device: Optional[str]  # nd-id
-    core: Optional[str]  # nc-id
-    action: Optional[str]
-    line: str
-
-
-@dataclass
 class CompileCache:
     """The cache neuronx-cc uses here: where, its disk, and what is in it (counted within check's bound)."""
 
@@ -213,6 +200,8 @@ class CommandFact:
 
 @dataclass
 class NeuronLsDevice:
+    """One device as `neuron-ls` reports it: its cores and the processes using them."""
+
     index: int
     core_count: Optional[int] = None
     core_ids: list[int] = field(default_factory=list)

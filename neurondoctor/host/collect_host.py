@@ -13,20 +13,18 @@ import time
 from collections.abc import Mapping
 from typing import Callable, Optional
 
-from neurondoctor.command_runner import COMMAND_TIMEOUT_VARIABLE, duration_from_environ, run_command
+from neurondoctor.command_timeouts import COMMAND_TIMEOUT_VARIABLE, duration_from_environ
 from neurondoctor.facts import CollectorFailure
 from neurondoctor.facts.host import CORE_COUNT_COLLECTOR, ECC_COLLECTOR, CommandFact, HostSnapshot, SysfsDevice
 from neurondoctor.facts.mounts import TMP
 from neurondoctor.host import (
     compile_cache,
     container_image,
-    device_holders,
     dkms_state,
     driver_module,
     glibc_version,
     host_tree,
     kernel_modules,
-    memlock_limits,
     mount_table,
     neuron_devices,
     neuron_ls,
@@ -36,7 +34,6 @@ from neurondoctor.host import (
     pci_devices,
     runtime_files,
 )
-from neurondoctor.host.kernel_log import read_kernel_log
 from neurondoctor.host.live_view import LiveView
 from neurondoctor.host.os_packages import PackageDatabaseUnreadable
 from neurondoctor.host.rootfs import RootFS
@@ -77,6 +74,8 @@ def run_neuron_ls(snapshot: HostSnapshot, environ: Mapping[str, str]) -> None:
             snapshot.commands.append(CommandFact(["neuron-ls", *first], False, 0.0,
                                                  "not found on PATH or in /opt/aws/neuron/bin"))
         return
+    from neurondoctor.command_runner import run_command  # the runner only when a command runs
+
     for flags in (first, fallback, []):
         if not flags and not (snapshot.pci or snapshot.device_nodes):
             return  # the table is for tools that answer no JSON flag, on a host with devices to list
@@ -97,6 +96,8 @@ def _run_rpm(snapshot: HostSnapshot, fs: RootFS, environ: Mapping[str, str]) -> 
     if shutil.which("rpm") is None:
         snapshot.commands.append(CommandFact(argv, False, 0.0, "rpm is not installed on this machine"))
         return
+    from neurondoctor.command_runner import run_command  # the runner only when a command runs
+
     result = run_command(argv, timeout=command_timeout(environ, os_packages.RPM_TIMEOUT))
     snapshot.commands.append(CommandFact(argv, result.ok, round(result.duration_s, 3),
                                          None if result.ok else result.describe_failure(), result.timed_out))
@@ -210,12 +211,16 @@ def collect_host_snapshot(fs: RootFS, environ: Mapping[str, str], failures: list
     def kernel_log() -> None:
         if not snapshot.has_neuron_hardware:  # the driver logs NEURON_HW_ERR only where there is hardware
             return
+        from neurondoctor.host.kernel_log import read_kernel_log  # its patterns are for hosts with hardware
+
         found = read_kernel_log(fs, environ, kernel_log_since)
         snapshot.kernel_hw_errors, snapshot.kernel_log_source, snapshot.kernel_log_problem = (
             found.errors, found.source, found.problem)
 
     def processes() -> None:
-        if snapshot.device_nodes:  # without device nodes nothing can hold one: skip the /proc walk
+        if snapshot.device_nodes:  # without device nodes nothing can hold one: skip the /proc walk (and its reader)
+            from neurondoctor.host import device_holders
+
             snapshot.holders = device_holders.read_device_holders(fs)
 
     view = LiveView(fs)
@@ -227,6 +232,8 @@ def collect_host_snapshot(fs: RootFS, environ: Mapping[str, str], failures: list
     def resources() -> None:
         snapshot.compile_cache = compile_cache.read_compile_cache(fs, environ, cache_choice, snapshot.mount_table, view)
         if not snapshot.container:  # a container's limit is the runtime's `--ulimit`, not the image's files
+            from neurondoctor.host import memlock_limits
+
             snapshot.memlock_limit, snapshot.memlock_source = memlock_limits.read_memlock_limit(fs)
         if fs.is_live:
             snapshot.uid = os.geteuid()

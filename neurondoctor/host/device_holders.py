@@ -14,7 +14,7 @@ import os
 import re
 from typing import Optional
 
-from neurondoctor.facts.host import DeviceHolder
+from neurondoctor.facts.device_holders import DeviceHolder
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.redaction import redact_secrets
 from neurondoctor.strict_numbers import finite_float, parse_count

@@ -20,23 +20,25 @@ LEGACY_DKMS_DIR = "/var/lib/dkms/aws-neuron"
 MAKE_LOG_TAIL = 15
 
 
-_COMPILER_ERROR = re.compile(r": (?:fatal )?error: ")
+# The patterns are sources, compiled by `re` (and kept in its cache) when a build log is first read: most hosts have
+# none, and `check` must not pay for them at start-up.
+_COMPILER_ERROR = r": (?:fatal )?error: "
 # make's `make[1]: *** [Makefile:12: all] Error 2` or `*** No rule to make target 'modules'.  Stop.`: the `*** ` is
 # found with `str.find`, then the end after it (`\*\*\* .*(?:Error|Stop)` rescans the line from every `*** `).
 _MAKE_ERROR_START = "*** "
-_MAKE_ERROR_END = re.compile(r"Error \d|Stop\.")
+_MAKE_ERROR_END = r"Error \d|Stop\."
 # A build tool the kernel's Makefile runs and the host lacks: `/bin/sh: 1: gcc-14: not found` (dash), `make[2]:
 # gcc-12: No such file or directory` (make), `gcc: command not found` (bash). A kernel is built with one gcc
 # version, and its modules must be built with the same (the kernel's `CC`), which a newer (HWE or mainline)
 # kernel can name while the host has only its default gcc.
-_MISSING_TOOL = re.compile(r"(?:^|[\s:])((?:x86_64-linux-gnu-|aarch64-linux-gnu-)?(?:gcc|cc|clang|ld)(?:-\d{1,2})?"
-                           r"|make): (?:not found|No such file or directory|command not found)\b")
+_MISSING_TOOL = (r"(?:^|[\s:])((?:x86_64-linux-gnu-|aarch64-linux-gnu-)?(?:gcc|cc|clang|ld)(?:-\d{1,2})?"
+                 r"|make): (?:not found|No such file or directory|command not found)\b")
 
 
 def missing_build_tool(log: str) -> Optional[str]:
     """The compiler (or make) the build ran and did not find, by the name the kernel asked for (`gcc-14`)."""
     for line in bounded_lines(log):
-        found = _MISSING_TOOL.search(line)
+        found = re.search(_MISSING_TOOL, line)
         if found:
             return found.group(1)
     return None
@@ -44,7 +46,7 @@ def missing_build_tool(log: str) -> Optional[str]:
 
 def _make_error(line: str) -> bool:
     start = line.find(_MAKE_ERROR_START)
-    return start >= 0 and _MAKE_ERROR_END.search(line, start + len(_MAKE_ERROR_START)) is not None
+    return start >= 0 and re.compile(_MAKE_ERROR_END).search(line, start + len(_MAKE_ERROR_START)) is not None
 
 
 def first_error(log: str) -> Optional[str]:
@@ -52,7 +54,7 @@ def first_error(log: str) -> Optional[str]:
     else the first make `*** … Error N` or `Stop.` (a missing headers tree), else DKMS's own `Error!` line (gh#647,
     gh#843 make.logs). Lines are cut at log_text.MAX_LINE first: a make.log may be one line of 30 MiB."""
     lines = bounded_lines(log)
-    for matches in (_MISSING_TOOL.search, _COMPILER_ERROR.search, _make_error):
+    for matches in (re.compile(_MISSING_TOOL).search, re.compile(_COMPILER_ERROR).search, _make_error):
         found = next((line.strip() for line in lines if matches(line)), None)
         if found:
             return found[:300]

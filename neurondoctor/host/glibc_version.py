@@ -17,10 +17,11 @@ LIBC_PATHS = ("/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libc
               "/lib64/libc.so.6", "/usr/lib64/libc.so.6")
 LIBC_READ_LIMIT = 8 << 20  # libc.so.6 is about 2 MB; a larger file is not a C library
 _DPKG_LIBC = re.compile(r"^Package: *libc6[ \t]*\n(.*?)(?=\n\n|\nPackage:|\Z)", re.M | re.S)
-_RPM_GLIBC = re.compile(r"^glibc\t(\d+\.\d+)", re.M)
+# The fallbacks' patterns (an rpm query, the library's own name and banner) are compiled by `re` when first used.
+_RPM_GLIBC = r"(?m)^glibc\t(\d+\.\d+)"
 _UPSTREAM = re.compile(r"^(?:\d+:)?(\d+\.\d+)")
-_LINK_NAME = re.compile(r"^libc-(\d+\.\d+)\.so$")
-_BANNER = re.compile(rb"GNU C Library [^\n\x00]{0,120}? version (\d+\.\d+)")
+_LINK_NAME = r"^libc-(\d+\.\d+)\.so$"
+_BANNER = rb"GNU C Library [^\n\x00]{0,120}? version (\d+\.\d+)"
 
 
 def glibc_from_dpkg_status(text: str) -> Optional[str]:
@@ -36,7 +37,7 @@ def glibc_from_dpkg_status(text: str) -> Optional[str]:
 
 def glibc_from_rpm_query(text: str) -> Optional[str]:
     """`2.34` from the `glibc<TAB>2.34-196.amzn2023.0.1` line of `rpm -qa --qf '%{NAME}\\t%{VERSION}-…'`."""
-    match = _RPM_GLIBC.search(text)
+    match = re.search(_RPM_GLIBC, text)
     return match.group(1) if match else None
 
 
@@ -46,14 +47,14 @@ def read_glibc_from_library(fs: RootFS) -> tuple[Optional[str], Optional[str]]:
         if not fs.lexists(inner):
             continue
         target = fs.resolve(inner)
-        named = _LINK_NAME.match(target.name) if target is not None else None
+        named = re.match(_LINK_NAME, target.name) if target is not None else None
         if named and target is not None and target.is_file():  # a dangling name proves nothing
             return named.group(1), inner
         try:
             data = fs.read_bytes(inner, limit=LIBC_READ_LIMIT)
         except OSError:
             continue
-        banner = _BANNER.search(data)
+        banner = re.search(_BANNER, data)
         if banner:
             return banner.group(1).decode("ascii"), inner
     return None, None

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Optional
 
 from neurondoctor.command_runner import run_command
-from neurondoctor.facts.host import KernelHardwareError
+from neurondoctor.facts.kernel_errors import KernelHardwareError
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.log_text import bounded_lines
 
@@ -36,6 +36,8 @@ _SYSLOG_STAMP = re.compile(r"^([A-Z][a-z]{2} +[0-9]{1,2} [0-9]{2}:[0-9]{2}:[0-9]
 
 @dataclass
 class KernelLog:
+    """The hardware errors of one kernel log read, where it was read from, and why it could not be when not."""
+
     source: Optional[str]  # where the lines came from; None when no kernel log could be read
     errors: list[KernelHardwareError] = field(default_factory=list)
     problem: Optional[str] = None

@@ -29,8 +29,9 @@ MOUNT_TABLE_BYTES = 8 << 20  # a Kubernetes node with a hundred pods lists a few
 MAX_MOUNT_ENTRIES = 20_000
 TABLE_ORDER = (PROC_SELF_MOUNTS, PROC_INIT_MOUNTINFO, FSTAB)
 LIVE_VIEW_ORDER = (PROC_INIT_MOUNTINFO, PROC_SELF_MOUNTS, FSTAB)
-_OCTAL = re.compile(r"\\([0-7]{3})")
-_DEVICE = re.compile(r"^[0-9]{1,10}:[0-9]{1,10}\Z")
+# Compiled by `re` when first used (an escaped mount point, a mountinfo line): not at start-up.
+_OCTAL = r"\\([0-7]{3})"
+_DEVICE = r"^[0-9]{1,10}:[0-9]{1,10}\Z"
 # fstab(5)/mount(8): `user`, `users`, `owner` and `group` imply noexec, nosuid and nodev unless a later option
 # says otherwise; the kernel's own tables show the flags in effect.
 _IMPLIES_NOEXEC = frozenset({"user", "users", "owner", "group"})
@@ -38,7 +39,7 @@ _IMPLIES_NOEXEC = frozenset({"user", "users", "owner", "group"})
 
 def unescape(field: str) -> str:
     """A mount table field with its octal escapes (`\\040` a space) decoded; other text is kept as it is."""
-    return _OCTAL.sub(lambda match: chr(int(match.group(1), 8)), field) if "\\" in field else field
+    return re.sub(_OCTAL, lambda match: chr(int(match.group(1), 8)), field) if "\\" in field else field
 
 
 def _point(field: str) -> Optional[str]:
@@ -94,7 +95,7 @@ def parse_mountinfo(text: str) -> tuple[list[MountEntry], int, bool]:
             skipped += 1
             continue
         point = _point(fields[4])
-        if point is None or len(fields) < separator + 4 or not _DEVICE.match(fields[2]):  # type, source, options
+        if point is None or len(fields) < separator + 4 or not re.match(_DEVICE, fields[2]):  # type, source, options
             skipped += 1
             continue
         options = frozenset(fields[5].split(",")) | frozenset(fields[separator + 3].split(","))

@@ -36,8 +36,9 @@ _LAYOUT_2_31_DRIVER = (2, 31)
 _WALK_DEPTH = 5
 _WALK_ENTRIES = 4096
 ECC_COUNTERS = ("mem_ecc_uncorrected", "mem_ecc_repairable_uncorrected", "sram_ecc_uncorrected")
-_NODE = re.compile(r"^neuron[0-9]{1,6}$")
-_CORE_DIR = re.compile(r"^neuron_core[0-9]{1,6}$")
+# Compiled by `re` when a device is first looked at (none on a host without Neuron hardware).
+_NODE = r"^neuron[0-9]{1,6}$"
+_CORE_DIR = r"^neuron_core[0-9]{1,6}$"
 # The largest value a sysfs counter or count is read as (a u64): more digits are no number the driver writes.
 _MAX_SYSFS_DIGITS = 20
 MAX_CORES_PER_DEVICE = 1024  # a device has 2 to 8 NeuronCores: a larger core_count is no count
@@ -54,7 +55,7 @@ def read_device_nodes(fs: RootFS) -> list[DeviceNode]:
     nodes = []
     for inner in fs.glob("/dev", "neuron*"):
         name = inner.rsplit("/", 1)[-1]
-        if not _NODE.match(name):
+        if not re.match(_NODE, name):
             continue
         try:
             info = os.lstat(fs.host_path(inner))
@@ -118,9 +119,9 @@ def files_by_name(fs: RootFS, inner_dir: str) -> dict[str, str]:
 
 def device_dirs(fs: RootFS) -> list[str]:
     """The per-device directories: the class links, else the virtual devices they point at."""
-    dirs = [inner for inner in fs.glob(SYSFS_CLASS, "neuron*") if _NODE.match(inner.rsplit("/", 1)[-1])]
+    dirs = [inner for inner in fs.glob(SYSFS_CLASS, "neuron*") if re.match(_NODE, inner.rsplit("/", 1)[-1])]
     if not dirs:
-        dirs = [inner for inner in fs.glob(SYSFS_DEVICES, "neuron*") if _NODE.match(inner.rsplit("/", 1)[-1])]
+        dirs = [inner for inner in fs.glob(SYSFS_DEVICES, "neuron*") if re.match(_NODE, inner.rsplit("/", 1)[-1])]
     return dirs
 
 
@@ -150,7 +151,7 @@ def _counted_core_dirs(fs: RootFS, device_dir: str) -> Optional[int]:
         names = fs.listdir(device_dir)
     except OSError:
         return None
-    count = sum(1 for name in names if _CORE_DIR.match(name) and fs.is_dir(f"{device_dir}/{name}")
+    count = sum(1 for name in names if re.match(_CORE_DIR, name) and fs.is_dir(f"{device_dir}/{name}")
                 and not fs.is_link(f"{device_dir}/{name}"))
     return count or None
 

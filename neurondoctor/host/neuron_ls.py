@@ -74,12 +74,15 @@ def json_flags(tools_version: str | None) -> tuple[list[str], list[str]]:
 # and logical ones under LOGICAL NC; later tables print the logical count under NEURON CORES, as `nc_count` does.
 DEVICE, CORES, LOGICAL_CORES, CORE_IDS = "NEURON DEVICE", "NEURON CORES", "LOGICAL NC", "NEURON CORE IDS"
 PID, COMMAND, RUNTIME_VERSION = "PID", "COMMAND", "RUNTIME VERSION"
-_HEADER_LINE = re.compile(r"^(instance-type|instance-id|logical-neuroncore-config):[ \t]*(\S*)[ \t]*$")
+# Compiled by `re` when a table is first read (tools that answer no JSON flag).
+_HEADER_LINE = r"^(instance-type|instance-id|logical-neuroncore-config):[ \t]*(\S*)[ \t]*$"
 _TABLE_ROWS = 4096
 
 
 @dataclass
 class NeuronLsTable:
+    """`neuron-ls`'s plain table (tools that answer no JSON flag): the lines above it, its columns, its devices."""
+
     header: dict[str, str] = field(default_factory=dict)  # the lines above the table: instance-type, …
     columns: list[str] = field(default_factory=list)
     devices: list[NeuronLsDevice] = field(default_factory=list)
@@ -126,7 +129,7 @@ def parse_neuron_ls_table(text: str) -> NeuronLsTable:
     if len(borders) < 2:
         return table
     for line in lines[:borders[0]]:
-        match = _HEADER_LINE.match(line)
+        match = re.match(_HEADER_LINE, line)
         if match:
             table.header[match.group(1)] = match.group(2)
     border = lines[borders[0]]

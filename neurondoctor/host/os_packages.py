@@ -7,12 +7,14 @@ on a full host holds thousands of stanzas.
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-from neurondoctor.command_runner import CommandResult
 from neurondoctor.facts.host import OsPackage
 from neurondoctor.facts.names import NEURON_OS_PACKAGE_PREFIXES
 from neurondoctor.host.rootfs import RootFS
+
+if TYPE_CHECKING:  # the runner is imported only when a command runs (`rpm` on an rpm host)
+    from neurondoctor.command_runner import CommandResult
 
 RPM_TIMEOUT = 10.0
 _NEURON_NAME = "(?:" + "|".join(NEURON_OS_PACKAGE_PREFIXES) + r")\S*"

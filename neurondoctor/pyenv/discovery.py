@@ -71,6 +71,8 @@ class DiscoveredEnvironment:
 
 @dataclass
 class Discovery:
+    """The environments one discovery found, and whether it stopped at its bound (a report says so)."""
+
     found: list[DiscoveredEnvironment] = field(default_factory=list)
     cut: bool = False  # more than MAX_ENVIRONMENTS were there
 

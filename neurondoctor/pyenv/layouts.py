@@ -161,13 +161,13 @@ def stdlib_version(fs: RootFS, interpreter: str) -> Optional[str]:
     return versions[0] if len(versions) == 1 else None
 
 
-_CONDA_PYTHON = re.compile(r"^python-([0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3})-[^/]*\.json$")
+_CONDA_PYTHON = r"^python-([0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3})-[^/]*\.json$"  # compiled by `re` for a conda prefix
 
 
 def conda_python_version(fs: RootFS, inner: str) -> Optional[str]:
     """X.Y.Z of the Python conda installed into a prefix, from its own record: `conda-meta/python-3.10.14-h955ad1f_0
     .json` (conda names each record `NAME-VERSION-BUILD.json`). None without exactly one such record."""
-    versions = {found.group(1) for found in map(_CONDA_PYTHON.match, (path.rsplit("/", 1)[-1] for path in
+    versions = {found.group(1) for found in map(re.compile(_CONDA_PYTHON).match, (path.rsplit("/", 1)[-1] for path in
                                                                       fs.glob(f"{inner}/conda-meta", "python-*.json")))
                 if found}
     return versions.pop() if len(versions) == 1 else None

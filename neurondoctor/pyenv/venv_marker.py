@@ -9,14 +9,14 @@ from neurondoctor.facts.python_env import PythonEnvironment
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.python_packaging import canonical_name
 
-_PIN = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*([^\s;#]+)")
+_PIN = r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*([^\s;#]+)"  # compiled by `re` for a venv this doctor made
 
 
 def parse_pins(text: str) -> dict[str, str]:
     """`name==version` lines of a constraints file; comments and anything else are ignored."""
     pins = {}
     for line in text.splitlines():
-        match = _PIN.match(line)
+        match = re.match(_PIN, line)
         if match:
             pins[canonical_name(match.group(1))] = match.group(2)
     return pins

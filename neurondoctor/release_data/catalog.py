@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, NamedTuple, Optional
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional
 
 from neurondoctor.neuron_version import (
     framework_prefix,
@@ -22,8 +22,6 @@ from neurondoctor.neuron_version import (
 )
 from neurondoctor.python_packaging import canonical_name, matches
 from neurondoctor.regular_files import read_regular_file
-from neurondoctor.release_data.env_var_table import EnvVarTable
-from neurondoctor.release_data.os_support import OsSupport
 from neurondoctor.release_data.schema import (
     SchemaError,
     check_compat_document,
@@ -36,6 +34,12 @@ from neurondoctor.release_data.schema import (
     check_sdk_document,
     check_support_ranges_document,
 )
+
+if TYPE_CHECKING:  # each imported when first made or asked for
+    from neurondoctor.release_data.env_var_table import EnvVarTable
+    from neurondoctor.release_data.load_problem import LoadProblem
+    from neurondoctor.release_data.neighbours import Neighbours
+    from neurondoctor.release_data.os_support import OsSupport
 
 MANIFEST_FILE_LIMIT = 32 << 20
 MANIFEST_DIR_ENV = "NEURONDOCTOR_MANIFESTS"
@@ -99,22 +103,6 @@ def partial_releases(sdk: Mapping[str, Any]) -> dict[str, PartialRelease]:
     return found
 
 
-@dataclass(frozen=True)
-class LoadProblem:
-    """A manifest file the doctor could not use, and why (one line)."""
-
-    path: str
-    message: str
-
-
-@dataclass(frozen=True)
-class Neighbours:
-    """The closest known versions below and above an unknown one, each with its releases."""
-
-    lower: Optional[tuple[str, tuple[str, ...]]]
-    higher: Optional[tuple[str, tuple[str, ...]]]
-
-
 @dataclass
 class ReleaseCatalog:
     """Release data with lookups; every query is pure and cheap once built."""
@@ -143,13 +131,25 @@ class ReleaseCatalog:
 
     @functools.cached_property
     def os_facts(self) -> OsSupport:
-        """Lookups over `os-support.json`, built once per run (two OS rules ask)."""
+        """Lookups over `os-support.json`, built once per run when an OS rule first asks (two do, on a host with
+        Neuron hardware or packages): its record classes are not even imported on a host without them."""
+        from neurondoctor.release_data.os_support import OsSupport
+
         return OsSupport(self.os_support)
 
     @functools.cached_property
     def env_var_table(self) -> EnvVarTable:
-        """Lookups over `env-vars.json`, built once per run (the environment rules ask for every variable set)."""
+        """Lookups over `env-vars.json`, built once per run when a rule first asks about a variable the data lists
+        (its record classes are imported then, not at start-up)."""
+        from neurondoctor.release_data.env_var_table import EnvVarTable
+
         return EnvVarTable(self.env_vars)
+
+    @functools.cached_property
+    def env_var_names(self) -> frozenset[str]:
+        """Every variable `env-vars.json` lists, documented or retired (`EnvVarTable.names`), read from the document
+        itself: which variables a report keeps is decided on every run, the table is built only when asked."""
+        return frozenset(self.env_vars.get("variables", {})) | frozenset(self.env_vars.get("retired", {}))
 
     def logical_nc_families(self) -> tuple[str, ...]:
         """The instance families with logical NeuronCores: where `env-vars.json` gives NEURON_LOGICAL_NC_CONFIG's
@@ -295,6 +295,8 @@ class ReleaseCatalog:
 
     def neighbours(self, name: str, version: str) -> Neighbours:
         """Nearest known versions of the package below and above `version`."""
+        from neurondoctor.release_data.neighbours import Neighbours
+
         known = self._index.get(canonical_name(name), {})
         target = release_tuple(version)
         ordered = sorted(known, key=release_tuple)
@@ -327,24 +329,31 @@ def bundled_manifest_dir() -> Path:
     return package_dir.parent / "manifests"
 
 
+def _problem(path: Path, message: str) -> LoadProblem:
+    """One file's problem (its record class is imported only when a file is bad)."""
+    from neurondoctor.release_data.load_problem import LoadProblem
+
+    return LoadProblem(str(path), message)
+
+
 def _read_json(path: Path, check: Callable[[Any], None], problems: list[LoadProblem]) -> Optional[Any]:
     try:
         document = json.loads(read_regular_file(path, MANIFEST_FILE_LIMIT).decode("utf-8"))
         check(document)
     except FileNotFoundError:
-        problems.append(LoadProblem(str(path), "missing"))
+        problems.append(_problem(path, "missing"))
         return None
     except (OSError, UnicodeDecodeError) as error:
-        problems.append(LoadProblem(str(path), f"unreadable: {error}"))
+        problems.append(_problem(path, f"unreadable: {error}"))
         return None
     except json.JSONDecodeError as error:
-        problems.append(LoadProblem(str(path), f"corrupt or truncated JSON ({error.msg} at line {error.lineno})"))
+        problems.append(_problem(path, f"corrupt or truncated JSON ({error.msg} at line {error.lineno})"))
         return None
     except RecursionError:
-        problems.append(LoadProblem(str(path), "refused: JSON nested too deeply"))
+        problems.append(_problem(path, "refused: JSON nested too deeply"))
         return None
     except SchemaError as error:
-        problems.append(LoadProblem(str(path), f"unexpected shape: {error}"))
+        problems.append(_problem(path, f"unexpected shape: {error}"))
         return None
     return document
 

@@ -19,6 +19,8 @@ OS_NAMES = {"ubuntu": "Ubuntu", "amzn": "Amazon Linux", "rocky": "Rocky Linux", 
 
 @dataclass(frozen=True)
 class TestedOs:
+    """One row of a release's tested-OS table (runtime or driver): the OS, its kernel and GLIBC, the instances."""
+
     os: str
     version: str
     kernel: str
@@ -45,6 +47,8 @@ class OsEnd:
 
 @dataclass(frozen=True)
 class GlibcNeed:
+    """A package whose binaries need a newer GLIBC from a version on, and the last version (and release) without."""
+
     package: str
     from_version: str
     glibc: str

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from dataclasses import is_dataclass
 from pathlib import Path
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
 
 from neurondoctor import json_data
-from neurondoctor.report.model import CheckResult, ProbeReport, Report
+from neurondoctor.report.model import CheckResult, Report
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_INFO, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Fix
+
+if TYPE_CHECKING:  # only the probe commands make one (report/probe_report.py)
+    from neurondoctor.report.probe_report import ProbeReport
 
 SCHEMA = "neurondoctor.report/1"
 PROBE_SCHEMA = "neurondoctor.probe-report/1"

@@ -6,13 +6,12 @@ documents they become are written and read in `report/document.py`.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Optional
 
-from neurondoctor import __version__, exit_codes
+from neurondoctor import exit_codes
 from neurondoctor.facts import Facts
-from neurondoctor.report.health import STATE_UNKNOWN, Health, health_exit_code
+from neurondoctor.report.health import Health, health_exit_code
 from neurondoctor.rules.finding import Finding
 from neurondoctor.rules.fix import Fix
 
@@ -94,6 +93,8 @@ class NodeIdentity:
 
 @dataclass
 class Report:
+    """Everything one `check` found, as every output format renders it (docs/contracts.md)."""
+
     tool_version: str
     generated_at: str
     root: str
@@ -132,35 +133,3 @@ class Report:
         if any(not problem.judged_nothing for problem in self.input_problems):
             return exit_codes.BAD_INPUT
         return health_exit_code(self.health, strict)
-
-
-@dataclass
-class ProbeReport:
-    """One probe's result (`probe ops`, `probe canary`): its findings, its verdict, and the probe's own data."""
-
-    kind: str
-    tool_version: str
-    generated_at: str
-    python: str
-    findings: list[Finding]
-    health: Health
-    duration_ms: float
-    details: dict[str, Any] = field(default_factory=dict)
-
-    def exit_code(self) -> int:
-        return health_exit_code(self.health)
-
-
-def new_probe_report(kind: str, python: str, findings: list[Finding], health: Health, duration_ms: float,
-                     details: dict[str, Any]) -> ProbeReport:
-    """A probe's report, stamped with this version and the time now (every probe command builds its own this way)."""
-    return ProbeReport(kind=kind, tool_version=__version__,
-                       generated_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), python=python,
-                       findings=findings, health=health, duration_ms=duration_ms, details=details)
-
-
-def failed_probe_report(kind: str, python: str, label: str, message: str) -> ProbeReport:
-    """The one `--json` document of a probe that could not give its result (bad model spec, the step raised, no
-    torch-xla): its verdict is unknown (never healthy), with the one-line reason the terminal shows on stderr."""
-    return new_probe_report(kind, python, [], Health(STATE_UNKNOWN, [message]), 0.0,
-                            {"status": label, "message": message})

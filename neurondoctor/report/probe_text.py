@@ -7,7 +7,7 @@ each such value is one field of its line (`field_text`), so none can end the lin
 from __future__ import annotations
 
 from neurondoctor.output_text import field_text
-from neurondoctor.report.model import ProbeReport
+from neurondoctor.report.probe_report import ProbeReport
 from neurondoctor.rules.finding import Finding
 
 _MARKS = {"error": "✗", "warning": "!", "info": "•"}

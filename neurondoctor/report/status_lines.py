@@ -12,7 +12,6 @@ from typing import Optional
 
 from neurondoctor.facts import ListedEnvironment
 from neurondoctor.neuron_version import release_words
-from neurondoctor.pyenv.discovery import MAX_ENVIRONMENTS, MAX_EXAMINED
 from neurondoctor.report.health import STATE_DEGRADED, STATE_OK, STATE_UNHEALTHY, STATE_UNKNOWN
 from neurondoctor.report.model import (
     STATUS_CRASHED,
@@ -65,6 +64,8 @@ def listed_line(listed: Sequence[ListedEnvironment], cut_at: Optional[int]) -> O
     discovery stopped at it; None when there is nothing to say."""
     if not listed and not cut_at:
         return None
+    from neurondoctor.pyenv.discovery import MAX_ENVIRONMENTS, MAX_EXAMINED  # only a discovery has bounds
+
     text = f"{len(listed)} more environment(s) without torch or a Neuron package, not judged (-v lists them)"
     return text + (f"; discovery stopped at its bound after {cut_at:,} environment(s) (it looks at "
                    f"{MAX_ENVIRONMENTS:,} environments and {MAX_EXAMINED:,} folder entries at most)" if cut_at else "")

@@ -32,6 +32,8 @@ class TorchStack:
 
 @dataclass
 class RuleContext:
+    """What every rule reads: the facts, the release data and `--release`; answers several rules share are kept."""
+
     facts: Facts
     catalog: ReleaseCatalog
     target_release: Optional[str] = None

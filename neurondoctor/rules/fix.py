@@ -124,11 +124,11 @@ def pipeline(*segments: Sequence[Word], operator: str = "|", note: str = "") -> 
     return Command(tuple(tuple(segment) for segment in segments), (operator,) * (len(segments) - 1), note)
 
 
-_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z", re.ASCII)
+_VARIABLE_NAME = r"(?a)[A-Za-z_][A-Za-z0-9_]*\Z"  # compiled by `re` for the first variable fix
 
 
 def _variable(variable: str) -> str:
-    if not _VARIABLE_NAME.match(variable):
+    if not re.match(_VARIABLE_NAME, variable):
         raise ValueError(f"not a variable name: {variable!r}")
     return variable
 

@@ -97,6 +97,9 @@ def _pip_command(prefix: list[str], verb: str, options: Sequence[str], arguments
 
 @dataclass
 class _Plan:
+    """An environment's fix steps sorted by kind, to run in an order that works: configuration, file removals, one
+    uninstall, replacements, one install, then the rest."""
+
     configure: list[Step] = field(default_factory=list)
     remove_files: list[Step] = field(default_factory=list)
     uninstall: dict[str, str] = field(default_factory=dict)  # normalised name -> as printed

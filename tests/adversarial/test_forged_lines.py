@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from neurondoctor.report.health import Health
-from neurondoctor.report.model import new_probe_report
+from neurondoctor.report.probe_report import new_probe_report
 from neurondoctor.report.probe_text import render_inventory_text
 from neurondoctor.rules.probes.ops import classify
 from tests.cache_fixture import entry

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from neurondoctor.command_runner import duration_from_environ, run_command
+from neurondoctor.command_runner import run_command
+from neurondoctor.command_timeouts import duration_from_environ
 from tests.conftest import REPO, check_json, cli_env, findings_by_id, run_cli
 from tests.host_fixture import Holder, HostSpec, build_host
 from tests.neuron_envs import HEALTHY_STACKS, stack_wheels

@@ -23,11 +23,6 @@ from neurondoctor.host.host_tree import missing_host_parts
 from neurondoctor.host.instance_identity import read_hostname, read_instance_id, read_instance_type
 from neurondoctor.host.mount_table import mounts_of
 from neurondoctor.host.rootfs import RootFS
-from neurondoctor.pyenv.discovery import (
-    discover_environments,
-    operator_environments,
-    path_interpreter,
-)
 from neurondoctor.pyenv.layouts import holds_any
 from neurondoctor.pyenv.static_venv import filesystem_for, inspect_venv
 from neurondoctor.release_data.catalog import ReleaseCatalog, load_catalog
@@ -55,7 +50,6 @@ from neurondoctor.rules.fix_plan import environment_plan
 from neurondoctor.rules.python_stack.labels import environment_label
 from neurondoctor.rules.python_stack.torch_build import torch_version_shown
 from neurondoctor.rules.registry import finding_selected, known_selector, select_checks
-from neurondoctor.run_trust import refusal_to_run
 
 ENVIRONMENTS_COLLECTOR = "environments"
 
@@ -96,6 +90,8 @@ def validate_options(options: CheckOptions, catalog: ReleaseCatalog) -> None:
         raise exit_codes.UserError(f"--release {options.release}: not a known Neuron release (newest known: "
                                    f"{catalog.latest}; see `neurondoctor manifests list`)")
     for python in options.pythons:  # `--python` runs the interpreter: never one another user controls, as root
+        from neurondoctor.run_trust import refusal_to_run
+
         refusal = refusal_to_run(python)
         if refusal:
             raise exit_codes.UserError(f"--python {refusal}")
@@ -148,7 +144,9 @@ def collect_environments(fs: RootFS, options: CheckOptions, timings: dict[str, f
     targets: list[tuple[str, bool, str, Optional[str]]] = [(path, False, "argument", None) for path in options.venvs]
     targets += [(path, True, "argument", None) for path in options.pythons]
     cut = False
-    if not targets:
+    if not targets:  # discovery (its walk and its record classes) only when no environment is named
+        from neurondoctor.pyenv.discovery import discover_environments, operator_environments, path_interpreter
+
         if options.operator_environments:
             discovered = operator_environments(fs)
         else:
@@ -330,7 +328,7 @@ def run_check(options: CheckOptions, catalog: Optional[ReleaseCatalog] = None) -
     environments, cut = collect_environments(fs, options, timings, host.collector_failures, catalog, listed)
     host.snapshot.mounts += mounts_of(fs, host.snapshot.mount_table, [env.path for env in environments])
     _timed(timings, "environments", step)
-    environ = relevant_environ(options.environ, catalog.env_var_table.names)
+    environ = relevant_environ(options.environ, catalog.env_var_names)
     facts = Facts(host=host, environments=environments, environ=environ, listed_environments=listed,
                   environments_cut_at=len(environments) + len(listed) if cut else None)
     ctx = RuleContext(facts, catalog, target_release=options.release)

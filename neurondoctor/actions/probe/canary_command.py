@@ -20,7 +20,7 @@ from neurondoctor.actions.probe.probe_runner import default_python, probe_docume
 from neurondoctor.host.neuron_devices import read_device_nodes
 from neurondoctor.host.rootfs import RootFS
 from neurondoctor.release_data.probe_data import load_error_signatures
-from neurondoctor.report.model import ProbeReport, new_probe_report
+from neurondoctor.report.probe_report import ProbeReport, new_probe_report
 from neurondoctor.rules.finding import SEVERITY_ERROR
 from neurondoctor.rules.probes.canary import failure_findings, result_findings
 

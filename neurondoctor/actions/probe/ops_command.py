@@ -22,7 +22,7 @@ from neurondoctor.actions.probe.probe_runner import (
     run_probe,
 )
 from neurondoctor.release_data.probe_data import load_op_support
-from neurondoctor.report.model import ProbeReport, new_probe_report
+from neurondoctor.report.probe_report import ProbeReport, new_probe_report
 from neurondoctor.rules.probes.ops import Inventory, classify
 
 MODES = ("inventory", "xla")

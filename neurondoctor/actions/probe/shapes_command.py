@@ -14,7 +14,7 @@ from typing import Optional
 
 from neurondoctor.actions.probe.ops_command import DEFAULT_TIMEOUT, pjrt_device, raise_for_outcome
 from neurondoctor.actions.probe.probe_runner import default_python, probe_health, run_probe
-from neurondoctor.report.model import ProbeReport, new_probe_report
+from neurondoctor.report.probe_report import ProbeReport, new_probe_report
 from neurondoctor.rules.probes.shapes import judge_shapes
 from neurondoctor.strict_numbers import json_count
 

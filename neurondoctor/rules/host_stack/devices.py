@@ -7,9 +7,9 @@ available`: kill the holder, e.g. a Jupyter kernel).
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-from neurondoctor.facts.host import CORE_COUNT_COLLECTOR, DeviceHolder, DeviceNode, HostSnapshot
+from neurondoctor.facts.host import CORE_COUNT_COLLECTOR, DeviceNode, HostSnapshot
 from neurondoctor.rules.check import Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, neuron_host
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_INFO, SEVERITY_WARNING, Finding
@@ -23,6 +23,9 @@ from neurondoctor.rules.host_stack.node_ways import (
     reboot_then_replace,
 )
 from neurondoctor.rules.host_stack.os_commands import RELOAD_DRIVER
+
+if TYPE_CHECKING:  # made only by the device-holder walk, on a host with device nodes
+    from neurondoctor.facts.device_holders import DeviceHolder
 
 NEURON_FAMILIES = ("trn", "inf")
 

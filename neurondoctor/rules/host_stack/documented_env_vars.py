@@ -9,16 +9,18 @@ not list, or one whose values are "not stated", is never a finding.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from neurondoctor.neuron_version import release_tuple
-from neurondoctor.release_data.env_var_table import DocumentedVariable, RetiredVariable
 from neurondoctor.release_data.schema import NOT_STATED
 from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_INFO, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Command, Fix, export, unset
 from neurondoctor.strict_numbers import parse_count
+
+if TYPE_CHECKING:  # the table's module is imported by the catalog when a rule first asks (catalog.env_var_table)
+    from neurondoctor.release_data.env_var_table import DocumentedVariable, RetiredVariable
 
 # Owners whose variables the host's own Neuron packages read: their retirement is judged against the host release.
 _HOST_OWNERS = frozenset({"runtime", "collectives", "tools"})
@@ -32,6 +34,12 @@ _MAX_DIGITS = 9
 def shown_value(value: str) -> str:
     """A variable's value as a title shows it: whole when short, cut when someone set a megabyte."""
     return value if len(value) <= 40 else value[:37] + "..."
+
+
+def _lists_any_set(ctx: RuleContext) -> bool:
+    """Whether any variable set here is one the data lists: when none is, neither rule has anything to judge, and
+    the table (its record classes, one record per variable) is not built on this run."""
+    return not ctx.catalog.env_var_names.isdisjoint(ctx.facts.environ)
 
 
 def _retired_status(ctx: RuleContext, retired: RetiredVariable) -> tuple[str, str, bool]:
@@ -84,6 +92,8 @@ def _retired_finding(ctx: RuleContext, retired: RetiredVariable, value: str) -> 
 def retired_variables(ctx: RuleContext) -> list[Finding]:
     """ND-ENV-005: a variable the docs retired (Runtime 1.x's NEURONCORE_GROUP_SIZES, implicit async mode's
     NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS) or deprecated, still set."""
+    if not _lists_any_set(ctx):
+        return []
     retired = ctx.catalog.env_var_table.retired
     return [_retired_finding(ctx, retired[name], ctx.facts.environ[name])
             for name in sorted(ctx.facts.environ) if name in retired]
@@ -119,6 +129,8 @@ def _problem(variable: Optional[DocumentedVariable], value: str) -> Optional[str
 
 def documented_values(ctx: RuleContext) -> list[Finding]:
     """ND-ENV-006: a value the variable's page does not allow (a boolean given `yes`, an unknown level)."""
+    if not _lists_any_set(ctx):
+        return []
     table = ctx.catalog.env_var_table
     findings: list[Finding] = []
     for name in sorted(ctx.facts.environ):

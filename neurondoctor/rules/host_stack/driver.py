@@ -11,7 +11,6 @@ from typing import Optional
 
 from neurondoctor.facts.host import DriverModuleFile, HostSnapshot
 from neurondoctor.neuron_version import names_a_release, normalize_neuron_version, release_tuple, release_words
-from neurondoctor.release_data.os_support import os_matches
 from neurondoctor.rules.check import Check, FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, neuron_host
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
@@ -373,6 +372,8 @@ def _kernel_not_in_tables(ctx: RuleContext) -> Optional[str]:
     os = snapshot.os
     release = node_driver.driver_release(ctx)
     rows = ctx.catalog.os_facts.tested(release, "driver", ctx.facts.host.instance_family) if release else []
+    from neurondoctor.release_data.os_support import os_matches  # loaded with os_facts
+
     if any(os_matches(os.id or "", os.version_id or "", row.os, row.version) for row in rows):
         return None
     return (f"kernel {snapshot.kernel}: built for it by the image; whether Neuron tests this driver on it is not "

@@ -22,7 +22,7 @@ from neurondoctor.rules.host_stack.documented_env_vars import shown_value
 from neurondoctor.rules.host_stack.resources import GIB
 from neurondoctor.strict_numbers import count_problem, parse_count
 
-_DEVICE_NODE = re.compile(r"/neuron([0-9]{1,4})$")
+_DEVICE_NODE = r"/neuron([0-9]{1,4})$"  # compiled by `re` on a host with device nodes
 
 
 # Longer numbers are not core indexes: malformed (strict_numbers: ASCII digits only, no sign or space).
@@ -124,7 +124,7 @@ def _given_devices(ctx: RuleContext) -> Optional[tuple[set[int], int]]:
         return None
     profiled = ctx.instance_profile().get("devices")
     expected = len(snapshot.pci) or (profiled if isinstance(profiled, int) else 0)
-    given = {int(match.group(1)) for node in snapshot.device_nodes if (match := _DEVICE_NODE.search(node.path))}
+    given = {int(match.group(1)) for node in snapshot.device_nodes if (match := re.search(_DEVICE_NODE, node.path))}
     return (given, expected) if given and len(given) < expected else None
 
 

@@ -19,6 +19,8 @@ HOST_STACK = ("aws-neuronx-runtime-lib", "aws-neuronx-dkms", "aws-neuronx-collec
 
 @dataclass
 class HostRelease:
+    """The Neuron release the host's own packages place it in: the releases they agree on, and those that do not."""
+
     versions: dict[str, str] = field(default_factory=dict)
     releases: dict[str, tuple[str, ...]] = field(default_factory=dict)
     agreed: list[str] = field(default_factory=list)

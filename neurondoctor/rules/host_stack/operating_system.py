@@ -8,16 +8,18 @@ support, a kernel below the driver's minimum and a GLIBC below what a binary nee
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from neurondoctor.neuron_version import release_tuple
-from neurondoctor.release_data.os_support import OsSupport, TestedOs, os_matches
 from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Fix, alternative, command, note
 from neurondoctor.rules.host_stack.node_driver import driver_release, module_only
 from neurondoctor.rules.host_stack.os_commands import host_target_release, install_command
+
+if TYPE_CHECKING:  # the tables' module is imported by the catalog when a rule here first asks (catalog.os_facts)
+    from neurondoctor.release_data.os_support import OsSupport, TestedOs
 
 
 def _applies(ctx: RuleContext) -> bool:
@@ -59,6 +61,8 @@ def os_support(ctx: RuleContext) -> list[Finding]:
     if not _applies(ctx) or not os_id or release is None or ctx.facts.host.instance_family == "inf1":
         return []  # Inf1 is outside the tables (Inf2/Trn1/Trn2); its own rules judge it
     support = ctx.catalog.os_facts
+    from neurondoctor.release_data.os_support import os_matches  # loaded with os_facts
+
     name = _os_name(ctx)
     evidence: dict[str, object] = {"os": os_id, "version": version, "release": release}
     end = support.end_for(os_id, version, release)

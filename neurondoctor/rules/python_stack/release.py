@@ -6,8 +6,9 @@ package (nki, neuronx-cc-stubs, runtime-discovery, …) from another release is 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from neurondoctor.neuron_version import release_words
-from neurondoctor.release_data.catalog import Neighbours
 from neurondoctor.rules.check import Check, FindingSpec, RuleSet, no_environment
 from neurondoctor.rules.context import RuleContext
 from neurondoctor.rules.finding import SEVERITY_INFO, SEVERITY_WARNING, Finding
@@ -16,6 +17,9 @@ from neurondoctor.rules.python_stack import end_of_support, image_family, partia
 from neurondoctor.rules.python_stack.framework_pins import describe_releases, realign_command
 from neurondoctor.rules.python_stack.package_index import placeholder_words
 from neurondoctor.rules.python_stack.partial_release import MANIFESTS_UPDATE
+
+if TYPE_CHECKING:  # made only for a version the data does not list (catalog.neighbours)
+    from neurondoctor.release_data.neighbours import Neighbours
 
 
 def mixed_release_packages(ctx: RuleContext) -> list[Finding]:

@@ -47,6 +47,8 @@ INFO_LISTED = 12
 
 @dataclass(frozen=True)
 class Unmet:
+    """A requirement of an installed distribution that the environment does not meet."""
+
     dist: Distribution
     requirement: Requirement
     installed: Optional[str]  # None: not installed
