@@ -27,7 +27,7 @@ from neurondoctor.rules.host_stack.compiler_installs import compiler_environment
 from neurondoctor.rules.host_stack.resources import GIB
 
 if TYPE_CHECKING:
-    from neurondoctor.facts.cache_index import CacheIndex, CacheLock
+    from neurondoctor.facts.cache_index import CacheIndex, CacheLock, CompilerCache
 
 CATEGORY = "compile-cache"
 # vLLM Neuron waits on a held entry lock up to NEURON_LIBTORCH_COMPILATION_TIMEOUT, 600 s by default (vllm-neuron
@@ -168,16 +168,27 @@ def stale_locks(ctx: RuleContext) -> list[Finding]:
     )]
 
 
-def other_compilers(ctx: RuleContext) -> list[Finding]:
-    """ND-CACHE-003: the cache holds finished entries only for compilers other than the installed one(s)."""
+def _by_compiler(ctx: RuleContext) -> Optional[tuple[CacheIndex, list[tuple[PythonEnvironment, str]], set[str],
+                                                     list[CompilerCache], list[CompilerCache]]]:
+    """(the cache's index, the environments with a compiler, their compiler versions, the index's folders of those
+    compilers, the folders of other compilers that hold finished graphs); None without a cache or a compiler."""
     index = _index(ctx)
     envs = compiler_environments(ctx.facts.environments)
     if index is None or not envs:
-        return []
+        return None
     installed = installed_compiler_versions(envs)
     mine = [compiler for compiler in index.compilers if compiler.compiler_version in installed]
     others = [compiler for compiler in index.compilers if compiler.compiler_version not in installed
               and compiler.states[ENTRY_DONE]]
+    return index, envs, installed, mine, others
+
+
+def other_compilers(ctx: RuleContext) -> list[Finding]:
+    """ND-CACHE-003: the cache holds finished entries only for compilers other than the installed one(s)."""
+    split = _by_compiler(ctx)
+    if split is None:
+        return []
+    index, envs, installed, mine, others = split
     if not others or any(compiler.states[ENTRY_DONE] for compiler in mine):
         return []
     if index.cut and mine:  # the installed compiler's folder was not counted to its end: its graphs may be there
@@ -210,14 +221,10 @@ def unused_compilers(ctx: RuleContext) -> list[Finding]:
     """ND-CACHE-009 (info): finished graphs of compilers no environment here has, beside the installed compiler's own
     (after an upgrade): never loaded again, only room taken. Where the installed compiler has none, ND-CACHE-003
     says so as a warning instead."""
-    index = _index(ctx)
-    envs = compiler_environments(ctx.facts.environments)
-    if index is None or not envs:
+    split = _by_compiler(ctx)
+    if split is None:
         return []
-    installed = installed_compiler_versions(envs)
-    mine = [compiler for compiler in index.compilers if compiler.compiler_version in installed]
-    others = [compiler for compiler in index.compilers if compiler.compiler_version not in installed
-              and compiler.states[ENTRY_DONE]]
+    index, envs, installed, mine, others = split
     if not others or not any(compiler.states[ENTRY_DONE] for compiler in mine):
         return []
     entries = sum(compiler.states[ENTRY_DONE] for compiler in others)
