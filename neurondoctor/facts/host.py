@@ -10,7 +10,9 @@ from neurondoctor.facts.mounts import MountTable, PathMount
 
 if TYPE_CHECKING:  # each made (and its module imported) only where its collector finds one
     from neurondoctor.facts.cache_index import CacheIndex
+    from neurondoctor.facts.container_image import ContainerImage
     from neurondoctor.facts.device_holders import DeviceHolder
+    from neurondoctor.facts.image_pin import ImageInf1Pin
     from neurondoctor.facts.kernel_errors import KernelHardwareError
 
 
@@ -143,28 +145,6 @@ class NodeRole:
     inf1_pin: Optional[ImageInf1Pin] = None
 
 
-@dataclass
-class ImageInf1Pin:
-    """A managed image's boot service that puts an older driver on Inf1 (host/node_role.py says which images):
-    `unit` is its systemd unit, `service` its script, `cached` the aws-neuronx-dkms versions of the packages it
-    installs from `cache_dir`, `line` the driver line its script names."""
-
-    unit: str
-    service: str
-    cache_dir: str
-    line: str
-    cached: list[str] = field(default_factory=list)
-
-
-@dataclass
-class ContainerImage:
-    """What a container image carries that names which AWS image it is: the marker files its Dockerfile copies in
-    (host/container_image.py lists them, with the Dockerfiles they come from) and the branch of the vLLM Neuron
-    checkout the vLLM images build from. Empty lists and None where the image carries none of it."""
-
-    markers: list[str] = field(default_factory=list)
-    vllm_branch: Optional[str] = None  # `release-0.24.0.1.1.0`, from /opt/vllm/.git/HEAD
-    vllm_branch_source: Optional[str] = None
 
 
 @dataclass

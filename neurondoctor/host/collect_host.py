@@ -19,7 +19,6 @@ from neurondoctor.facts.host import CORE_COUNT_COLLECTOR, ECC_COLLECTOR, Command
 from neurondoctor.facts.mounts import TMP
 from neurondoctor.host import (
     compile_cache,
-    container_image,
     dkms_state,
     driver_module,
     glibc_version,
@@ -206,6 +205,8 @@ def collect_host_snapshot(fs: RootFS, environ: Mapping[str, str], failures: list
 
     def image() -> None:  # inside a container the root is an image: what names it
         if snapshot.container:
+            from neurondoctor.host import container_image  # inside a container only
+
             snapshot.image = container_image.read_container_image(fs)
 
     def kernel_log() -> None:

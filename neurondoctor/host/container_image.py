@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from neurondoctor.facts.host import ContainerImage
+from neurondoctor.facts.container_image import ContainerImage
 from neurondoctor.host.rootfs import RootFS
 
 DLC_MARKERS = (

@@ -34,10 +34,13 @@ from __future__ import annotations
 import itertools
 import os
 import re
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-from neurondoctor.facts.host import HostSnapshot, ImageInf1Pin, NodeRole
+from neurondoctor.facts.host import HostSnapshot, NodeRole
 from neurondoctor.host.rootfs import RootFS
+
+if TYPE_CHECKING:
+    from neurondoctor.facts.image_pin import ImageInf1Pin
 
 EKS_RELEASE = "/etc/eks/release"
 EKS_NEURON_LOADER = "/etc/eks/neuron-kmod-load.sh"
@@ -75,6 +78,8 @@ def _cached_driver_versions(fs: RootFS, folder: str) -> list[str]:
 
 def read_inf1_pin(fs: RootFS, platform: str) -> Optional[ImageInf1Pin]:
     """The managed image's Inf1 driver pin (the module docstring), when its boot script is on this node."""
+    from neurondoctor.facts.image_pin import ImageInf1Pin  # on a container node only
+
     for pin_platform, unit, script, folder in INF1_PINS:
         if pin_platform == platform and fs.exists(script):
             return ImageInf1Pin(unit, script, folder, PINNED_LINE, _cached_driver_versions(fs, folder))

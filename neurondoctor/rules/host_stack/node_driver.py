@@ -12,14 +12,17 @@ it is not known.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-from neurondoctor.facts.host import HostSnapshot, ImageInf1Pin, NodeRole
+from neurondoctor.facts.host import HostSnapshot, NodeRole
 from neurondoctor.neuron_version import names_a_release, normalize_neuron_version, release_tuple, release_words
 from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext, inf1_host
 from neurondoctor.rules.finding import SEVERITY_INFO, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Fix, Note, note
+
+if TYPE_CHECKING:
+    from neurondoctor.facts.image_pin import ImageInf1Pin
 
 DKMS = "aws-neuronx-dkms"
 RUNTIME = "aws-neuronx-runtime-lib"

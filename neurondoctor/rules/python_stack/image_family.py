@@ -18,9 +18,8 @@ instance) nothing is judged: the image's identity is in the facts.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
-from neurondoctor.facts.host import ContainerImage
 from neurondoctor.python_packaging import matches
 from neurondoctor.rules.check import FindingSpec, RuleSet
 from neurondoctor.rules.context import RuleContext
@@ -28,6 +27,9 @@ from neurondoctor.rules.finding import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 from neurondoctor.rules.fix import Fix, Note
 from neurondoctor.rules.python_stack.end_of_support import release_in_effect
 from neurondoctor.rules.python_stack.support_ranges import in_span, severity_of
+
+if TYPE_CHECKING:
+    from neurondoctor.facts.container_image import ContainerImage
 
 VLLM_NEURON = "vllm-neuron"  # the package the vLLM images' /opt/vllm checkout installs
 
