@@ -48,7 +48,7 @@ def test_hand_written_text_comes_with_its_sources_and_names_a_declared_id() -> N
         text = hand_text(path.stem) or ""
         assert "## Why it matters" in text and "## Sources" in text
         page = page_for(path.stem) or ""
-        assert "No longer text yet" not in page and text.split("## Sources")[0].strip() in page
+        assert "No hand-written text yet" not in page and text.split("## Sources")[0].strip() in page
 
 
 def test_an_id_added_without_text_still_gets_a_page_from_its_declaration() -> None:
@@ -59,7 +59,7 @@ def test_an_id_added_without_text_still_gets_a_page_from_its_declaration() -> No
     page = render_page(spec, check, "neurondoctor check", {}, hand_text(spec.id))
     assert page.startswith("# ND-NEW-001: a new thing the doctor sees\n")
     assert "- severity: warning or error (usually warning" in page and "- category: `resource`" in page
-    assert "- fix: not proven by a test" in page and "No longer text yet" in page
+    assert "- fix: not proven by a test" in page and "No hand-written text yet" in page
     assert "`neurondoctor check --select ND-NEW-001` prints the exact commands" in page
     assert "None recorded with the declaration yet." in page
 

@@ -95,7 +95,7 @@ def render_page(spec: FindingSpec, check: Check, command: str, proof: Mapping[st
     if not body:
         body = ("## What it means\n\n"
                 f"{spec.title[:1].upper()}{spec.title[1:]}.\n\n"
-                "No longer text yet: this page is made from the finding's declaration (its severity, category, "
+                "No hand-written text yet: this page is made from the finding's declaration (its severity, category, "
                 "title and how its fix is proven). The report's detail line says what was found on the host.")
     sources = [*dict.fromkeys([*text_sources, *spec.docs])]
     fix = (f"`{command} --select {spec.id}` prints the exact commands for this host: apt or dnf, this kernel, "
