@@ -6,9 +6,10 @@ count found failed entries, so a host without one loads neither the table nor ex
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-from neurondoctor.facts.cache_index import CacheIndex
+if TYPE_CHECKING:  # the index module comes with a counted cache, never for this module
+    from neurondoctor.facts.cache_index import CacheIndex
 
 
 def explain_failures(index: Optional[CacheIndex]) -> None:

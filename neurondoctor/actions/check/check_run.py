@@ -123,7 +123,7 @@ def collect_host(fs: RootFS, environ: Mapping[str, str], timings: dict[str, floa
     host.hostname = read_hostname(fs)
     host.snapshot = collect_host_snapshot(fs, environ, host.collector_failures, timings, kernel_log_since,
                                           cache_choice)
-    if host.snapshot.compile_cache is not None:
+    if host.snapshot.compile_cache is not None and host.snapshot.compile_cache.index is not None:
         from neurondoctor.actions.cache.failure_meanings import explain_failures
 
         explain_failures(host.snapshot.compile_cache.index)
