@@ -273,7 +273,7 @@ RULE_SET = RuleSet(
         FindingSpec("ND-ENV-003", "env-var-misconfig", SEVERITY_ERROR,
                     "NEURON_LOGICAL_NC_CONFIG not 1/2, or on a family without logical cores", also=(SEVERITY_WARNING,)),
         FindingSpec("ND-ENV-004", "env-var-misconfig", SEVERITY_WARNING,
-                    "a per-process core count outside the trn1.32xlarge collectives sets"),
+                    "a per-process core count outside the trn1.32xlarge and trn1n.32xlarge collectives sets"),
     ),
 )
 CHECK = Check("host-env", "Environment",
