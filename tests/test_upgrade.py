@@ -125,6 +125,29 @@ def test_every_pair_of_releases_is_planned_with_the_targets_versions(tmp_path: P
             assert plan.steps == [], (start, target, order)  # 2.26.0 -> 2.26.1, 2.27.0 -> 2.27.1: nothing moves
 
 
+def _catalog_stack(catalog: ReleaseCatalog, release: str, family: str) -> dict[str, str]:
+    """The four host packages a release ships for a family, as AWS's manifest lists them."""
+    return {name: entries[0].version for name in STACK_PACKAGES
+            if (entries := [entry for entry in catalog.entries(release, name) if family in entry.instances])}
+
+
+def test_every_pair_of_the_releases_the_data_holds_is_planned(tmp_path: Path, catalog: ReleaseCatalog) -> None:
+    """Beyond the fixture table above (2.24.1-2.33.1): each consecutive pair of every whole release the data holds,
+    from 2.3.0, on a trn1 with Ubuntu 22.04 and kernel 5.15 (supported by every driver of those releases): the host
+    is read as its release's stack and the plan moves it to the target's, never blocked."""
+    whole = [release for release in reversed(catalog.release_names) if release not in catalog.partial]
+    assert whole[0] == "2.3.0" and len(whole) >= 53
+    for start, target in zip(whole, whole[1:]):
+        old = _catalog_stack(catalog, start, "trn1")
+        root = build_host(tmp_path / start, HostSpec(
+            instance_type="trn1.2xlarge", release="2.24.1", os="ubuntu22", kernel="5.15.0-1072-aws",
+            package_versions=dict(old), loaded_version=old["aws-neuronx-dkms"]))
+        plan = _plan(root, target)
+        assert plan.blocked == [], (start, target, plan.blocked)
+        assert _catalog_stack(catalog, plan.start.release or "", "trn1") == old, (start, plan.start.release)
+        assert plan.to["packages"] == _catalog_stack(catalog, target, "trn1"), (start, target, plan.to)
+
+
 def test_inf1_keeps_its_driver_line_in_every_pair(tmp_path: Path) -> None:
     """Drivers above 2.24 support Trn and Inf2 only (announce-correction-neuron-driver-support-inf1.rst): an Inf1
     host follows the target's driver while the target lists Inf1, then stays on 2.24.*; its tools move."""
