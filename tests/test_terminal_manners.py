@@ -81,6 +81,23 @@ def test_a_closed_or_full_stdout_is_exit_3_and_one_line(command: str, place: Pat
         assert last.startswith("error: ") and "standard output is closed" in last, done.stderr
 
 
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_reader_that_stopped_is_exit_3_and_no_complaint(command: str, place: Path) -> None:
+    """`neurondoctor check | head -1` on a healthy host: the reader is gone before the rest is written. A pipe whose
+    reading end is already closed makes that moment the same on every machine. rich's own answer to it is exit 1,
+    which reads as "unhealthy"; the reader that stopped early wants no complaint, and the output is lost: exit 3."""
+    _outdir(place)
+    reading, writing = os.pipe()
+    os.close(reading)
+    try:
+        done = subprocess.run([sys.executable, "-m", "neurondoctor", *arguments(command, place)], stdout=writing,
+                              stderr=subprocess.PIPE, text=True, env=cli_env(), cwd=str(REPO), timeout=120)
+    finally:
+        os.close(writing)
+    assert done.returncode == 3, (done.returncode, done.stderr)
+    assert "Traceback" not in done.stderr and "Broken pipe" not in done.stderr, done.stderr
+
+
 # Ctrl-C at the first thing the command reads of its data (a file of the fixture host, which the root reader opens by
 # a name relative to its folder, of the release data, the finding pages or a report; a command it starts): the
 # interpreter raises KeyboardInterrupt there exactly as it does when the terminal sends SIGINT, so the moment is the

@@ -8,6 +8,7 @@ and every console is made with that size, so rich never reads the variables.
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Mapping
 from typing import IO, Any, Optional
@@ -54,5 +55,13 @@ def console(stream: IO[Any], **options: Any) -> Any:
     """A rich Console on `stream` with the size read here (never rich's own reading of COLUMNS and LINES)."""
     from rich.console import Console
 
+    class ReaderStops(Console):
+        """rich ends the program with exit 1 when the reader of its stream goes away (`check | head -1`), which reads
+        as "unhealthy": here the BrokenPipeError goes on to the command line, which exits 3 (the output is lost)."""
+
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            raise BrokenPipeError(errno.EPIPE, "the reader of the output stopped")
+
     columns, lines = terminal_size(stream)
-    return Console(file=stream, width=columns, height=lines, **options)
+    return ReaderStops(file=stream, width=columns, height=lines, **options)
