@@ -237,6 +237,11 @@ class HostSnapshot:
     mounts: list[PathMount] = field(default_factory=list)  # of /tmp and each environment's folder, where known
 
     @property
+    def inf1_pin(self) -> Optional[ImageInf1Pin]:
+        """The managed image's Inf1 driver pin on a container node that has one (host/node_role.py)."""
+        return self.node_role.inf1_pin if self.node_role is not None else None
+
+    @property
     def has_neuron_hardware(self) -> bool:
         """Neuron devices on PCI, device nodes, or driver sysfs entries: any one proves the hardware is here."""
         return bool(self.pci or self.device_nodes or self.sysfs_devices)

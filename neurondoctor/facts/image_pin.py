@@ -17,3 +17,7 @@ class ImageInf1Pin:
     cache_dir: str
     line: str
     cached: list[str] = field(default_factory=list)
+
+    def installs(self, driver: str) -> bool:
+        """Whether `driver` is of the line the image's service installs."""
+        return driver.startswith(self.line + ".")

@@ -83,9 +83,8 @@ def host_line(report: Report) -> str | None:
     names = ", ".join(label for name, label in HOST_LABELS if name in versions)
     if report.host_release and report.host_release_consistent:
         return f"Neuron {release_words(report.host_agreed_releases) or report.host_release} ({names} agree)"
-    role = report.facts.host.snapshot.node_role
-    pin = role.inf1_pin if role is not None else None
-    pinned = pin is not None and versions.get("aws-neuronx-dkms", "").startswith(pin.line + ".")
+    pin = report.facts.host.snapshot.inf1_pin
+    pinned = pin is not None and pin.installs(versions.get("aws-neuronx-dkms", ""))
     return "Neuron packages from different releases: " + ", ".join(
         f"{name} {version}" for name, version in versions.items()) + (
         f" (the driver is the one the image pins on Inf1: {pin.unit})" if pin and pinned else "")

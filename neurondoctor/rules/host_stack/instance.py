@@ -93,10 +93,11 @@ def _inf1_driver_fix(snapshot: HostSnapshot, last: str) -> Fix:
     """Install the Inf1 line and reload; a node whose driver is its image's moves to an image that pins the Inf1 line
     (the EKS and ECS AMIs and Bottlerocket pin Inf1 nodes to one), and a managed node drains before the reload."""
     role = snapshot.node_role
-    if role is not None and role.inf1_pin is not None:
+    if role is not None and snapshot.inf1_pin is not None:
         # A managed image that pins Inf1 at boot (host/node_role.py) has no Neuron repository to install from: its
         # own service installs the package it caches, with the no-op update-pciids that keeps the install going.
-        return Fix([*drain_first(role), command("sudo", "systemctl", "restart", role.inf1_pin.unit), *RELOAD_DRIVER])
+        return Fix([*drain_first(role), command("sudo", "systemctl", "restart", snapshot.inf1_pin.unit),
+                    *RELOAD_DRIVER])
     if role is not None and module_only(snapshot):
         return Fix([note(f"launch this node from an image release whose driver is of the Inf1 line {last} (the "
                          "EKS and ECS AMIs and Bottlerocket pin Inf1 nodes to such a driver)")])
@@ -115,7 +116,7 @@ def inf1_driver_too_new(ctx: RuleContext) -> list[Finding]:
         return []
     if release_tuple(version)[:2] <= release_tuple(last):
         return []
-    pin = snapshot.node_role.inf1_pin if snapshot.node_role is not None else None
+    pin = snapshot.inf1_pin
     return [Finding(
         id="ND-INST-002",
         category="instance-unsupported",

@@ -128,9 +128,8 @@ def move_on(role: NodeRole) -> list[Note]:
 
 def image_pins_this_driver(ctx: RuleContext, driver: str) -> Optional[ImageInf1Pin]:
     """The image's Inf1 pin when this Inf1 node runs the driver line it installs (host/node_role.py)."""
-    role = ctx.facts.host.snapshot.node_role
-    pin = role.inf1_pin if role is not None else None
-    if pin is None or not inf1_host(ctx) or not driver.startswith(pin.line + "."):
+    pin = ctx.facts.host.snapshot.inf1_pin
+    if pin is None or not inf1_host(ctx) or not pin.installs(driver):
         return None
     return pin
 
